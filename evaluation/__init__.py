@@ -1,0 +1,1 @@
+"""CapBench evaluation library: metrics and meta-evaluation. Never imports Django."""

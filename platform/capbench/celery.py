@@ -1,0 +1,10 @@
+"""The Celery application. Workers start with `celery -A capbench worker`."""
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "capbench.settings.local")
+
+app = Celery("capbench")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

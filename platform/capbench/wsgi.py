@@ -1,0 +1,7 @@
+"""WSGI entry point."""
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "capbench.settings.production")
+application = get_wsgi_application()

@@ -1,0 +1,48 @@
+"""The importer for each source format name, and manifest attachment."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+from catalog.importers import canonical, flickr8k_cf, flickr8k_expert, msvd_eval, pascal50s, thumb
+from catalog.importers.bundle import DatasetBundle
+from catalog.importers.errors import ImportFormatError
+from catalog.importers.sources import md5_manifest
+
+IMPORTERS: dict[str, ModuleType] = {
+    module.FORMAT: module
+    for module in (flickr8k_expert, flickr8k_cf, pascal50s, msvd_eval, thumb, canonical)
+}
+
+
+def read_bundle(source_format: str, path: Path, *, manifest: Path | None = None) -> DatasetBundle:
+    """Parse and validate a whole source. With no manifest given, a format's usual checksum file
+    beside the source is used when present."""
+    if source_format not in IMPORTERS:
+        raise ImportFormatError(path, None, "format",
+                                f"unknown format {source_format!r} (known: {', '.join(sorted(IMPORTERS))})")
+    if not path.exists():
+        raise ImportFormatError(path, None, None, "file or directory not found")
+    importer = IMPORTERS[source_format]
+    bundle = importer.parse(path)
+    if manifest is None and importer.DEFAULT_MANIFEST:
+        beside = (path if path.is_dir() else path.parent) / importer.DEFAULT_MANIFEST
+        manifest = beside if beside.is_file() else None
+    if manifest is not None:
+        apply_manifest(bundle, manifest)
+    return bundle
+
+
+def apply_manifest(bundle: DatasetBundle, manifest: Path) -> None:
+    """Set each declared media file's expected md5 from an `md5  path` manifest (matched by name)."""
+    if not manifest.is_file():
+        raise ImportFormatError(manifest, None, None, "manifest file not found")
+    entries = md5_manifest(manifest)
+    matched = 0
+    for media in bundle.media:
+        if media.name in entries:
+            media.expected_md5, media.manifest_path = entries[media.name]
+            matched += 1
+    bundle.report["manifest_matched"] = matched
+    bundle.report["media_without_checksum"] = len(bundle.media) - matched
+    bundle.report["manifest_entries_not_in_dataset"] = len(entries) - matched

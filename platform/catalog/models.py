@@ -1,0 +1,211 @@
+"""Benchmark content: datasets, their media, items, candidate captions and human judgments."""
+from __future__ import annotations
+
+from django.db import models
+
+
+class Dataset(models.Model):
+    class Modality(models.TextChoices):
+        IMAGE = "image"
+        VIDEO = "video"
+
+    class Kind(models.TextChoices):
+        RATING = "rating", "graded ratings"
+        PAIRWISE = "pairwise", "pairwise preferences"
+        FOIL = "foil", "foil pairs (known winner)"
+
+    slug = models.SlugField(max_length=100, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    modality = models.CharField(max_length=10, choices=Modality.choices, default=Modality.IMAGE)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.RATING)
+    source_format = models.CharField(max_length=40, help_text="importer that produced the content")
+    dimensions = models.JSONField(default=list, help_text='judgment dimensions, e.g. ["overall"]')
+    rating_scale = models.JSONField(default=dict, blank=True, help_text='e.g. {"min": 1, "max": 4}')
+    citation = models.TextField(blank=True)
+    licence = models.CharField(max_length=300, blank=True)
+    url = models.URLField(blank=True)
+    protocol_version = models.CharField(max_length=40, default="1")
+    protocol_notes = models.TextField(blank=True, help_text="what the importer applied")
+    content_sha256 = models.CharField(
+        max_length=64, blank=True, help_text="fingerprint of the imported content (canonical form)"
+    )
+    is_public = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Media(models.Model):
+    """An image or video of a dataset. Declared from the dataset (and its manifest) before any file
+    is present; attaching a file stores it content-addressed by sha256."""
+
+    class Kind(models.TextChoices):
+        IMAGE = "image"
+        VIDEO = "video"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="media")
+    name = models.CharField(max_length=300, help_text="file name as the dataset refers to it")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.IMAGE)
+    expected_md5 = models.CharField(max_length=32, blank=True, help_text="from the manifest")
+    manifest_path = models.CharField(max_length=500, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    size_bytes = models.BigIntegerField(null=True, blank=True)
+    stored_path = models.CharField(
+        max_length=300, blank=True, help_text="path under MEDIA_ROOT; empty while only declared"
+    )
+    attached_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "name"], name="media_unique_name_per_dataset")
+        ]
+        ordering = ["dataset", "name"]
+        verbose_name_plural = "media"
+
+    def __str__(self) -> str:
+        return f"{self.dataset.slug}:{self.name}"
+
+    @property
+    def is_available(self) -> bool:
+        return bool(self.stored_path)
+
+
+class Item(models.Model):
+    """One entry of a dataset: an image or video with its reference captions."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=300)
+    media = models.ForeignKey(
+        Media, on_delete=models.SET_NULL, null=True, blank=True, related_name="items"
+    )
+    references = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "external_id"], name="item_unique_external_id_per_dataset"
+            )
+        ]
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.dataset_id}:{self.external_id}"
+
+
+class System(models.Model):
+    """Who wrote a caption: a captioning model, people, or a submitted captioner."""
+
+    class Kind(models.TextChoices):
+        MODEL = "model", "captioning model"
+        HUMAN = "human", "human-written"
+        SUBMISSION = "submission", "submitted captioner"
+        MIXED = "mixed", "mixed or unknown origin"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="systems")
+    slug = models.SlugField(max_length=100)
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.MODEL)
+    description = models.TextField(blank=True)
+    is_baseline = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "slug"], name="system_unique_slug_per_dataset")
+        ]
+        ordering = ["dataset", "slug"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Caption(models.Model):
+    """A candidate caption for an item, written by a system."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="captions")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="captions")
+    external_id = models.CharField(
+        max_length=300, blank=True, default="", help_text="source id; empty for one caption per item"
+    )
+    text = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "system", "external_id"], name="caption_unique_per_item_system"
+            )
+        ]
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Judgment(models.Model):
+    """One human score of a caption on one dimension (one row per annotator where known)."""
+
+    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="judgments")
+    dimension = models.CharField(max_length=40)
+    annotator = models.CharField(max_length=100, blank=True, default="")
+    value = models.FloatField()
+    detail = models.JSONField(null=True, blank=True, help_text="e.g. crowd vote counts")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["caption", "dimension", "annotator"], name="judgment_unique_per_annotator"
+            )
+        ]
+        ordering = ["id"]
+
+
+class PairJudgment(models.Model):
+    """A human preference between two captions of one item (Pascal-50S, FOIL)."""
+
+    class Winner(models.TextChoices):
+        A = "a"
+        B = "b"
+        TIE = "tie"
+        UNKNOWN = "", "votes only"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="pairs")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="pairs")
+    external_id = models.CharField(max_length=100)
+    caption_a = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="pairs_as_a")
+    caption_b = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="pairs_as_b")
+    category = models.CharField(max_length=40, blank=True)
+    winner = models.CharField(max_length=3, choices=Winner.choices, blank=True)
+    votes_a = models.PositiveIntegerField(null=True, blank=True)
+    votes_b = models.PositiveIntegerField(null=True, blank=True)
+    references = models.JSONField(
+        null=True, blank=True, help_text="a fixed reference draw that the source ships with the pair"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="pair_unique_per_dataset")
+        ]
+        ordering = ["id"]
+
+
+class ImportRecord(models.Model):
+    """What each `datasets import` did: kept so a dataset page can say where its content came from."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="imports")
+    source_format = models.CharField(max_length=40)
+    source_path = models.CharField(max_length=500)
+    content_sha256 = models.CharField(max_length=64)
+    changed = models.BooleanField()
+    counts = models.JSONField(default=dict)
+    seconds = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]

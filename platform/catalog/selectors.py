@@ -1,0 +1,34 @@
+"""Reads of catalog content for pages and commands."""
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet
+
+from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment
+
+
+def dataset_list_public() -> QuerySet[Dataset]:
+    return Dataset.objects.filter(is_public=True).annotate(
+        item_count=Count("items", distinct=True),
+        system_count=Count("systems", distinct=True),
+    ).order_by("title")
+
+
+def dataset_counts(*, dataset: Dataset) -> dict[str, int]:
+    media = Media.objects.filter(dataset=dataset).aggregate(
+        declared=Count("id"), available=Count("id", filter=~Q(stored_path="")),
+        with_checksum=Count("id", filter=~Q(expected_md5="")))
+    return {
+        "items": Item.objects.filter(dataset=dataset).count(),
+        "captions": Caption.objects.filter(item__dataset=dataset).count(),
+        "judgments": Judgment.objects.filter(caption__item__dataset=dataset).count(),
+        "pairs": PairJudgment.objects.filter(dataset=dataset).count(),
+        "systems": dataset.systems.count(),
+        "media_declared": media["declared"],
+        "media_available": media["available"],
+        "media_with_checksum": media["with_checksum"],
+    }
+
+
+def dataset_items_sample(*, dataset: Dataset, limit: int = 10) -> QuerySet[Item]:
+    return (Item.objects.filter(dataset=dataset).select_related("media")
+            .prefetch_related("captions__judgments").order_by("id")[:limit])

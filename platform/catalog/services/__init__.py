@@ -1,0 +1,1 @@
+"""Business logic of the catalog: writes (`*_import`, `*_attach`) and exports."""
