@@ -1,0 +1,78 @@
+"""`make run` end to end on a machine without DATABASE_URL / REDIS_URL: embedded PostgreSQL and
+Valkey, migrations, the demo benchmark, a worker and the web server; a second run reuses the data;
+SIGINT stops everything it started."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for(url: str, process: subprocess.Popen, seconds: float = 240) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"the runner exited early with {process.returncode}"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return response.read().decode()
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"{url} did not answer within {seconds} s")
+
+
+def _start(repo_root: Path, state: Path, port: int, log: Path) -> subprocess.Popen:
+    env = {key: value for key, value in os.environ.items()
+           if key not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}}
+    env["PYTHONPATH"] = f"{repo_root / 'platform'}{os.pathsep}{repo_root}"
+    return subprocess.Popen([sys.executable, "-m", "capbench.run", "--port", str(port), "--state-dir", str(state)],
+                            env=env, cwd=repo_root, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def _stop(process: subprocess.Popen) -> int:
+    os.killpg(process.pid, signal.SIGINT)
+    return process.wait(timeout=60)
+
+
+def _descendants_alive(state: Path) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if str(state) in line]
+
+
+def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path):
+    state = tmp_path / "state"
+    port = _free_port()
+    log = tmp_path / "run.log"
+    process = _start(repo_root, state, port, log)
+    try:
+        page = _wait_for(f"http://127.0.0.1:{port}/datasets/flickr8k-expert-demo/", process)
+    finally:
+        code = _stop(process)
+    output = log.read_text()
+    assert "Flickr8k-Expert" in page and "100 items" in page, output[-3000:]
+    assert "flickr8k-expert-demo: imported" in output
+    assert "admin login: admin / " in output and (state / "admin-password.txt").exists()
+    assert "celery@" in output or "capbench-run@" in output
+    assert code == 0, output[-3000:]
+    assert not _descendants_alive(state), "a server started by make run is still running"
+
+    # The second run finds the data: nothing is imported again.
+    process = _start(repo_root, state, port, log)
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/", process)
+    finally:
+        assert _stop(process) == 0
+    assert "flickr8k-expert-demo: unchanged" in log.read_text()
