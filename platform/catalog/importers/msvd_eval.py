@@ -69,7 +69,7 @@ def _annotator_rows(raw: object, key: CaptionKey, *, path: Path, field: str) -> 
             raise ImportFormatError(path, None, f"{where}[4]",
                                     f"average {values[4]} is not the mean of the four scores")
         rows += [JudgmentRow(caption=key, dimension=dimension, annotator=f"annotator_{annotator}", value=value)
-                 for dimension, value in zip(DIMENSIONS, values)]
+                 for dimension, value in zip(DIMENSIONS, values[:4], strict=True)]
     return rows
 
 

@@ -54,7 +54,7 @@ def tsv_rows(path: Path, fields: list[str]) -> Iterator[tuple[int, dict[str, str
                 path, number, None,
                 f"expected {len(fields)} tab-separated fields ({', '.join(fields)}), found {len(values)}",
             )
-        yield number, dict(zip(fields, values))
+        yield number, dict(zip(fields, values, strict=True))
 
 
 def parse_int(raw: Any, *, path: Path, line: int | None, field: str,

@@ -25,8 +25,11 @@ class ImportOutcome:
 
 
 @transaction.atomic
-def dataset_import(*, bundle: DatasetBundle, source_path: str, slug: str | None = None) -> ImportOutcome:
+def dataset_import(*, bundle: DatasetBundle, source_path: str, slug: str | None = None,
+                   title: str | None = None) -> ImportOutcome:
     """Make dataset `slug` (default: the bundle's) hold exactly the bundle's content.
+
+    `slug` and `title` name the dataset without being part of its content (fingerprint).
 
     Re-importing identical content writes nothing but an ImportRecord. Changed content is upserted
     row by row (ids, and so scores, of unchanged captions survive); rows the new content no longer
@@ -36,12 +39,16 @@ def dataset_import(*, bundle: DatasetBundle, source_path: str, slug: str | None 
     fingerprint = bundle.fingerprint()
     info = asdict(bundle.info)
     info["slug"] = slug or bundle.info.slug
+    info["title"] = title or bundle.info.title
     dataset = Dataset.objects.select_for_update().filter(slug=info["slug"]).first()
     changed = dataset is None or dataset.content_sha256 != fingerprint
     removed: dict[str, int] = {}
     if changed:
         dataset = _dataset_upsert(dataset, info, fingerprint)
         removed = _content_store(dataset, bundle)
+    elif title and dataset.title != title:
+        Dataset.objects.filter(pk=dataset.pk).update(title=title)
+        dataset.title = title
     outcome = ImportOutcome(dataset=dataset, changed=changed, counts=bundle.counts(),
                             report=dict(bundle.report), warnings=list(bundle.warnings), removed=removed)
     outcome.seconds = time.perf_counter() - started
@@ -73,7 +80,7 @@ def _content_store(dataset: Dataset, bundle: DatasetBundle) -> dict[str, int]:
         Caption(item_id=items[row.key.item].id, system_id=systems[row.key.system].id,
                 external_id=row.key.external_id, text=row.text) for row in bundle.captions
     ], ["item", "system", "external_id"], ["text"])
-    caption_ids = {key.key: caption.id for key, caption in zip(bundle.captions, captions)}
+    caption_ids = {key.key: caption.id for key, caption in zip(bundle.captions, captions, strict=True)}
     judgments = _upsert(Judgment, [
         Judgment(caption_id=caption_ids[row.caption], dimension=row.dimension, annotator=row.annotator,
                  value=row.value, detail=row.detail) for row in bundle.judgments

@@ -4,6 +4,7 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import DataError
 
 from catalog.importers import canonical
 from catalog.importers.registry import read_bundle
@@ -95,7 +96,7 @@ def test_broken_file_leaves_the_database_unchanged(shared_data, tmp_path):
 def test_failure_while_storing_rolls_everything_back(shared_data):
     bundle = read_bundle("msvd-eval", shared_data / "msvd_eval")
     bundle.judgments[-1].dimension = "x" * 100  # longer than the column: fails at the very end
-    with pytest.raises(Exception):
+    with pytest.raises(DataError, match="too long"):
         dataset_import(bundle=bundle, source_path="x")
     assert _table_counts() == dict.fromkeys(_table_counts(), 0)
 
@@ -144,3 +145,14 @@ def test_canonical_export_to_stdout(shared_data, capsys):
     buffer = io.StringIO()
     canonical.write(dataset_bundle(dataset=Dataset.objects.get()), buffer)
     assert buffer.getvalue().count("\n") == 1 + 1 + 197 + 197 + 197 + 1576
+
+
+def test_slug_and_title_name_the_dataset_without_changing_its_content(repo_root):
+    demo = repo_root / "demo" / "flickr8k-expert"
+    summary = _run("import", "flickr8k-expert", str(demo), "--slug", "demo", "--title", "Demo slice")
+    dataset = Dataset.objects.get(slug="demo")
+    assert dataset.title == "Demo slice" and "demo: imported" in summary
+    assert "unchanged" in _run("import", "flickr8k-expert", str(demo), "--slug", "demo", "--title", "Renamed")
+    dataset.refresh_from_db()
+    assert dataset.title == "Renamed"
+    assert Caption.objects.filter(item__dataset=dataset).count() == 602

@@ -25,6 +25,7 @@ class Command(BaseCommand):
         importing.add_argument("format", choices=sorted(IMPORTERS))
         importing.add_argument("path", type=Path, help="the source file, or the folder holding it")
         importing.add_argument("--slug", help="store under this slug instead of the format's default")
+        importing.add_argument("--title", help="the dataset's title (default: the format's)")
         importing.add_argument("--manifest", type=Path, help="an `md5  path` checksum list of the media")
         exporting = actions.add_parser("export", help="write a dataset in the canonical JSONL format")
         exporting.add_argument("slug")
@@ -58,7 +59,8 @@ class Command(BaseCommand):
         started = time.perf_counter()
         bundle = read_bundle(options["format"], options["path"], manifest=options["manifest"])
         parsed = time.perf_counter() - started
-        outcome = dataset_import(bundle=bundle, source_path=str(options["path"]), slug=options["slug"])
+        outcome = dataset_import(bundle=bundle, source_path=str(options["path"]), slug=options["slug"],
+                                  title=options["title"])
         total = time.perf_counter() - started
         counts = ", ".join(f"{count:,} {name}" for name, count in outcome.counts.items() if count)
         verb = "imported" if outcome.changed else "unchanged (same content already stored), nothing written:"
