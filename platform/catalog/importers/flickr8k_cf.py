@@ -69,22 +69,15 @@ def _votes(row: dict[str, str], *, path: Path, line: int) -> tuple[float, int, i
 
 
 def _info() -> DatasetInfo:
-    return DatasetInfo(
+    return flickr8k.dataset_info(
         slug="flickr8k-cf",
         title="Flickr8k-CF",
         source_format=FORMAT,
-        modality="image",
-        kind="rating",
-        dimensions=["overall"],
         rating_scale={"min": 0, "max": 1},
         description=(
             "Crowd (CrowdFlower) yes/no judgments of whether a caption describes a Flickr8k image; "
             "the rating is the fraction of yes votes. Headline statistic: Kendall tau-b."
         ),
-        citation=flickr8k.CITATION,
-        licence=flickr8k.LICENCE,
-        url=flickr8k.URL,
-        protocol_version="clipscore-1",
         protocol_notes=(
             "No rows dropped; rating = yes-fraction (vote counts kept in the judgment detail). A "
             "reference whose text equals a caption judged for the same image is removed from that "

@@ -61,22 +61,15 @@ def parse(path: Path) -> DatasetBundle:
 
 
 def _info() -> DatasetInfo:
-    return DatasetInfo(
+    return flickr8k.dataset_info(
         slug="flickr8k-expert",
         title="Flickr8k-Expert",
         source_format=FORMAT,
-        modality="image",
-        kind="rating",
-        dimensions=["overall"],
         rating_scale={"min": 1, "max": 4},
         description=(
             "Expert judgments (1-4) of how well a caption describes a Flickr8k image; three experts "
             "per caption. Headline statistic: Kendall tau-c over all 16,992 scores."
         ),
-        citation=flickr8k.CITATION,
-        licence=flickr8k.LICENCE,
-        url=flickr8k.URL,
-        protocol_version="clipscore-1",
         protocol_notes=(
             "Rows whose candidate text equals one of the judged image's own references are dropped "
             "(158 in the original file); each expert score is its own judgment; references are the "

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalog.importers.bundle import MediaRow, SystemRow, normalise_whitespace
+from catalog.importers.bundle import DatasetInfo, MediaRow, SystemRow, normalise_whitespace
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.sources import text_lines
 
@@ -72,3 +72,10 @@ def judged_image(captions: Flickr8kCaptions, image: str, *, path: Path, line: in
 
 def image_media(images: list[str]) -> list[MediaRow]:
     return [MediaRow(name=image, kind="image") for image in images]
+
+
+def dataset_info(**fields: object) -> DatasetInfo:
+    """What both Flickr8k judgment sets share; each passes its own slug, title, scale and notes."""
+    shared = {"modality": "image", "kind": "rating", "dimensions": ["overall"], "citation": CITATION,
+              "licence": LICENCE, "url": URL, "protocol_version": "clipscore-1"}
+    return DatasetInfo(**{**shared, **fields})
