@@ -29,7 +29,7 @@ def dataset_import(*, bundle: DatasetBundle, source_path: str, slug: str | None 
                    title: str | None = None) -> ImportOutcome:
     """Make dataset `slug` (default: the bundle's) hold exactly the bundle's content.
 
-    `slug` and `title` name the dataset without being part of its content (fingerprint).
+    `slug` and `title` override the bundle's without changing its content fingerprint.
 
     Re-importing identical content writes nothing but an ImportRecord. Changed content is upserted
     row by row (ids, and so scores, of unchanged captions survive); rows the new content no longer

@@ -1,0 +1,1 @@
+"""Meta-evaluation: how well a metric's scores agree with human judgments."""
