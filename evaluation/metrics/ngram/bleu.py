@@ -1,0 +1,104 @@
+"""BLEU-1..4 as pycocoevalcap computes them (metrics.md §1): clipped n-gram counts, the closest
+reference length (ties to the shorter), tiny = 1e-15 / small = 1e-9 and no other smoothing per
+caption; the corpus number from summed statistics."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evaluation.metrics.base import CaptionRow, Metric, MetricResult
+from evaluation.metrics.ngram.corpus import shared_corpus
+from evaluation.metrics.registry import register
+
+MAX_N = 4
+TINY, SMALL = 1e-15, 1e-9
+
+
+@dataclass
+class BleuStats:
+    testlen: int
+    reflen: int
+    correct: list[int]
+    guess: list[int]
+
+
+def ngram_counts(words: list[str], n: int = MAX_N) -> Counter:
+    return Counter(tuple(words[i:i + k]) for k in range(1, n + 1) for i in range(len(words) - k + 1))
+
+
+def bleu_stats(candidate: str, references: Sequence[str]) -> BleuStats:
+    words = candidate.split()
+    counts = ngram_counts(words)
+    clip: Counter = Counter()
+    lengths = []
+    for reference in references:
+        ref_words = reference.split()
+        lengths.append(len(ref_words))
+        clip |= ngram_counts(ref_words)  # | keeps the maximum count per n-gram
+    correct = [0] * MAX_N
+    for gram, count in counts.items():
+        correct[len(gram) - 1] += min(count, clip[gram])
+    reflen = min((abs(length - len(words)), length) for length in lengths)[1]
+    return BleuStats(len(words), reflen, correct, [max(0, len(words) - k + 1) for k in range(1, MAX_N + 1)])
+
+
+def bleu_scores(stats: BleuStats) -> list[float]:
+    """BLEU-1..4 for one set of (possibly summed) statistics."""
+    scores, product = [], 1.0
+    for k in range(MAX_N):
+        product *= (stats.correct[k] + TINY) / (stats.guess[k] + SMALL)
+        scores.append(product ** (1.0 / (k + 1)))
+    ratio = (stats.testlen + TINY) / (stats.reflen + SMALL)
+    if ratio < 1:
+        scores = [score * math.exp(1 - 1 / ratio) for score in scores]
+    return scores
+
+
+class BleuFamily:
+    """All four orders come from the same statistics: computed once per batch."""
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._result: tuple[list[list[float]], list[float]] | None = None
+
+    def scores(self, rows: Sequence[CaptionRow]) -> tuple[list[list[float]], list[float]]:
+        corpus = shared_corpus.get(rows)
+        key = (id(corpus), len(rows))
+        if key != self._key:
+            stats = [bleu_stats(c, r) for c, r in zip(corpus.candidates, corpus.references, strict=True)]
+            per_distinct = [bleu_scores(s) for s in stats]
+            total = BleuStats(0, 0, [0] * MAX_N, [0] * MAX_N)
+            for s, times in zip(stats, corpus.multiplicity, strict=True):
+                total.testlen += s.testlen * times
+                total.reflen += s.reflen * times
+                total.correct = [a + b * times for a, b in zip(total.correct, s.correct, strict=True)]
+                total.guess = [a + b * times for a, b in zip(total.guess, s.guess, strict=True)]
+            self._result, self._key = (corpus.expand(per_distinct), bleu_scores(total)), key
+        return self._result
+
+
+_family = BleuFamily()
+
+
+class Bleu(Metric):
+    family = "ngram"
+    citation = "K. Papineni, S. Roukos, T. Ward and W.-J. Zhu (2002). BLEU. ACL."
+    description = "n-gram precision with a brevity penalty (pycocoevalcap, per caption without smoothing)."
+
+    def __init__(self, order: int):
+        self.order = order
+        self.slug = f"bleu_{order}"
+        self.name = f"BLEU-{order}"
+
+    def config(self) -> dict:
+        return {"order": self.order, "tokenizer": "ptb-corenlp-3.4.1", "reflen": "closest"}
+
+    def score(self, rows: Sequence[CaptionRow]) -> MetricResult:
+        per_row, corpus = _family.scores(rows)
+        return MetricResult(scores=[s[self.order - 1] for s in per_row], corpus=corpus[self.order - 1])
+
+
+for _order in range(1, MAX_N + 1):
+    register(f"bleu_{_order}", lambda order=_order: Bleu(order))

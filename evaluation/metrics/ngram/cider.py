@@ -1,0 +1,85 @@
+"""CIDEr-D as pycocoevalcap computes it (metrics.md §4): TF-IDF n-gram vectors (n = 1..4) whose
+document frequencies come from the batch's reference sets (one document per row), clipped cosine
+against each reference with a Gaussian length penalty (sigma = 6), averaged, times 10.
+
+The batch is the corpus: the same caption scores differently in another batch."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from evaluation.metrics.base import CaptionRow, Metric, MetricResult
+from evaluation.metrics.ngram.bleu import ngram_counts
+from evaluation.metrics.ngram.corpus import shared_corpus
+from evaluation.metrics.registry import register
+
+MAX_N, SIGMA = 4, 6.0
+Vector = tuple[list[dict[tuple, float]], list[float], int]
+
+
+class CiderContext:
+    """Document frequencies of one batch; reference vectors are computed once per text."""
+
+    def __init__(self, reference_sets: Sequence[Sequence[str]], multiplicity: Sequence[int]):
+        self.frequency: Counter = Counter()
+        for references, times in zip(reference_sets, multiplicity, strict=True):
+            for gram in {gram for ref in references for gram in ngram_counts(ref.split())}:
+                self.frequency[gram] += times
+        self.log_documents = math.log(float(sum(multiplicity)))
+        self._vectors: dict[str, Vector] = {}
+
+    def vector(self, text: str) -> Vector:
+        cached = self._vectors.get(text)
+        if cached is None:
+            cached = self._vectors[text] = self._vector(text)
+        return cached
+
+    def _vector(self, text: str) -> Vector:
+        weights: list[dict[tuple, float]] = [{} for _ in range(MAX_N)]
+        norms = [0.0] * MAX_N
+        for gram, count in ngram_counts(text.split()).items():
+            n = len(gram) - 1
+            value = float(count) * (self.log_documents - math.log(max(1.0, self.frequency[gram])))
+            weights[n][gram] = value
+            norms[n] += value * value
+        length = max(0, len(text.split()) - 1)  # the reference counts bigrams as "length"
+        return weights, [math.sqrt(norm) for norm in norms], length
+
+    def score(self, candidate: str, references: Sequence[str]) -> float:
+        cand_weights, cand_norms, cand_length = self.vector(candidate)
+        total = np.zeros(MAX_N)
+        for reference in references:
+            ref_weights, ref_norms, ref_length = self.vector(reference)
+            penalty = math.exp(-((cand_length - ref_length) ** 2) / (2 * SIGMA ** 2))
+            for n in range(MAX_N):
+                value = 0.0
+                for gram, weight in cand_weights[n].items():
+                    ref_weight = ref_weights[n].get(gram, 0.0)
+                    value += min(weight, ref_weight) * ref_weight
+                if cand_norms[n] != 0 and ref_norms[n] != 0:
+                    value /= cand_norms[n] * ref_norms[n]
+                total[n] += value * penalty
+        return float(np.mean(total) / len(references) * 10.0)
+
+
+@register("cider_d")
+class CiderD(Metric):
+    slug = "cider_d"
+    name = "CIDEr-D"
+    family = "ngram"
+    corpus_dependent = True
+    citation = "R. Vedantam, C. L. Zitnick and D. Parikh (2015). CIDEr. CVPR."
+    description = "Consensus TF-IDF n-gram similarity with a length penalty; document frequencies from the batch."
+
+    def config(self) -> dict:
+        return {"n": MAX_N, "sigma": SIGMA, "tokenizer": "ptb-corenlp-3.4.1"}
+
+    def score(self, rows: Sequence[CaptionRow]) -> MetricResult:
+        corpus = shared_corpus.get(rows)
+        context = CiderContext(corpus.references, corpus.multiplicity)
+        distinct = [context.score(c, r) for c, r in zip(corpus.candidates, corpus.references, strict=True)]
+        scores = corpus.expand(distinct)
+        return MetricResult(scores=scores, corpus=float(np.mean(scores)) if scores else None)

@@ -1,0 +1,33 @@
+"""Metrics by slug. `@register` on a class makes `get(slug)` return an instance of it."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evaluation.metrics.base import Metric
+
+_FACTORIES: dict[str, Callable[[], Metric]] = {}
+_INSTANCES: dict[str, Metric] = {}
+
+
+def register(slug: str, factory: Callable[[], Metric] | None = None):
+    """`@register("rouge_l")` on a Metric class, or `register("bleu_4", lambda: Bleu(4))`."""
+    def add(target: Callable[[], Metric]) -> Callable[[], Metric]:
+        if slug in _FACTORIES:
+            raise ValueError(f"metric {slug!r} is registered twice")
+        _FACTORIES[slug] = target
+        return target
+
+    return add(factory) if factory is not None else add
+
+
+def get(slug: str) -> Metric:
+    """One instance per process (models load once per worker)."""
+    if slug not in _FACTORIES:
+        raise KeyError(f"unknown metric {slug!r} (known: {', '.join(sorted(_FACTORIES))})")
+    if slug not in _INSTANCES:
+        _INSTANCES[slug] = _FACTORIES[slug]()
+    return _INSTANCES[slug]
+
+
+def slugs() -> list[str]:
+    return sorted(_FACTORIES)
