@@ -1,0 +1,70 @@
+"""Edge cases of the n-gram metrics and the registry (small inputs, real Java tokenizer)."""
+import random
+
+import pytest
+
+from evaluation.metrics import CaptionRow, get, register, slugs
+from evaluation.metrics.ngram.bleu import bleu_scores, bleu_stats
+from evaluation.metrics.ngram.rouge import lcs_length
+from evaluation.metrics.ngram.tokenizer import ptb_tokenize
+
+
+def test_registry_lists_and_refuses_unknown_or_duplicate_slugs():
+    assert {"bleu_1", "bleu_4", "rouge_l", "cider_d"} <= set(slugs())
+    with pytest.raises(KeyError, match="unknown metric 'nope'"):
+        get("nope")
+    with pytest.raises(ValueError, match="registered twice"):
+        register("rouge_l", lambda: None)
+    assert get("bleu_2") is get("bleu_2")
+    assert get("bleu_2").config_hash() != get("bleu_3").config_hash()
+
+
+def test_ptb_tokenizer_matches_the_documented_example():
+    text = 'The colour of the grey cat, (near) the theatre -- isn\'t it "nice"?'
+    assert ptb_tokenize([text]) == ["the colour of the grey cat -lrb- near -rrb- the theatre is n't it nice"]
+
+
+def test_ptb_tokenizer_keeps_lines_aligned_with_embedded_line_breaks():
+    assert ptb_tokenize(["a dog\nruns .", "", "two cats"]) == ["a dog runs", "", "two cats"]
+
+
+def test_bleu_closest_reference_length_ties_go_to_the_shorter():
+    stats = bleu_stats("a b c d", ["a b c", "a b c d e"])
+    assert stats.reflen == 3
+
+
+def test_bleu_without_4gram_matches_is_tiny_not_zero():
+    scores = bleu_scores(bleu_stats("a b c d e", ["a b x c d"]))
+    assert 0 < scores[3] < 1e-3
+
+
+def test_lcs_bit_parallel_equals_dynamic_programming():
+    generator = random.Random(0)
+    for _ in range(300):
+        a = [generator.choice("abcd") for _ in range(generator.randint(0, 12))]
+        b = [generator.choice("abcd") for _ in range(generator.randint(0, 12))]
+        table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+        for i in range(len(a)):
+            for j in range(len(b)):
+                table[i + 1][j + 1] = table[i][j] + 1 if a[i] == b[j] else max(table[i][j + 1], table[i + 1][j])
+        assert lcs_length(a, b) == table[-1][-1]
+
+
+def test_cider_depends_on_the_batch():
+    row = CaptionRow("1", "a dog runs on grass", ("a dog runs on the grass", "a brown dog running"))
+    other = CaptionRow("2", "two cats sleep", ("two cats are sleeping", "cats asleep on a bed"))
+    assert get("cider_d").score([row]).scores == [0.0]  # one document: log(1) = 0, every weight 0
+    assert get("cider_d").score([row, other]).scores[0] > 0
+
+
+def test_rows_without_references_are_refused_by_name():
+    with pytest.raises(ValueError, match="row 'x7': this metric needs at least one reference"):
+        get("bleu_1").score([CaptionRow("x7", "a dog", ())])
+
+
+def test_duplicate_rows_score_alike_and_count_in_the_corpus():
+    rows = [CaptionRow(str(i), "a dog runs", ("a dog is running", "dog runs fast")) for i in range(3)]
+    rows.append(CaptionRow("3", "a cat", ("a cat sits", "the cat")))
+    result = get("rouge_l").score(rows)
+    assert result.scores[0] == result.scores[1] == result.scores[2]
+    assert result.corpus == pytest.approx(sum(result.scores) / 4)
