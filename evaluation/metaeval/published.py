@@ -1,0 +1,20 @@
+"""Published numbers (×100) the platform must reproduce: datasets.md, from the CLIPScore, PAC-S,
+HICE-S and CAMScore papers (pycocoevalcap metrics on the CLIPScore/PAC-S protocols)."""
+from __future__ import annotations
+
+# (dataset, metric slug) -> {"tau_b": ..., "tau_c": ...}
+KENDALL = {
+    ("flickr8k-expert", "bleu_1"): {"tau_b": 32.2, "tau_c": 32.3},
+    ("flickr8k-expert", "bleu_4"): {"tau_b": 30.6, "tau_c": 30.8},
+    ("flickr8k-expert", "rouge_l"): {"tau_b": 32.1, "tau_c": 32.3},
+    ("flickr8k-expert", "meteor"): {"tau_b": 41.5, "tau_c": 41.8},
+    ("flickr8k-expert", "cider_d"): {"tau_b": 43.6, "tau_c": 43.9},
+    ("flickr8k-expert", "spice"): {"tau_b": 51.7, "tau_c": 44.9},
+    ("flickr8k-cf", "bleu_1"): {"tau_b": 17.9, "tau_c": 9.3},
+    ("flickr8k-cf", "bleu_4"): {"tau_b": 16.9, "tau_c": 8.7},
+    ("flickr8k-cf", "rouge_l"): {"tau_b": 19.9, "tau_c": 10.3},
+    ("flickr8k-cf", "meteor"): {"tau_b": 22.2, "tau_c": 11.5},
+    ("flickr8k-cf", "cider_d"): {"tau_b": 24.6, "tau_c": 12.7},
+    ("flickr8k-cf", "spice"): {"tau_b": 24.4, "tau_c": 12.0},
+}
+TOLERANCE = 0.1

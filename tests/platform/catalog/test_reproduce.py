@@ -1,0 +1,20 @@
+"""The reproduction command recomputes the published Flickr8k Kendall table within ±0.1."""
+import io
+
+import pytest
+from django.core.management import call_command
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("dataset, expected", [
+    ("flickr8k-expert", {"bleu_1": "32.2", "bleu_4": "30.6", "rouge_l": "32.1", "cider_d": "43.6"}),
+    ("flickr8k-cf", {"bleu_1": "17.9", "bleu_4": "16.9", "rouge_l": "19.9", "cider_d": "24.6"}),
+])
+def test_published_kendall_values_are_reproduced(shared_data, dataset, expected):
+    out = io.StringIO()
+    call_command("reproduce", dataset, str(shared_data / "flickr8k"), "--replicates", "200", stdout=out)
+    lines = {line.split()[0]: line for line in out.getvalue().splitlines()[2:]}
+    for slug, tau_b in expected.items():
+        assert lines[slug].split()[1] == tau_b and lines[slug].split()[-3] == "yes", lines[slug]
+    assert "meteor" in lines and "NO" not in out.getvalue()
