@@ -28,15 +28,23 @@ def ngram_counts(words: list[str], n: int = MAX_N) -> Counter:
     return Counter(tuple(words[i:i + k]) for k in range(1, n + 1) for i in range(len(words) - k + 1))
 
 
-def bleu_stats(candidate: str, references: Sequence[str]) -> BleuStats:
-    words = candidate.split()
-    counts = ngram_counts(words)
+def reference_maxima(references: Sequence[str]) -> tuple[Counter, list[int]]:
+    """Per n-gram the largest count in any one reference (what a candidate count is clipped to),
+    and the reference lengths."""
     clip: Counter = Counter()
     lengths = []
     for reference in references:
         ref_words = reference.split()
         lengths.append(len(ref_words))
         clip |= ngram_counts(ref_words)  # | keeps the maximum count per n-gram
+    return clip, lengths
+
+
+def bleu_stats(candidate: str, references: Sequence[str],
+               maxima: tuple[Counter, list[int]] | None = None) -> BleuStats:
+    words = candidate.split()
+    counts = ngram_counts(words)
+    clip, lengths = maxima or reference_maxima(references)
     correct = [0] * MAX_N
     for gram, count in counts.items():
         correct[len(gram) - 1] += min(count, clip[gram])
@@ -67,7 +75,9 @@ class BleuFamily:
         corpus = shared_corpus.get(rows)
         key = (id(corpus), len(rows))
         if key != self._key:
-            stats = [bleu_stats(c, r) for c, r in zip(corpus.candidates, corpus.references, strict=True)]
+            maxima: dict[tuple[str, ...], tuple[Counter, list[int]]] = {}
+            stats = [bleu_stats(c, r, maxima.get(r) or maxima.setdefault(r, reference_maxima(r)))
+                     for c, r in zip(corpus.candidates, corpus.references, strict=True)]
             per_distinct = [bleu_scores(s) for s in stats]
             total = BleuStats(0, 0, [0] * MAX_N, [0] * MAX_N)
             for s, times in zip(stats, corpus.multiplicity, strict=True):

@@ -68,3 +68,18 @@ def test_duplicate_rows_score_alike_and_count_in_the_corpus():
     result = get("rouge_l").score(rows)
     assert result.scores[0] == result.scores[1] == result.scores[2]
     assert result.corpus == pytest.approx(sum(result.scores) / 4)
+
+
+@pytest.mark.slow
+def test_meteor_survives_a_killed_jvm_and_scores_the_same():
+    meteor = get("meteor")
+    rows = [CaptionRow("1", "a dog runs on the grass", ("a dog is running on grass", "the brown dog runs")),
+            CaptionRow("2", "two cats sleep", ("two cats are sleeping on a bed", "cats asleep")),
+            CaptionRow("3", "a dog runs on the grass", ("a dog is running on grass", "the brown dog runs"))]
+    first = meteor.score(rows)
+    assert first.scores[0] == first.scores[2] and 0 < first.scores[1] < first.scores[0] < 1
+    meteor.process._process.kill()
+    meteor.process._process.wait()
+    again = meteor.score(rows)
+    assert again.scores == first.scores and again.corpus == first.corpus
+    assert meteor.availability().available

@@ -1,4 +1,4 @@
-"""BLEU-1..4, ROUGE-L and CIDEr-D equal pycocoevalcap's per-caption scores to 1e-9 on every row of
+"""BLEU-1..4, METEOR, ROUGE-L and CIDEr-D equal pycocoevalcap's per-caption scores to 1e-9 on every row of
 Flickr8k-Expert (16,992) and Flickr8k-CF (47,830), tokenisation included; corpus values too."""
 import contextlib
 import io
@@ -6,6 +6,7 @@ import io
 import pytest
 from pycocoevalcap.bleu.bleu import Bleu as OracleBleu
 from pycocoevalcap.cider.cider import Cider as OracleCider
+from pycocoevalcap.meteor.meteor import Meteor as OracleMeteor
 from pycocoevalcap.rouge.rouge import Rouge as OracleRouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer as OracleTokenizer
 
@@ -32,11 +33,13 @@ def _oracle(rows):
         bleu_corpus, bleu_rows = OracleBleu(4).compute_score(gts, res)
     rouge_corpus, rouge_rows = OracleRouge().compute_score(gts, res)
     cider_corpus, cider_rows = OracleCider().compute_score(gts, res)
+    meteor_corpus, meteor_rows = OracleMeteor().compute_score(gts, res)
     order = {key: index for index, key in enumerate(gts)}
     positions = [order[row.id] for row in rows]
     oracle = {f"bleu_{k + 1}": ([bleu_rows[k][p] for p in positions], bleu_corpus[k]) for k in range(4)}
     oracle["rouge_l"] = ([rouge_rows[p] for p in positions], rouge_corpus)
     oracle["cider_d"] = ([cider_rows[p] for p in positions], cider_corpus)
+    oracle["meteor"] = ([meteor_rows[p] for p in positions], meteor_corpus)
     return oracle
 
 

@@ -1,0 +1,125 @@
+"""METEOR 1.5 through the jar pycocoevalcap ships (metrics.md §2): one long-lived JVM per process
+(`-stdio -l en -norm`), a lock around each batch, restarted once if it died.
+
+Each distinct (candidate, references) row is aligned once (`SCORE` lines, written by a feeder
+thread while the answers are read, so the pipes never fill up); one `EVAL` over every row's
+statistics, duplicates included, gives the per-row scores and the corpus METEOR that Meteor
+aggregates itself, as the reference reports it."""
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import threading
+from collections.abc import Sequence
+
+from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.ngram.corpus import shared_corpus
+from evaluation.metrics.ngram.java import coco_resource, java_executable
+from evaluation.metrics.registry import register
+
+JAR = "meteor/meteor-1.5.jar"
+
+
+class MeteorProcess:
+    def __init__(self, heap: str = "2G") -> None:
+        self.heap = heap
+        self._process: subprocess.Popen | None = None
+        self._errors = None
+        self._lock = threading.Lock()
+
+    def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]],
+              expand: Sequence[int]) -> tuple[list[float], float]:
+        """Scores of rows `expand[i]` of the distinct rows, and the corpus score over them."""
+        with self._lock:
+            try:
+                return self._score(candidates, references, expand)
+            except (BrokenPipeError, ValueError, OSError):
+                self._stop()  # the JVM died or answered garbage: one fresh start, one retry
+                return self._score(candidates, references, expand)
+
+    def _score(self, candidates, references, expand) -> tuple[list[float], float]:
+        process = self._running()
+        lines = [" ||| ".join(("SCORE", " ||| ".join(refs), cand.replace("|||", "").replace("  ", " ")))
+                 for cand, refs in zip(candidates, references, strict=True)]
+        stats = self._exchange(process, lines)
+        # Meteor's own aggregation over every row's statistics (a field-wise sum of the printed
+        # statistics in Python drifts by ~1e-5 from it, so the corpus number comes from Meteor).
+        answers = self._exchange(process, ["EVAL ||| " + " ||| ".join(stats[i] for i in expand)],
+                                 expected=len(expand) + 1)
+        values = [float(answer) for answer in answers]
+        return values[:-1], values[-1]
+
+    def _exchange(self, process: subprocess.Popen, lines: list[str], expected: int | None = None) -> list[str]:
+        feeder = threading.Thread(target=self._feed, args=(process, lines), daemon=True)
+        feeder.start()
+        answers = []
+        for _ in range(expected if expected is not None else len(lines)):
+            answer = process.stdout.readline()
+            if not answer:
+                raise BrokenPipeError(f"METEOR stopped answering: {self._error_tail()}")
+            answers.append(answer.decode().strip())
+        feeder.join()
+        return answers
+
+    @staticmethod
+    def _feed(process: subprocess.Popen, lines: list[str]) -> None:
+        try:
+            for line in lines:
+                process.stdin.write(line.encode() + b"\n")
+            process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the reader sees the closed stdout and reports
+
+    def _running(self) -> subprocess.Popen:
+        if self._process is None or self._process.poll() is not None:
+            jar = coco_resource(JAR)
+            self._errors = tempfile.TemporaryFile()
+            self._process = subprocess.Popen(
+                [java_executable(), "-jar", f"-Xmx{self.heap}", jar.name, "-", "-", "-stdio", "-l", "en", "-norm"],
+                cwd=jar.parent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors)
+        return self._process
+
+    def _error_tail(self) -> str:
+        if self._errors is None:
+            return ""
+        self._errors.seek(0)
+        return self._errors.read().decode(errors="replace")[-500:]
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+        self._process = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+
+@register("meteor")
+class Meteor(Metric):
+    slug = "meteor"
+    name = "METEOR"
+    family = "ngram"
+    version = "1.5"
+    citation = "M. Denkowski and A. Lavie (2014). Meteor Universal. WMT."
+    description = "Unigram alignment with stems, synonyms and paraphrases, and a fragmentation penalty (Meteor 1.5)."
+
+    def __init__(self) -> None:
+        self.process = MeteorProcess()
+
+    def config(self) -> dict:
+        return {"jar": "meteor-1.5", "language": "en", "norm": True, "tokenizer": "ptb-corenlp-3.4.1"}
+
+    def availability(self) -> Availability:
+        try:
+            java_executable()
+            coco_resource(JAR)
+        except MetricUnavailable as error:
+            return Availability(False, str(error))
+        return Availability(True)
+
+    def score(self, rows: Sequence[CaptionRow]) -> MetricResult:
+        corpus = shared_corpus.get(rows)
+        scores, total = self.process.score(corpus.candidates, corpus.references, corpus.row_to_distinct)
+        return MetricResult(scores=scores, corpus=total)
