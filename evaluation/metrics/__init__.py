@@ -1,5 +1,5 @@
 """The metric registry and every metric family."""
-from evaluation.metrics import ngram  # noqa: F401  (registers the n-gram metrics)
+from evaluation.metrics import graph, ngram  # noqa: F401  (registers the metric families)
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.registry import get, register, slugs
 
