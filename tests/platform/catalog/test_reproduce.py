@@ -18,3 +18,15 @@ def test_published_kendall_values_are_reproduced(shared_data, dataset, expected)
     for slug, tau_b in expected.items():
         assert lines[slug].split()[1] == tau_b and lines[slug].split()[-3] == "yes", lines[slug]
     assert "spice" in lines and "NO" not in out.getvalue()
+
+
+def test_pascal_accuracies_are_close_to_the_papers(shared_data):
+    out = io.StringIO()
+    call_command("reproduce", "pascal50s", str(shared_data / "pascal50s"), "--draws", "1", stdout=out)
+    lines = out.getvalue().splitlines()
+    fixed = next(line for line in lines if line.startswith("bleu_4") and "fixed draw" in line)
+    assert fixed.split()[-2] == "74.6"  # mean strict accuracy with the file's own draw
+    for slug in ("bleu_4", "cider_d", "meteor"):
+        ours = float(next(line for line in lines if line.startswith(slug) and "mean of the draws" in line).split()[-1])
+        paper = float(next(line for line in lines if line.startswith(slug) and "paper" in line).split()[-1])
+        assert abs(ours - paper) < 2.0, (slug, ours, paper)

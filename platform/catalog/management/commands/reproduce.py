@@ -12,10 +12,11 @@ from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import read_bundle
 from evaluation.metaeval.bootstrap import cluster_bootstrap
 from evaluation.metaeval.kendall import pair_counts, tau_b_from_counts, tau_c_from_counts
+from catalog.management.pascal import pascal_accuracy
 from evaluation.metaeval.published import KENDALL, TOLERANCE
 from evaluation.metrics import CaptionRow, MetricUnavailable, get
 
-DATASETS = ("flickr8k-expert", "flickr8k-cf")
+DATASETS = ("flickr8k-expert", "flickr8k-cf", "pascal50s")
 
 
 class Command(BaseCommand):
@@ -26,12 +27,16 @@ class Command(BaseCommand):
         parser.add_argument("path", help="the folder with the dataset's source files")
         parser.add_argument("--replicates", type=int, default=1000)
         parser.add_argument("--seed", type=int, default=12345)
+        parser.add_argument("--draws", type=int, default=5, help="Pascal-50S: random 5-reference draws")
 
     def handle(self, *args, **options) -> None:
         try:
             bundle = read_bundle(options["dataset"], Path(options["path"]))
         except ImportFormatError as error:
             raise CommandError(str(error)) from None
+        if options["dataset"] == "pascal50s":
+            pascal_accuracy(bundle, draws=options["draws"], seed=options["seed"], stdout=self.stdout)
+            return
         references = {item.external_id: tuple(item.references) for item in bundle.items}
         texts = {caption.key: caption.text for caption in bundle.captions}
         rows = [CaptionRow(str(i), texts[j.caption], references[j.caption.item]) for i, j in enumerate(bundle.judgments)]
