@@ -15,16 +15,23 @@ def _zscore(values: np.ndarray) -> np.ndarray:
 
 
 def permutation_p_value(human: np.ndarray, metric_1: np.ndarray, metric_2: np.ndarray, statistic: Statistic,
-                        *, draws: int = 1000, seed: int = 4) -> float:
-    """One-sided p for H0 "metric 2 is at least as good as metric 1": each draw swaps every row's
-    (z-scored) scores between the two metrics with probability 1/2; p = #(Δ* ≥ Δ) / draws."""
+                        *, clusters: Sequence | None = None, draws: int = 1000, seed: int = 4) -> float:
+    """One-sided p for H0 "metric 2 is at least as good as metric 1": each draw swaps the
+    (z-scored) scores of the two metrics with probability 1/2 per cluster (an image: its rows,
+    duplicated per annotator, move together; each row alone when no clusters are given);
+    p = #(Δ* ≥ Δ) / draws."""
     human = np.asarray(human, dtype=float)
     first, second = _zscore(np.asarray(metric_1, dtype=float)), _zscore(np.asarray(metric_2, dtype=float))
     observed = statistic(human, first) - statistic(human, second)
+    if clusters is None:
+        cluster_of_row = np.arange(len(human))
+    else:
+        cluster_of_row = np.unique(np.asarray(clusters), return_inverse=True)[1]
+    count = int(cluster_of_row.max()) + 1 if len(human) else 0
     rng = np.random.default_rng(seed)
     at_least = 0
     for _ in range(draws):
-        swap = rng.random(len(human)) < 0.5
+        swap = (rng.random(count) < 0.5)[cluster_of_row]
         a, b = np.where(swap, second, first), np.where(swap, first, second)
         at_least += statistic(human, a) - statistic(human, b) >= observed
     return at_least / draws

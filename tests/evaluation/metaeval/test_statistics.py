@@ -49,6 +49,23 @@ def test_permutation_test_separates_a_good_from_a_noisy_metric():
     assert permutation_p_value(human, noisy, good, tau, draws=200) > 0.9
     same = permutation_p_value(human, good, good + rng.normal(0, 1e-6, 600), tau, draws=200)
     assert 0.05 < same
+    images = np.repeat(np.arange(200), 3)
+    assert permutation_p_value(human, good, noisy, tau, clusters=images, draws=200) < 0.01
+
+
+def test_cluster_swaps_move_all_rows_of_a_cluster():
+    seen = []
+
+    def record(h, m):
+        seen.append(m.copy())
+        return 0.0
+
+    first = np.arange(6.0)
+    z = (first - first.mean()) / first.std()  # what the test compares after z-scoring; -z for metric 2
+    permutation_p_value(np.arange(6.0), first, -first, record, clusters=[0, 0, 0, 1, 1, 2], draws=30)
+    origins = [np.sign(vector / z) for vector in seen]  # +1: row from metric 1, -1: from metric 2
+    assert all(len(set(o[[0, 1, 2]])) == 1 and len(set(o[[3, 4]])) == 1 for o in origins)
+    assert any(o[0] != o[3] for o in origins)  # clusters do swap independently
 
 
 def test_significance_clusters_follow_assign_ranks():
