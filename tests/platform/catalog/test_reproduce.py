@@ -1,4 +1,5 @@
-"""The reproduction command recomputes the published Flickr8k Kendall table within ±0.1."""
+"""The reproduction command recomputes the published Flickr8k Kendall table within ±0.1 (the
+issue's tolerance; CF METEOR tau-b gives 22.3 against the paper's 22.2)."""
 import io
 import re
 
@@ -17,7 +18,8 @@ def test_published_kendall_values_are_reproduced(shared_data, dataset, expected)
     call_command("reproduce", dataset, str(shared_data / "flickr8k"), "--replicates", "200", stdout=out)
     lines = {line.split()[0]: line for line in out.getvalue().splitlines()[2:]}
     for slug, tau_b in expected.items():
-        assert lines[slug].split()[1] == tau_b and lines[slug].split()[-3] == "yes", lines[slug]
+        ours = float(lines[slug].split()[1])
+        assert abs(ours - float(tau_b)) <= 0.1 + 1e-9 and lines[slug].split()[-3] == "yes", lines[slug]
     assert "spice" in lines and "NO" not in out.getvalue()
 
 
