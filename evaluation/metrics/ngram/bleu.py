@@ -68,13 +68,13 @@ class BleuFamily:
     """All four orders come from the same statistics: computed once per batch."""
 
     def __init__(self) -> None:
-        self._key: tuple | None = None
+        # The corpus object itself, not its id(): a freed corpus's id can be reused by the next one.
+        self._corpus = None
         self._result: tuple[list[list[float]], list[float]] | None = None
 
     def scores(self, rows: Sequence[CaptionRow]) -> tuple[list[list[float]], list[float]]:
         corpus = shared_corpus.get(rows)
-        key = (id(corpus), len(rows))
-        if key != self._key:
+        if corpus is not self._corpus:
             maxima: dict[tuple[str, ...], tuple[Counter, list[int]]] = {}
             stats = [bleu_stats(c, r, maxima.get(r) or maxima.setdefault(r, reference_maxima(r)))
                      for c, r in zip(corpus.candidates, corpus.references, strict=True)]
@@ -85,7 +85,7 @@ class BleuFamily:
                 total.reflen += s.reflen * times
                 total.correct = [a + b * times for a, b in zip(total.correct, s.correct, strict=True)]
                 total.guess = [a + b * times for a, b in zip(total.guess, s.guess, strict=True)]
-            self._result, self._key = (corpus.expand(per_distinct), bleu_scores(total)), key
+            self._result, self._corpus = (corpus.expand(per_distinct), bleu_scores(total)), corpus
         return self._result
 
 

@@ -83,3 +83,11 @@ def test_meteor_survives_a_killed_jvm_and_scores_the_same():
     again = meteor.score(rows)
     assert again.scores == first.scores and again.corpus == first.corpus
     assert meteor.availability().available
+
+
+def test_bleu_orders_follow_each_new_batch():
+    first = [CaptionRow("1", "a dog runs", ("a dog runs",))]
+    second = [CaptionRow("1", "a cat sleeps here", ("the dog runs far away",))]
+    for _ in range(20):  # alternate batches: a stale cache would return the other batch's numbers
+        assert get("bleu_1").score(first).scores[0] == pytest.approx(1.0)
+        assert get("bleu_4").score(second).scores[0] < 0.01
