@@ -12,22 +12,19 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
 from evaluation.metaeval.bootstrap import cluster_bootstrap, cluster_weights
 from evaluation.metaeval.kendall import pair_counts, tau_b_from_counts, tau_c_from_counts
-from evaluation.metrics import CaptionRow, get
+from evaluation.metrics import get
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "flickr8k"
 REPLICATES, TARGET_SECONDS, SCIPY_SAMPLE = 1000, 5.0, 20
 
 
 def main() -> int:
-    bundle = read_bundle("flickr8k-expert", DATA)
-    references = {item.external_id: tuple(item.references) for item in bundle.items}
-    texts = {caption.key: caption.text for caption in bundle.captions}
-    rows = [CaptionRow(str(i), texts[j.caption], references[j.caption.item]) for i, j in enumerate(bundle.judgments)]
-    human = np.array([j.value for j in bundle.judgments])
-    images = [j.caption.item for j in bundle.judgments]
+    table = judgment_rows(read_bundle("flickr8k-expert", DATA))
+    rows, human, images = table.rows, table.human, table.items
     metric = np.array(get("cider_d").score(rows).scores)
 
     def both(weights):

@@ -20,6 +20,7 @@ from pycocoevalcap.meteor.meteor import Meteor as OracleMeteor
 from pycocoevalcap.rouge.rouge import Rouge as OracleRouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer as OracleTokenizer
 
+from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
 from evaluation.metrics import CaptionRow, get
 
@@ -29,10 +30,7 @@ METEOR_TARGET = 2.0
 
 
 def expert_rows() -> list[CaptionRow]:
-    bundle = read_bundle("flickr8k-expert", DATA)
-    references = {item.external_id: tuple(item.references) for item in bundle.items}
-    texts = {caption.key: caption.text for caption in bundle.captions}
-    return [CaptionRow(str(i), texts[j.caption], references[j.caption.item]) for i, j in enumerate(bundle.judgments)]
+    return judgment_rows(read_bundle("flickr8k-expert", DATA)).rows
 
 
 def reference_run(rows: list[CaptionRow]) -> dict[str, float]:

@@ -10,19 +10,16 @@ from pycocoevalcap.meteor.meteor import Meteor as OracleMeteor
 from pycocoevalcap.rouge.rouge import Rouge as OracleRouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer as OracleTokenizer
 
+from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
-from evaluation.metrics import CaptionRow, get
+from evaluation.metrics import get
 
 pytestmark = pytest.mark.slow
 
 
 def _rows(shared_data, source_format):
     """One row per judgment, references of the judged item: the CLIPScore/PAC-S protocol."""
-    bundle = read_bundle(source_format, shared_data / "flickr8k")
-    references = {item.external_id: tuple(item.references) for item in bundle.items}
-    texts = {caption.key: caption.text for caption in bundle.captions}
-    return [CaptionRow(id=str(index), candidate=texts[j.caption], references=references[j.caption.item])
-            for index, j in enumerate(bundle.judgments)]
+    return judgment_rows(read_bundle(source_format, shared_data / "flickr8k")).rows
 
 
 def _oracle(rows):

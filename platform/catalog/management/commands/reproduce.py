@@ -9,12 +9,13 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.importers.errors import ImportFormatError
+from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
 from evaluation.metaeval.bootstrap import cluster_bootstrap
 from evaluation.metaeval.kendall import pair_counts, tau_b_from_counts, tau_c_from_counts
 from catalog.management.pascal import pascal_accuracy
 from evaluation.metaeval.published import KENDALL, TOLERANCE
-from evaluation.metrics import CaptionRow, MetricUnavailable, get
+from evaluation.metrics import MetricUnavailable, get
 
 DATASETS = ("flickr8k-expert", "flickr8k-cf", "pascal50s")
 
@@ -37,12 +38,9 @@ class Command(BaseCommand):
         if options["dataset"] == "pascal50s":
             pascal_accuracy(bundle, draws=options["draws"], seed=options["seed"], stdout=self.stdout)
             return
-        references = {item.external_id: tuple(item.references) for item in bundle.items}
-        texts = {caption.key: caption.text for caption in bundle.captions}
-        rows = [CaptionRow(str(i), texts[j.caption], references[j.caption.item]) for i, j in enumerate(bundle.judgments)]
-        human = np.array([j.value for j in bundle.judgments])
-        images = [j.caption.item for j in bundle.judgments]
-        self.stdout.write(f"{options['dataset']}: {len(rows):,} rows over {len(references):,} images; "
+        table = judgment_rows(bundle)
+        rows, human, images = table.rows, table.human, table.items
+        self.stdout.write(f"{options['dataset']}: {len(rows):,} rows over {len(bundle.items):,} images; "
                           f"95% intervals from {options['replicates']} image-level bootstrap replicates")
         self.stdout.write(f"{'metric':10} {'tau-b':>22} {'paper':>6}   {'tau-c':>22} {'paper':>6}  match")
         mismatches = 0
