@@ -46,12 +46,26 @@ def main(argv: list[str]) -> int:
         children = _start_children(env, args.host, args.port)
         try:
             _ready_wait(urls["REDIS_URL"], f"http://{args.host}:{args.port}/", children, stop)
-            logger.info("CapBench is serving on http://%s:%s/ (Ctrl-C stops everything)", args.host, args.port)
-            while not stop["requested"] and all(child.poll() is None for child in children):
+            if not _exited(children):
+                logger.info("CapBench is serving on http://%s:%s/ (Ctrl-C stops everything)", args.host, args.port)
+            while not stop["requested"] and not _exited(children):
                 time.sleep(0.2)
+            exited = _exited(children)
         finally:
             _stop_children(children)
+    if exited and not stop["requested"]:
+        # e.g. the port is taken: say which part gave up instead of ending quietly
+        logger.error("the %s exited on its own (code %s); everything else was stopped",
+                     exited[0], children[CHILD_NAMES.index(exited[0])].returncode)
+        return 1
     return 0
+
+
+CHILD_NAMES = ("Celery worker", "web server")
+
+
+def _exited(children: list[subprocess.Popen]) -> list[str]:
+    return [name for name, child in zip(CHILD_NAMES, children, strict=True) if child.poll() is not None]
 
 
 def _stop_on_signals() -> dict[str, bool]:

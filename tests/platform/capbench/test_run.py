@@ -86,3 +86,18 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path):
     finally:
         assert _stop(process) == 0
     assert "flickr8k-expert-demo: unchanged" in log.read_text()
+
+
+def test_make_run_reports_a_busy_port_and_stops_everything(repo_root, tmp_path):
+    state = tmp_path / "state"
+    log = tmp_path / "run.log"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        process = _start(repo_root, state, taken.getsockname()[1], log)
+        code = process.wait(timeout=240)
+    output = log.read_text()
+    assert code == 1, output[-3000:]
+    assert "the web server exited on its own" in output
+    assert "is serving" not in output
+    assert not _descendants_alive(state), "a server started by make run is still running"

@@ -3,6 +3,7 @@ source files (no database), with 95% image-level bootstrap intervals beside the 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,9 +12,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
-from evaluation.metaeval.bootstrap import cluster_bootstrap
-from evaluation.metaeval.kendall import pair_counts, tau_b_from_counts, tau_c_from_counts
 from catalog.management.pascal import pascal_accuracy
+from evaluation.metaeval.protocols import protocol, rating_cells
 from evaluation.metaeval.published import KENDALL, TOLERANCE
 from evaluation.metrics import MetricUnavailable, get
 
@@ -60,14 +60,11 @@ class Command(BaseCommand):
         except MetricUnavailable as error:
             self.stdout.write(f"{slug:10} unavailable: {error}")
             return 0
-
-        def both_taus(weights: np.ndarray | None) -> tuple[float, float]:
-            counts = pair_counts(human, scores, weights)
-            return tau_b_from_counts(counts), tau_c_from_counts(counts)
-
-        intervals = cluster_bootstrap(both_taus, images, replicates=options["replicates"], seed=options["seed"])
+        paper = replace(protocol(options["dataset"], "paper"), replicates=options["replicates"], seed=options["seed"])
+        intervals = rating_cells(paper, human, scores, images)
         cells, mismatches = [], 0
-        for name, interval in zip(("tau_b", "tau_c"), intervals, strict=True):
+        for name in ("tau_b", "tau_c"):
+            interval = intervals[name]
             ours = round(100 * interval.value, 1)
             mismatches += abs(ours - published[name]) > TOLERANCE + 1e-9
             cells.append(f"{ours:5.1f} [{100 * interval.low:5.1f}, {100 * interval.high:5.1f}] {published[name]:6.1f}")
