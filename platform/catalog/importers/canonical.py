@@ -7,9 +7,8 @@ judgments and pairs.
 """
 from __future__ import annotations
 
-import io
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import IO
@@ -193,9 +192,3 @@ class _Reader:
 def parse(path: Path) -> DatasetBundle:
     return _Reader(source_file(path, DEFAULT_FILE)).read()
 
-
-def lines(bundle: DatasetBundle) -> Iterable[str]:
-    """The canonical text, line by line (for comparisons in tests and tools)."""
-    buffer = io.StringIO()
-    write(bundle, buffer)
-    return buffer.getvalue().splitlines()
