@@ -1,6 +1,9 @@
 """The metric registry and every metric family."""
 from evaluation.metrics import graph, ngram  # noqa: F401  (registers the metric families)
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.plugins import load_plugins
 from evaluation.metrics.registry import get, register, slugs
 
 __all__ = ["CaptionRow", "Metric", "MetricResult", "MetricUnavailable", "get", "register", "slugs"]
+
+load_plugins()

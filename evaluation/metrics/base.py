@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +27,9 @@ class MetricResult:
     scores: list[float]
     corpus: float | None
     details: list[dict] | None = None
+    # Per-row sufficient statistics (JSON values) from which `Metric.aggregate` rebuilds the corpus
+    # number of any subset of rows scored in separate batches (BLEU's clipped counts, Meteor's stats).
+    statistics: list | None = None
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,25 @@ class Metric(ABC):
     def availability(self) -> Availability:
         return Availability(True)
 
+    @property
+    def queue(self) -> str:
+        """Which worker pool runs it: GPU models, rate-limited remote APIs, or plain CPU."""
+        return "gpu" if "gpu" in self.needs else "api" if "api" in self.needs else "cpu"
+
+    def corpus_context(self, rows: Sequence[CaptionRow]) -> object | None:
+        """What a corpus-dependent metric needs from the whole corpus (CIDEr-D's document
+        frequencies), built once so that batches of it score exactly as the whole corpus would.
+        Must depend only on the rows' references and multiplicity, and be picklable."""
+        return None
+
     @abstractmethod
-    def score(self, rows: Sequence[CaptionRow]) -> MetricResult:
-        """Score every row; `rows` is the corpus for corpus-dependent metrics."""
+    def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
+        """Score every row. Without `context`, `rows` is the corpus for corpus-dependent metrics;
+        with it, `rows` may be any batch of the corpus the context was built from."""
+
+    def aggregate(self, scores: Sequence[float], statistics: Sequence | None = None) -> float | None:
+        """The corpus number over rows scored in any number of batches; the mean unless the
+        reference aggregates otherwise (then from `statistics`). NaN scores (failures) are left out."""
+        kept = [value for value in scores if value is not None and not math.isnan(value)]
+        return sum(kept) / len(kept) if kept else None
 

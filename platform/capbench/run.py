@@ -42,8 +42,10 @@ def main(argv: list[str]) -> int:
         _manage(env, "migrate", "--noinput", "-v", "0")
         _manage(env, "datasets", "import", "flickr8k-expert", str(DEMO_DATASET), "--slug", DEMO_SLUG,
                 "--title", DEMO_TITLE)
+        # The demo's candidate captions scored by every metric (planned once; queued for the worker).
+        _manage(env, "scoring", "score-dataset", DEMO_SLUG)
         _admin_ensure(env, state_dir)
-        children = _start_children(env, args.host, args.port)
+        children = _start_children(env, args.host, args.port, state_dir)
         try:
             _ready_wait(urls["REDIS_URL"], f"http://{args.host}:{args.port}/", children, stop)
             if not _exited(children):
@@ -101,10 +103,13 @@ def _admin_ensure(env: dict[str, str], state_dir: Path) -> None:
     logger.info("admin login: admin / %s (from %s)", password_file.read_text().strip(), password_file)
 
 
-def _start_children(env: dict[str, str], host: str, port: int) -> list[subprocess.Popen]:
+def _start_children(env: dict[str, str], host: str, port: int, state_dir: Path) -> list[subprocess.Popen]:
+    prefix = env.get("CAPBENCH_QUEUE_PREFIX", "")
+    # --beat runs the periodic reaper inside this single worker.
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "capbench", "worker", "--loglevel", "INFO",
-         "--queues", "cpu,gpu,api", "--concurrency", "2", "--hostname", "capbench-run@%h"],
+         "--queues", ",".join(prefix + kind for kind in ("cpu", "gpu", "api")), "--concurrency", "2",
+         "--hostname", "capbench-run@%h", "--beat", "--schedule", str(state_dir / "celerybeat-schedule")],
         env=env, cwd=ROOT)
     web = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runserver", f"{host}:{port}", "--noreload"],
                            env=env, cwd=ROOT)
@@ -117,7 +122,7 @@ def _ready_wait(broker_url: str, home_url: str, children: list[subprocess.Popen]
     from celery import Celery
 
     client = Celery("capbench-run", broker=broker_url, backend=broker_url)
-    answer = client.send_task("capbench.ping", queue="cpu")
+    answer = client.send_task("capbench.ping", queue=os.environ.get("CAPBENCH_QUEUE_PREFIX", "") + "cpu")
     deadline = time.monotonic() + seconds
     worker_ready = web_ready = False
     while not (worker_ready and web_ready):

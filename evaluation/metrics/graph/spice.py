@@ -62,7 +62,7 @@ class Spice(Metric):
         libraries = sorted((jar.parent / "lib").glob("*.jar"))
         return os.pathsep.join(str(path) for path in [jar, *corenlp_jars(), *libraries])
 
-    def score(self, rows: Sequence[CaptionRow]) -> MetricResult:
+    def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         classpath = self._classpath()
         corpus = shared_corpus.get(rows)
         with tempfile.TemporaryDirectory(prefix="capbench-spice-") as folder:

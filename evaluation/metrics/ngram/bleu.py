@@ -64,15 +64,26 @@ def bleu_scores(stats: BleuStats) -> list[float]:
     return scores
 
 
+def flat_stats(stats: BleuStats) -> list[int]:
+    """[testlen, reflen, correct 1..4, guess 1..4]: JSON-friendly, summable field by field."""
+    return [stats.testlen, stats.reflen, *stats.correct, *stats.guess]
+
+
+def summed_stats(rows: Sequence[Sequence[int]]) -> BleuStats:
+    total = [sum(column) for column in zip(*rows, strict=True)] if rows else [0] * (2 + 2 * MAX_N)
+    return BleuStats(total[0], total[1], total[2:2 + MAX_N], total[2 + MAX_N:])
+
+
 class BleuFamily:
     """All four orders come from the same statistics: computed once per batch."""
 
     def __init__(self) -> None:
         # The corpus object itself, not its id(): a freed corpus's id can be reused by the next one.
         self._corpus = None
-        self._result: tuple[list[list[float]], list[float]] | None = None
+        self._result: tuple | None = None
 
-    def scores(self, rows: Sequence[CaptionRow]) -> tuple[list[list[float]], list[float]]:
+    def scores(self, rows: Sequence[CaptionRow]) -> tuple[list[list[float]], list[float], list[list[int]]]:
+        """Per row BLEU-1..4, the corpus BLEU-1..4 and per row the statistics `flat_stats` lists."""
         corpus = shared_corpus.get(rows)
         if corpus is not self._corpus:
             maxima: dict[tuple[str, ...], tuple[Counter, list[int]]] = {}
@@ -85,7 +96,9 @@ class BleuFamily:
                 total.reflen += s.reflen * times
                 total.correct = [a + b * times for a, b in zip(total.correct, s.correct, strict=True)]
                 total.guess = [a + b * times for a, b in zip(total.guess, s.guess, strict=True)]
-            self._result, self._corpus = (corpus.expand(per_distinct), bleu_scores(total)), corpus
+            flat = [flat_stats(s) for s in stats]
+            self._result = (corpus.expand(per_distinct), bleu_scores(total), corpus.expand(flat))
+            self._corpus = corpus
         return self._result
 
 
@@ -105,9 +118,18 @@ class Bleu(Metric):
     def config(self) -> dict:
         return {"order": self.order, "tokenizer": "ptb-corenlp-3.4.1", "reflen": "closest"}
 
-    def score(self, rows: Sequence[CaptionRow]) -> MetricResult:
-        per_row, corpus = _family.scores(rows)
-        return MetricResult(scores=[s[self.order - 1] for s in per_row], corpus=corpus[self.order - 1])
+    def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
+        per_row, corpus, statistics = _family.scores(rows)
+        return MetricResult(scores=[s[self.order - 1] for s in per_row], corpus=corpus[self.order - 1],
+                            statistics=statistics)
+
+    def aggregate(self, scores: Sequence[float], statistics: Sequence | None = None) -> float | None:
+        """Corpus BLEU from the summed statistics, as pycocoevalcap reports it."""
+        if statistics is None:
+            raise ValueError("corpus BLEU needs the per-row statistics")
+        if not statistics:
+            return None
+        return bleu_scores(summed_stats(statistics))[self.order - 1]
 
 
 for _order in range(1, MAX_N + 1):

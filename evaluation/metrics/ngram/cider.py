@@ -31,6 +31,9 @@ class CiderContext:
         self.log_documents = math.log(float(sum(multiplicity)))
         self._vectors: dict[str, Vector] = {}
 
+    def __getstate__(self) -> dict:
+        return {"frequency": self.frequency, "log_documents": self.log_documents, "_vectors": {}}
+
     def vector(self, text: str) -> Vector:
         cached = self._vectors.get(text)
         if cached is None:
@@ -77,9 +80,16 @@ class CiderD(Metric):
     def config(self) -> dict:
         return {"n": MAX_N, "sigma": SIGMA, "tokenizer": "ptb-corenlp-3.4.1"}
 
-    def score(self, rows: Sequence[CaptionRow]) -> MetricResult:
+    def corpus_context(self, rows: Sequence[CaptionRow]) -> CiderContext:
         corpus = shared_corpus.get(rows)
-        context = CiderContext(corpus.references, corpus.multiplicity)
+        return CiderContext(corpus.references, corpus.multiplicity)
+
+    def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
+        corpus = shared_corpus.get(rows)
+        if context is None:
+            context = CiderContext(corpus.references, corpus.multiplicity)
+        elif not isinstance(context, CiderContext):
+            raise TypeError(f"CIDEr-D expects a CiderContext, got {type(context).__name__}")
         distinct = [context.score(c, r) for c, r in zip(corpus.candidates, corpus.references, strict=True)]
         scores = corpus.expand(distinct)
         return MetricResult(scores=scores, corpus=float(np.mean(scores)) if scores else None)

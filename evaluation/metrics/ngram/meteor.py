@@ -28,8 +28,9 @@ class MeteorProcess:
         self._lock = threading.Lock()
 
     def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]],
-              expand: Sequence[int]) -> tuple[list[float], float]:
-        """Scores of rows `expand[i]` of the distinct rows, and the corpus score over them."""
+              expand: Sequence[int]) -> tuple[list[float], float, list[str]]:
+        """Scores of rows `expand[i]` of the distinct rows, the corpus score over them and each
+        row's statistics line."""
         with self._lock:
             try:
                 return self._score(candidates, references, expand)
@@ -47,7 +48,20 @@ class MeteorProcess:
         answers = self._exchange(process, ["EVAL ||| " + " ||| ".join(stats[i] for i in expand)],
                                  expected=len(expand) + 1)
         values = [float(answer) for answer in answers]
-        return values[:-1], values[-1]
+        return values[:-1], values[-1], [stats[i] for i in expand]
+
+    def aggregate(self, statistics: Sequence[str]) -> float:
+        """Meteor's corpus score over statistics lines kept from earlier batches."""
+        with self._lock:
+            for attempt in (1, 2):
+                try:
+                    answers = self._exchange(self._running(), ["EVAL ||| " + " ||| ".join(statistics)],
+                                             expected=len(statistics) + 1)
+                    return float(answers[-1])
+                except (BrokenPipeError, ValueError, OSError):
+                    self._stop()
+                    if attempt == 2:
+                        raise
 
     def _exchange(self, process: subprocess.Popen, lines: list[str], expected: int | None = None) -> list[str]:
         feeder = threading.Thread(target=self._feed, args=(process, lines), daemon=True)
@@ -119,7 +133,13 @@ class Meteor(Metric):
             return Availability(False, str(error))
         return Availability(True)
 
-    def score(self, rows: Sequence[CaptionRow]) -> MetricResult:
+    def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         corpus = shared_corpus.get(rows)
-        scores, total = self.process.score(corpus.candidates, corpus.references, corpus.row_to_distinct)
-        return MetricResult(scores=scores, corpus=total)
+        scores, total, statistics = self.process.score(corpus.candidates, corpus.references,
+                                                       corpus.row_to_distinct)
+        return MetricResult(scores=scores, corpus=total, statistics=statistics)
+
+    def aggregate(self, scores: Sequence[float], statistics: Sequence | None = None) -> float | None:
+        if statistics is None:
+            raise ValueError("corpus METEOR needs the per-row statistics")
+        return self.process.aggregate(statistics) if statistics else None

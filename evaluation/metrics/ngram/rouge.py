@@ -50,7 +50,7 @@ class RougeL(Metric):
     def config(self) -> dict:
         return {"beta": BETA, "tokenizer": "ptb-corenlp-3.4.1"}
 
-    def score(self, rows: Sequence[CaptionRow]) -> MetricResult:
+    def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         corpus = shared_corpus.get(rows)
         distinct = [rouge_l(c, r) for c, r in zip(corpus.candidates, corpus.references, strict=True)]
         scores = corpus.expand(distinct)

@@ -31,6 +31,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "catalog",
+    "submissions",
+    "scoring",
 ]
 
 MIDDLEWARE = [
@@ -93,9 +95,32 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 660)
-CELERY_TASK_DEFAULT_QUEUE = "cpu"
+# Queue names carry a prefix so that test runs and a local platform sharing one Redis stay apart.
+CAPBENCH_QUEUE_PREFIX = env_str("CAPBENCH_QUEUE_PREFIX", "")
+CELERY_TASK_DEFAULT_QUEUE = f"{CAPBENCH_QUEUE_PREFIX}cpu"
+# A task a dead worker held is redelivered by the broker after this long; the worker that starts in
+# its place re-queues it at once (scoring.signals), and the reaper after the task time limit.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+CELERY_BEAT_SCHEDULE = {
+    "reap-stuck-jobs": {"task": "scoring.reap", "schedule": float(env_int("CAPBENCH_REAP_EVERY", 60)),
+                        "options": {"queue": f"{CAPBENCH_QUEUE_PREFIX}cpu", "expires": 300}},
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 3600
+
+# Scoring: captions per batch by queue, attempts per batch, limits for the reaper.
+CAPBENCH_BATCH_SIZE = {"cpu": env_int("CAPBENCH_BATCH_SIZE_CPU", 1000), "gpu": env_int("CAPBENCH_BATCH_SIZE_GPU", 512),
+                       "api": env_int("CAPBENCH_BATCH_SIZE_API", 50)}
+CAPBENCH_BATCH_ATTEMPTS = env_int("CAPBENCH_BATCH_ATTEMPTS", 3)
+CAPBENCH_RETRY_BACKOFF = env_int("CAPBENCH_RETRY_BACKOFF", 5)
+CAPBENCH_JOB_TIME_LIMIT = env_int("CAPBENCH_JOB_TIME_LIMIT", 24 * 3600)
+CAPBENCH_BATCH_RESEND_AFTER = env_int("CAPBENCH_BATCH_RESEND_AFTER", 1800)
+
+# Submissions: what an upload may be, and how often.
+CAPBENCH_SUBMISSION_MAX_BYTES = env_int("CAPBENCH_SUBMISSION_MAX_BYTES", 20 * 1024 * 1024)
+CAPBENCH_CAPTION_MAX_CHARS = env_int("CAPBENCH_CAPTION_MAX_CHARS", 500)
+CAPBENCH_SUBMISSIONS_PER_DAY = env_int("CAPBENCH_SUBMISSIONS_PER_DAY", 10)
+CAPBENCH_SUBMISSIONS_CONCURRENT = env_int("CAPBENCH_SUBMISSIONS_CONCURRENT", 3)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -1,0 +1,14 @@
+"""Metrics from outside the library: `CAPBENCH_METRIC_PLUGINS=package.module,other.module` names
+modules whose import registers more metrics (`@register("my_metric")`), in every process that
+loads the registry (web, planner and workers alike)."""
+from __future__ import annotations
+
+import importlib
+import os
+
+
+def load_plugins() -> list[str]:
+    names = [name.strip() for name in os.environ.get("CAPBENCH_METRIC_PLUGINS", "").split(",") if name.strip()]
+    for name in names:
+        importlib.import_module(name)
+    return names

@@ -1,0 +1,57 @@
+"""`manage.py scoring metrics|score-dataset|jobs|reap`: the scoring engine from the command line."""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from catalog.models import Dataset
+from scoring.models import EvaluationJob, Metric
+from scoring.services.lifecycle import jobs_reap
+from scoring.services.metrics import metrics_sync
+from scoring.services.planning import dataset_plan
+
+
+class Command(BaseCommand):
+    help = "Sync metrics from the registry, plan dataset scoring, list jobs, reap stuck jobs."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        actions = parser.add_subparsers(dest="action", required=True)
+        actions.add_parser("metrics", help="sync the registry and list metrics with their availability")
+        score = actions.add_parser("score-dataset", help="score every candidate caption of a dataset")
+        score.add_argument("dataset")
+        score.add_argument("--metric", action="append", dest="metrics", help="slug (repeat); default every metric")
+        jobs = actions.add_parser("jobs", help="the latest jobs and their progress")
+        jobs.add_argument("--limit", type=int, default=30)
+        actions.add_parser("reap", help="run the periodic sweep once")
+
+    def handle(self, *args, **options) -> None:
+        getattr(self, "_" + options["action"].replace("-", "_"))(options)
+
+    def _metrics(self, options) -> None:
+        created = metrics_sync()
+        for metric in Metric.objects.filter(is_registered=True).select_related("current_version"):
+            state = "available" if metric.available else f"unavailable: {metric.unavailable_reason}"
+            self.stdout.write(f"{metric.slug:12} {metric.queue:4} v{metric.current_version.version:6} "
+                              f"{metric.current_version.config_hash}  {state}")
+        if created:
+            self.stdout.write(f"new versions: {', '.join(str(v) for v in created)}")
+
+    def _score_dataset(self, options) -> None:
+        dataset = Dataset.objects.filter(slug=options["dataset"]).first()
+        if dataset is None:
+            raise CommandError(f"no dataset {options['dataset']!r}")
+        try:
+            jobs = dataset_plan(dataset=dataset, slugs=options["metrics"])
+        except KeyError as error:
+            raise CommandError(str(error).strip('"')) from None
+        for job in jobs:
+            self.stdout.write(f"job {job.pk}: {job.metric_version.metric.slug} over {job.total:,} captions, "
+                              f"{job.batch_count} batch(es), {job.status}")
+
+    def _jobs(self, options) -> None:
+        for job in EvaluationJob.objects.select_related("metric_version__metric", "dataset", "system")[:options["limit"]]:
+            target = job.system.name if job.system else f"all of {job.dataset.slug}"
+            line = f"{job.pk:6} {job.metric_version.metric.slug:12} {job.status:11} {job.done:>7,}/{job.total:<7,} {target}"
+            self.stdout.write(line + (f"  {job.error}" if job.error else ""))
+
+    def _reap(self, options) -> None:
+        self.stdout.write(", ".join(f"{key} {value}" for key, value in jobs_reap().items()))

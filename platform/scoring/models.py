@@ -1,0 +1,201 @@
+"""Metrics as the platform knows them, per-caption scores, evaluation jobs and their batches,
+per-system corpus numbers and the meta-evaluation's correlation results."""
+from __future__ import annotations
+
+from django.db import models
+
+from catalog.models import Caption, Dataset, System
+
+
+class Metric(models.Model):
+    """A metric of the `evaluation` registry, synced by `metrics_sync`."""
+
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=100)
+    family = models.CharField(max_length=40)
+    higher_is_better = models.BooleanField(default=True)
+    needs = models.JSONField(default=list, help_text="references / media / gpu / api")
+    queue = models.CharField(max_length=10, default="cpu")
+    corpus_dependent = models.BooleanField(default=False)
+    citation = models.TextField(blank=True)
+    description = models.TextField(blank=True)
+    current_version = models.ForeignKey("MetricVersion", null=True, blank=True, on_delete=models.SET_NULL,
+                                        related_name="+", help_text="what the registry computes now")
+    is_registered = models.BooleanField(default=True, help_text="false once the code no longer has it")
+    available = models.BooleanField(default=True)
+    unavailable_reason = models.TextField(blank=True)
+    synced_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class MetricVersion(models.Model):
+    """A metric's code version and configuration: scores belong to one, never to the bare metric."""
+
+    metric = models.ForeignKey(Metric, on_delete=models.CASCADE, related_name="versions")
+    version = models.CharField(max_length=40)
+    config_hash = models.CharField(max_length=16)
+    config = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["metric", "config_hash"], name="metric_version_unique")]
+        ordering = ["metric", "created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.metric.slug}@{self.version}/{self.config_hash}"
+
+
+class EvaluationJob(models.Model):
+    """One metric version over one caption set: a submission's system, or every candidate caption
+    of a dataset (for the meta-evaluation boards)."""
+
+    class Purpose(models.TextChoices):
+        SUBMISSION = "submission"
+        DATASET = "dataset"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+        UNAVAILABLE = "unavailable"
+
+    FINAL = (Status.DONE, Status.FAILED, Status.UNAVAILABLE)
+
+    purpose = models.CharField(max_length=12, choices=Purpose.choices)
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="evaluation_jobs")
+    system = models.ForeignKey(System, null=True, blank=True, on_delete=models.CASCADE, related_name="evaluation_jobs",
+                               help_text="empty: every candidate caption of the dataset")
+    submission = models.ForeignKey("submissions.Submission", null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="jobs")
+    metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="jobs")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0, help_text="captions with a stored score or failure")
+    failed = models.PositiveIntegerField(default=0, help_text="captions the metric could not score")
+    reused = models.PositiveIntegerField(default=0, help_text="scores taken from identical earlier work")
+    batch_count = models.PositiveIntegerField(default=0)
+    context_key = models.CharField(max_length=64, blank=True, help_text="corpus context (corpus-dependent metrics)")
+    error = models.TextField(blank=True)
+    queued_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    compute_seconds = models.FloatField(default=0.0, help_text="time inside the metric, summed over batches")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["dataset", "system", "metric_version"],
+                                               nulls_distinct=False, name="job_unique_per_caption_set")]
+        ordering = ["-queued_at", "id"]
+
+    def __str__(self) -> str:
+        return f"job {self.pk}: {self.metric_version} on {self.system or self.dataset}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL
+
+
+class JobBatch(models.Model):
+    """A slice of a job's captions: the unit a worker takes, retries and records atomically."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    job = models.ForeignKey(EvaluationJob, on_delete=models.CASCADE, related_name="batches")
+    index = models.PositiveIntegerField()
+    caption_ids = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    failed = models.PositiveIntegerField(default=0)
+    reused = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="batch_unique_index")]
+        ordering = ["job", "index"]
+
+
+class Score(models.Model):
+    """A caption's value under one metric version. `value` is null when the metric failed on it
+    (`error` says why); `statistics` are what corpus aggregation needs (BLEU counts)."""
+
+    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="scores")
+    metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="scores")
+    value = models.FloatField(null=True, blank=True)
+    detail = models.JSONField(null=True, blank=True)
+    statistics = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    input_key = models.CharField(max_length=64, db_index=True,
+                                 help_text="hash of (metric config, candidate, references, media, corpus context)")
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["caption", "metric_version"], name="score_unique")]
+
+
+class SystemScore(models.Model):
+    """A system's number under a metric version on its dataset: the corpus value the metric's
+    reference reports (corpus BLEU, Meteor's aggregate, else the mean) and the plain mean."""
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="system_scores")
+    metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="system_scores")
+    value = models.FloatField(null=True, blank=True)
+    mean = models.FloatField(null=True, blank=True)
+    count = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["system", "metric_version"], name="system_score_unique")]
+
+
+class CorpusContext(models.Model):
+    """A corpus-dependent metric's context (CIDEr-D document frequencies) for one set of reference
+    lists, built once and shared by every batch and every later submission on the same items."""
+
+    key = models.CharField(max_length=64, unique=True)
+    metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="contexts")
+    payload = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class CorrelationResult(models.Model):
+    """Agreement of a metric version with people on one dataset under one protocol."""
+
+    class Level(models.TextChoices):
+        CAPTION = "caption"
+        SYSTEM = "system"
+
+    metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="correlations")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="correlations")
+    dimension = models.CharField(max_length=40)
+    statistic = models.CharField(max_length=40, help_text="tau_b, tau_c, pearson, accuracy …")
+    level = models.CharField(max_length=10, choices=Level.choices, default=Level.CAPTION)
+    protocol = models.CharField(max_length=80, help_text='e.g. "flickr8k-expert/paper@1"')
+    value = models.FloatField(null=True)
+    low = models.FloatField(null=True)
+    high = models.FloatField(null=True)
+    n = models.PositiveIntegerField()
+    left_out = models.PositiveIntegerField(default=0, help_text="rows without a metric score")
+    tie_rate = models.FloatField(null=True, help_text="share of pairs the metric ties")
+    detail = models.JSONField(null=True, blank=True)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(
+            fields=["metric_version", "dataset", "dimension", "statistic", "level", "protocol"],
+            name="correlation_unique")]
+        ordering = ["dataset", "dimension", "statistic"]

@@ -1,0 +1,144 @@
+"""Running one batch: load its rows, reuse identical earlier work, call the metric, and store the
+scores and the batch's completion in one transaction (a batch delivered twice writes the same rows;
+a worker killed mid-batch leaves nothing half-written)."""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from evaluation import metrics as registry
+from evaluation.metrics import MetricUnavailable
+from scoring.models import EvaluationJob, JobBatch, Score
+from scoring.services.contexts import job_context
+from scoring.services.rows import caption_rows, input_key
+from submissions.models import Submission
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BatchOutcome:
+    state: str           # "done" | "skipped" | "unavailable"
+    scored: int = 0
+    reused: int = 0
+    failed: int = 0
+    job_complete: bool = False
+
+
+class VersionMismatch(RuntimeError):
+    pass
+
+
+def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
+    batch = _batch_claim(batch_id, worker)
+    if batch is None:
+        return BatchOutcome("skipped")
+    job = batch.job
+    version = job.metric_version
+    implementation = registry.get(version.metric.slug)
+    if implementation.config_hash() != version.config_hash:
+        raise VersionMismatch(f"this worker computes {version.metric.slug} with configuration "
+                              f"{implementation.config_hash()}, the job asks for {version.config_hash}")
+    availability = implementation.availability()
+    if not availability.available:
+        return _unavailable(job, availability.reason)
+    started = time.perf_counter()
+    job_rows = caption_rows(batch.caption_ids)
+    keys = [input_key(version.config_hash, job_row, job.context_key) for job_row in job_rows]
+    known = _known_scores(version, keys)
+    todo = [(job_row, key) for job_row, key in zip(job_rows, keys, strict=True) if key not in known]
+    needs_media = "media" in implementation.needs
+    runnable = [(job_row, key) for job_row, key in todo if not needs_media or job_row.row.media]
+    computed: dict[str, dict] = {}
+    if runnable:
+        context = None
+        if implementation.corpus_dependent:
+            all_ids = [i for ids in job.batches.order_by("index").values_list("caption_ids", flat=True) for i in ids]
+            context = job_context(job, implementation, all_ids)
+        try:
+            result = implementation.score([job_row.row for job_row, _ in runnable], context)
+        except MetricUnavailable as error:
+            return _unavailable(job, str(error))
+        for index, (_, key) in enumerate(runnable):
+            computed[key] = _stored_fields(result, index)
+    scores, failed = [], 0
+    for job_row, key in zip(job_rows, keys, strict=True):
+        fields = known.get(key) or computed.get(key) or {
+            "value": None, "detail": None, "statistics": None,
+            "error": "the image or video file is not attached to this dataset"}
+        failed += fields["value"] is None
+        scores.append(Score(caption_id=job_row.caption_id, metric_version=version, input_key=key, **fields))
+    seconds = time.perf_counter() - started
+    reused = len(job_rows) - len(todo)
+    complete = _batch_record(batch, scores, seconds, reused=reused)
+    return BatchOutcome("done", scored=len(computed), reused=reused, failed=failed, job_complete=complete)
+
+
+def _batch_claim(batch_id: int, worker: str) -> JobBatch | None:
+    with transaction.atomic():
+        batch = (JobBatch.objects.select_for_update().select_related("job__metric_version__metric")
+                 .filter(pk=batch_id).first())
+        if batch is None or batch.status == JobBatch.Status.DONE or batch.job.is_final:
+            return None
+        batch.status, batch.worker = JobBatch.Status.RUNNING, worker
+        batch.attempts += 1
+        batch.started_at = timezone.now()
+        batch.save(update_fields=["status", "worker", "attempts", "started_at"])
+        started = EvaluationJob.objects.filter(pk=batch.job_id, status=EvaluationJob.Status.QUEUED).update(
+            status=EvaluationJob.Status.RUNNING, started_at=timezone.now())
+        if started and batch.job.submission_id:
+            Submission.objects.filter(pk=batch.job.submission_id, status=Submission.Status.QUEUED).update(
+                status=Submission.Status.RUNNING, started_at=timezone.now())
+    return batch
+
+
+def _known_scores(version, keys: list[str]) -> dict[str, dict]:
+    rows = (Score.objects.filter(metric_version=version, input_key__in=set(keys), value__isnull=False)
+            .values("input_key", "value", "detail", "statistics"))
+    return {row.pop("input_key"): {**row, "error": ""} for row in rows}
+
+
+def _stored_fields(result, index: int) -> dict:
+    value = result.scores[index]
+    ok = value is not None and not math.isnan(value) and not math.isinf(value)
+    detail = result.details[index] if result.details else None
+    return {"value": float(value) if ok else None, "detail": detail,
+            "statistics": result.statistics[index] if result.statistics else None,
+            "error": "" if ok else (detail or {}).get("error", "the metric returned no number for this caption")}
+
+
+def _batch_record(batch: JobBatch, scores: list[Score], seconds: float, reused: int) -> bool:
+    """Scores, the batch's completion and the job's progress, together or not at all."""
+    failed = sum(score.value is None for score in scores)
+    with transaction.atomic():
+        Score.objects.bulk_create(scores, batch_size=2000, update_conflicts=True,
+                                  unique_fields=["caption", "metric_version"],
+                                  update_fields=["value", "detail", "statistics", "error", "input_key", "computed_at"])
+        JobBatch.objects.filter(pk=batch.pk).update(status=JobBatch.Status.DONE, finished_at=timezone.now(),
+                                                    seconds=seconds, failed=failed, reused=reused, error="")
+        job = EvaluationJob.objects.select_for_update().get(pk=batch.job_id)
+        totals = JobBatch.objects.filter(job=job, status=JobBatch.Status.DONE).aggregate(
+            failed=Sum("failed"), reused=Sum("reused"), seconds=Sum("seconds"))
+        job.done = sum(len(ids) for ids in JobBatch.objects.filter(job=job, status=JobBatch.Status.DONE)
+                       .values_list("caption_ids", flat=True))
+        job.failed, job.reused = totals["failed"] or 0, totals["reused"] or 0
+        job.compute_seconds = totals["seconds"] or 0.0
+        job.save(update_fields=["done", "failed", "reused", "compute_seconds"])
+        return job.done >= job.total
+
+
+def _unavailable(job: EvaluationJob, reason: str) -> BatchOutcome:
+    from scoring.services.lifecycle import job_end
+
+    job_end(job_id=job.pk, status=EvaluationJob.Status.UNAVAILABLE, error=f"unavailable: {reason}")
+    return BatchOutcome("unavailable")
+
+
+def job_of(batch_id: int) -> int:
+    return JobBatch.objects.values_list("job_id", flat=True).get(pk=batch_id)

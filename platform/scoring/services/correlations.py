@@ -1,0 +1,119 @@
+"""The meta-evaluation: a metric version's stored per-caption scores against a dataset's human
+judgments, under every protocol the dataset has, with 95% cluster-bootstrap intervals."""
+from __future__ import annotations
+
+import numpy as np
+from django.db import transaction
+
+from catalog.models import Dataset, Judgment, PairJudgment
+from evaluation.metaeval.bootstrap import cluster_bootstrap
+from evaluation.metaeval.kendall import pair_counts
+from evaluation.metaeval.pairwise import pairwise_accuracy
+from evaluation.metaeval.protocols import PROTOCOLS, RATING_STATISTICS, Protocol, rating_cells
+from scoring.models import CorrelationResult, MetricVersion, Score
+
+PAIRWISE_STATISTICS = ("accuracy", "accuracy_ties_half")
+
+
+def dataset_protocols(dataset: Dataset) -> list[Protocol]:
+    """The protocols of the dataset's source (paper first), or the generic canonical one. Pascal's
+    paper protocol averages random 5-reference draws per pair, which per-caption scores against the
+    whole pool cannot give: `manage.py reproduce pascal50s` computes it from the source files."""
+    known = [p for p in PROTOCOLS.values() if p.dataset == dataset.source_format]
+    if dataset.kind == Dataset.Kind.PAIRWISE:
+        known = [p for p in known if p.name == "canonical"]
+    if known:
+        return sorted(known, key=lambda p: p.name != "paper")
+    statistics = PAIRWISE_STATISTICS if dataset.kind != Dataset.Kind.RATING else RATING_STATISTICS
+    return [Protocol(dataset.slug, "canonical", "1", statistics, "one row per judgment", "the item's references")]
+
+
+def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> list[CorrelationResult]:
+    scores = dict(Score.objects.filter(metric_version=metric_version, caption__item__dataset=dataset,
+                                       caption__system__submission__isnull=True).values_list("caption_id", "value"))
+    cells = []
+    for chosen in dataset_protocols(dataset):
+        if dataset.kind == Dataset.Kind.RATING:
+            cells += _rating_cells(dataset, chosen, scores)
+        else:
+            cells += _pairwise_cells(dataset, chosen, scores)
+    with transaction.atomic():
+        results = [CorrelationResult.objects.update_or_create(
+            metric_version=metric_version, dataset=dataset, dimension=cell.pop("dimension"),
+            statistic=cell.pop("statistic"), level=CorrelationResult.Level.CAPTION, protocol=cell.pop("protocol"),
+            defaults=cell)[0] for cell in cells]
+    return results
+
+
+def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | None]) -> list[dict]:
+    cells = []
+    for dimension in dataset.dimensions or ["overall"]:
+        rows = list(Judgment.objects.filter(caption__item__dataset=dataset, dimension=dimension,
+                                            caption__system__submission__isnull=True)
+                    .order_by("id").values_list("caption_id", "value", "caption__item_id"))
+        if not rows:
+            continue
+        human = np.array([value for _, value, _ in rows], dtype=float)
+        metric = np.array([_number(scores.get(caption)) for caption, _, _ in rows], dtype=float)
+        clusters = np.array([item for _, _, item in rows])
+        kept = ~np.isnan(metric)
+        if kept.sum() < 3:
+            continue
+        counts = pair_counts(human[kept], metric[kept])
+        tie_rate = (counts.tied_metric + counts.tied_both) / counts.pairs if counts.pairs else None
+        for statistic, interval in rating_cells(chosen, human, metric, clusters).items():
+            cells.append({"dimension": dimension, "statistic": statistic, "protocol": chosen.key,
+                          "value": _finite(interval.value), "low": _finite(interval.low),
+                          "high": _finite(interval.high), "n": int(kept.sum()),
+                          "left_out": int((~kept).sum()), "tie_rate": tie_rate,
+                          "detail": {"replicates": interval.replicates, "resample": chosen.resample}})
+    return cells
+
+
+def _pairwise_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | None]) -> list[dict]:
+    pairs = list(PairJudgment.objects.filter(dataset=dataset).exclude(winner__in=["", "tie"]).order_by("id")
+                 .values_list("caption_a", "caption_b", "winner", "category", "item_id"))
+    a = np.array([_number(scores.get(p[0])) for p in pairs], dtype=float)
+    b = np.array([_number(scores.get(p[1])) for p in pairs], dtype=float)
+    kept = ~(np.isnan(a) | np.isnan(b))
+    winner = np.array([p[2] for p in pairs])
+    category = np.array([p[3] or "all" for p in pairs])
+    items = np.array([p[4] for p in pairs])
+    names = sorted(set(category[kept].tolist()))
+    groups = [*names, "mean"] if len(names) > 1 else names
+    masks = {name: kept & (category == name) for name in names}
+    masks["mean"] = kept
+
+    def statistic(weights: np.ndarray | None) -> list[float]:
+        per = {}
+        for name in names:
+            sub = masks[name]
+            result = pairwise_accuracy(a[sub], b[sub], winner[sub], None if weights is None else weights[sub])
+            per[name] = [result.strict, result.ties_half]
+        per["mean"] = list(np.mean([per[name] for name in names], axis=0))  # the papers' unweighted mean
+        return [value for name in groups for value in per[name]]
+
+    intervals = iter(cluster_bootstrap(statistic, items, replicates=chosen.replicates, seed=chosen.seed))
+    cells = []
+    for name in groups:
+        mask = masks[name]
+        ties = int(((a == b) & mask).sum())
+        left_out = int((~kept & ((category == name) if name != "mean" else True)).sum())
+        for statistic_name in PAIRWISE_STATISTICS:
+            interval = next(intervals)
+            if statistic_name not in chosen.statistics:
+                continue
+            cells.append({"dimension": name, "statistic": statistic_name, "protocol": chosen.key,
+                          "value": _finite(interval.value), "low": _finite(interval.low),
+                          "high": _finite(interval.high), "n": int(mask.sum()), "left_out": left_out,
+                          "tie_rate": ties / int(mask.sum()) if mask.sum() else None,
+                          "detail": {"replicates": interval.replicates, "metric_ties": ties}})
+    return cells
+
+
+def _number(value: float | None) -> float:
+    return np.nan if value is None else value
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or np.isnan(value) else float(value)

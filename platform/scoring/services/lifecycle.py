@@ -1,0 +1,166 @@
+"""How jobs end: finalising (system numbers, correlations, the submission's status), failing,
+recovering batches a dead worker held, and reaping jobs stuck past their limit."""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from catalog.models import System
+from evaluation import metrics as registry
+from scoring.models import EvaluationJob, JobBatch, Score, SystemScore
+from submissions.models import Submission
+
+log = logging.getLogger(__name__)
+
+
+def job_finalize(*, job_id: int) -> EvaluationJob:
+    """Once every batch is done: per-system numbers, then the job is done (idempotent)."""
+    job = EvaluationJob.objects.select_related("metric_version__metric", "dataset").get(pk=job_id)
+    if job.is_final:
+        return job
+    if JobBatch.objects.filter(job=job).exclude(status=JobBatch.Status.DONE).exists():
+        return job
+    system_scores_compute(job=job)
+    job_end(job_id=job.pk, status=EvaluationJob.Status.DONE)
+    if job.purpose == EvaluationJob.Purpose.DATASET:
+        from scoring.services.correlations import dataset_correlations
+
+        dataset_correlations(dataset=job.dataset, metric_version=job.metric_version)
+    job.refresh_from_db()
+    return job
+
+
+def system_scores_compute(*, job: EvaluationJob) -> list[SystemScore]:
+    implementation = registry.get(job.metric_version.metric.slug)
+    systems = [job.system] if job.system else list(System.objects.filter(dataset=job.dataset, submission__isnull=True))
+    results = []
+    for system in systems:
+        rows = list(Score.objects.filter(metric_version=job.metric_version, caption__system=system)
+                    .order_by("caption_id").values_list("value", "statistics"))
+        if not rows:
+            continue
+        values = [value for value, _ in rows if value is not None]
+        statistics = [s for value, s in rows if value is not None]
+        try:
+            corpus = implementation.aggregate(values, None if None in statistics else statistics)
+        except ValueError:  # statistics missing (scores stored before the metric kept them)
+            corpus = None
+        results.append(SystemScore.objects.update_or_create(
+            system=system, metric_version=job.metric_version,
+            defaults={"value": corpus, "mean": sum(values) / len(values) if values else None,
+                      "count": len(values), "failed": len(rows) - len(values)})[0])
+    return results
+
+
+def job_end(*, job_id: int, status: str, error: str = "") -> None:
+    with transaction.atomic():
+        job = EvaluationJob.objects.select_for_update().get(pk=job_id)
+        if job.is_final:
+            return
+        job.status, job.error, job.finished_at = status, error, timezone.now()
+        job.save(update_fields=["status", "error", "finished_at"])
+        if status != EvaluationJob.Status.DONE:
+            JobBatch.objects.filter(job=job).exclude(status=JobBatch.Status.DONE).update(
+                status=JobBatch.Status.FAILED, error=error[:2000])
+        if job.submission_id:
+            transaction.on_commit(lambda: submission_refresh(submission_id=job.submission_id))
+
+
+def batch_attempt_failed(*, batch_id: int, error: str, final: bool) -> None:
+    """An attempt raised: back to the queue for a retry, or (last attempt) the job fails."""
+    batch = JobBatch.objects.filter(pk=batch_id).first()
+    if batch is None:
+        return
+    if final:
+        job_end(job_id=batch.job_id, status=EvaluationJob.Status.FAILED,
+                error=f"batch {batch.index + 1} failed after {batch.attempts} attempt(s): {error}")
+    else:
+        JobBatch.objects.filter(pk=batch_id, status=JobBatch.Status.RUNNING).update(
+            status=JobBatch.Status.QUEUED, error=error[:2000])
+
+
+def submission_refresh(*, submission_id: int) -> Submission:
+    """The submission's status from its jobs: running while any is open, then done (with the
+    unavailable metrics noted) or failed when a metric failed."""
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().get(pk=submission_id)
+        if submission.status == Submission.Status.WITHDRAWN:
+            return submission
+        jobs = list(EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric"))
+        if not jobs:
+            return submission
+        if any(not job.is_final for job in jobs):
+            if any(job.status == EvaluationJob.Status.RUNNING or job.done for job in jobs):
+                submission.status = Submission.Status.RUNNING
+                submission.started_at = submission.started_at or timezone.now()
+        else:
+            failed = [job for job in jobs if job.status == EvaluationJob.Status.FAILED]
+            submission.status = Submission.Status.FAILED if failed else Submission.Status.DONE
+            submission.error = "\n".join(f"{job.metric_version.metric.slug}: {job.error}" for job in failed)
+            submission.started_at = submission.started_at or timezone.now()
+            submission.finished_at = timezone.now()
+        submission.save(update_fields=["status", "error", "started_at", "finished_at"])
+    return submission
+
+
+def jobs_cancel(*, submission: Submission, reason: str) -> int:
+    open_jobs = EvaluationJob.objects.filter(submission=submission).exclude(status__in=EvaluationJob.FINAL)
+    ids = list(open_jobs.values_list("pk", flat=True))
+    for job_id in ids:
+        job_end(job_id=job_id, status=EvaluationJob.Status.FAILED, error=f"cancelled: {reason}")
+    return len(ids)
+
+
+def batches_recover_worker(*, worker: str) -> int:
+    """A worker starting under `worker`'s name: whatever that name held is from a dead process."""
+    from scoring.services.planning import batches_enqueue
+
+    orphaned = JobBatch.objects.filter(worker=worker, status=JobBatch.Status.RUNNING)
+    jobs = set(orphaned.values_list("job_id", flat=True))
+    ids = list(orphaned.values_list("pk", flat=True))
+    orphaned.update(status=JobBatch.Status.QUEUED, error=f"recovered: worker {worker} restarted")
+    for job_id in jobs:
+        batches_enqueue(job_id=job_id, only_ids=ids)
+    if ids:
+        log.warning("re-queued %d batch(es) that %s held when it stopped", len(ids), worker)
+    return len(ids)
+
+
+def jobs_reap(*, now=None) -> dict[str, int]:
+    """The periodic sweep: finalise complete jobs, re-send or fail batches stuck past their time
+    limit, fail jobs that have run past the job limit, and re-send undelivered queued batches."""
+    from scoring.services.planning import batches_enqueue
+
+    now = now or timezone.now()
+    counts = {"finalised": 0, "requeued": 0, "failed": 0, "resent": 0}
+    open_jobs = EvaluationJob.objects.exclude(status__in=EvaluationJob.FINAL)
+    for job in open_jobs.filter(queued_at__lt=now - timedelta(seconds=settings.CAPBENCH_JOB_TIME_LIMIT)):
+        job_end(job_id=job.pk, status=EvaluationJob.Status.FAILED,
+                error=f"stuck: not finished {settings.CAPBENCH_JOB_TIME_LIMIT // 60} minutes after it was queued "
+                      f"({job.done} of {job.total} captions scored)")
+        counts["failed"] += 1
+    for job in open_jobs.all():
+        if not JobBatch.objects.filter(job=job).exclude(status=JobBatch.Status.DONE).exists():
+            job_finalize(job_id=job.pk)
+            counts["finalised"] += 1
+    stuck = JobBatch.objects.filter(status=JobBatch.Status.RUNNING, job__in=open_jobs,
+                                    started_at__lt=now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60))
+    for batch in stuck:
+        if batch.attempts >= settings.CAPBENCH_BATCH_ATTEMPTS:
+            batch_attempt_failed(batch_id=batch.pk, error="stuck past the task time limit", final=True)
+            counts["failed"] += 1
+        else:
+            JobBatch.objects.filter(pk=batch.pk).update(status=JobBatch.Status.QUEUED,
+                                                        error="stuck past the task time limit")
+            counts["requeued"] += batches_enqueue(job_id=batch.job_id, only_ids=[batch.pk])
+    undelivered = JobBatch.objects.filter(job__in=open_jobs, status=JobBatch.Status.QUEUED).filter(
+        Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - timedelta(seconds=settings.CAPBENCH_BATCH_RESEND_AFTER)))
+    for job_id in set(undelivered.values_list("job_id", flat=True)):
+        counts["resent"] += batches_enqueue(job_id=job_id, only_ids=list(undelivered.filter(job_id=job_id)
+                                                                          .values_list("pk", flat=True)))
+    return counts

@@ -1,0 +1,47 @@
+"""Metric rows mirror the `evaluation` registry: one Metric per slug, one MetricVersion per
+(code version, configuration). A changed configuration is a new version; older versions and their
+scores stay until the new scores are complete."""
+from __future__ import annotations
+
+from django.db import transaction
+
+from evaluation import metrics as registry
+from scoring.models import Metric, MetricVersion
+
+
+def metrics_sync() -> list[MetricVersion]:
+    """Upsert every registered metric; returns the versions this call created."""
+    created = []
+    with transaction.atomic():
+        for slug in registry.slugs():
+            implementation = registry.get(slug)
+            availability = implementation.availability()
+            metric, _ = Metric.objects.update_or_create(slug=slug, defaults={
+                "name": implementation.name, "family": implementation.family,
+                "higher_is_better": implementation.higher_is_better, "needs": sorted(implementation.needs),
+                "queue": implementation.queue, "corpus_dependent": implementation.corpus_dependent,
+                "citation": implementation.citation, "description": implementation.description,
+                "is_registered": True, "available": availability.available,
+                "unavailable_reason": availability.reason})
+            version, is_new = MetricVersion.objects.get_or_create(
+                metric=metric, config_hash=implementation.config_hash(),
+                defaults={"version": implementation.version, "config": implementation.config()})
+            if is_new:
+                created.append(version)
+            if metric.current_version_id != version.pk:
+                metric.current_version = version
+                metric.save(update_fields=["current_version"])
+        Metric.objects.exclude(slug__in=registry.slugs()).update(is_registered=False)
+    return created
+
+
+def metric_versions_current(slugs: list[str] | None = None) -> list[MetricVersion]:
+    """The registry's versions, synced first, optionally only `slugs` (unknown slugs are refused)."""
+    metrics_sync()
+    chosen = Metric.objects.filter(is_registered=True).select_related("current_version")
+    if slugs:
+        unknown = sorted(set(slugs) - set(chosen.values_list("slug", flat=True)))
+        if unknown:
+            raise KeyError(f"unknown metric(s): {', '.join(unknown)} (known: {', '.join(registry.slugs())})")
+        chosen = chosen.filter(slug__in=slugs)
+    return [metric.current_version for metric in chosen.order_by("slug")]

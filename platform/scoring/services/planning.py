@@ -1,0 +1,75 @@
+"""Turning "score this caption set with these metrics" into EvaluationJobs, their batches and the
+queue messages. Planning twice creates nothing twice."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from catalog.models import Caption, Dataset
+from scoring.models import EvaluationJob, JobBatch, MetricVersion
+from scoring.queues import enqueue
+from scoring.services.metrics import metric_versions_current
+from scoring.services.rows import caption_multiplicity, caption_rows, context_key
+from submissions.models import Submission
+
+BATCH_TASK = "scoring.run_batch"
+
+
+def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
+    submission = Submission.objects.select_related("system", "dataset").get(pk=submission_id)
+    if submission.status == Submission.Status.WITHDRAWN:
+        return []
+    versions = metric_versions_current(submission.metrics or None)
+    captions = list(Caption.objects.filter(system=submission.system).order_by("id").values_list("id", flat=True))
+    jobs = [_job_plan(purpose=EvaluationJob.Purpose.SUBMISSION, dataset=submission.dataset, system=submission.system,
+                      submission=submission, version=version, caption_ids=captions) for version in versions]
+    Submission.objects.filter(pk=submission.pk, dispatched_at__isnull=True).update(dispatched_at=timezone.now())
+    from scoring.services.lifecycle import submission_refresh
+    submission_refresh(submission_id=submission.pk)
+    return jobs
+
+
+def dataset_plan(*, dataset: Dataset, slugs: list[str] | None = None) -> list[EvaluationJob]:
+    """Every candidate caption of the dataset (its own systems, not submissions) × each metric."""
+    versions = metric_versions_current(slugs)
+    captions = list(Caption.objects.filter(item__dataset=dataset, system__submission__isnull=True)
+                    .order_by("id").values_list("id", flat=True))
+    return [_job_plan(purpose=EvaluationJob.Purpose.DATASET, dataset=dataset, system=None, submission=None,
+                      version=version, caption_ids=captions) for version in versions]
+
+
+def _job_plan(*, purpose, dataset, system, submission, version: MetricVersion, caption_ids: list[int]) -> EvaluationJob:
+    metric = version.metric
+    with transaction.atomic():
+        job, created = EvaluationJob.objects.select_for_update().get_or_create(
+            dataset=dataset, system=system, metric_version=version,
+            defaults={"purpose": purpose, "submission": submission, "total": len(caption_ids)})
+        if not created and (job.is_final or job.batch_count):
+            return job  # planned before: the batches (and the reaper) carry it on
+        if metric.corpus_dependent:
+            rows = [job_row.row.references for job_row in caption_rows(caption_ids)]
+            job.context_key = context_key(version.config_hash, rows, caption_multiplicity(caption_ids))
+        size = settings.CAPBENCH_BATCH_SIZE.get(metric.queue, 500)
+        slices = [caption_ids[start:start + size] for start in range(0, len(caption_ids), size)]
+        JobBatch.objects.bulk_create([JobBatch(job=job, index=i, caption_ids=ids) for i, ids in enumerate(slices)])
+        job.batch_count, job.total = len(slices), len(caption_ids)
+        if not slices:
+            job.status, job.finished_at = EvaluationJob.Status.DONE, timezone.now()
+        job.save()
+        transaction.on_commit(lambda: batches_enqueue(job_id=job.pk))
+    return job
+
+
+def batches_enqueue(*, job_id: int, only_ids: list[int] | None = None) -> int:
+    """Send the job's queued batches to its metric's queue; returns how many reached the broker."""
+    job = EvaluationJob.objects.select_related("metric_version__metric").get(pk=job_id)
+    batches = JobBatch.objects.filter(job=job, status=JobBatch.Status.QUEUED)
+    if only_ids is not None:
+        batches = batches.filter(pk__in=only_ids)
+    sent = 0
+    for batch_id in batches.order_by("index").values_list("pk", flat=True):
+        if enqueue(BATCH_TASK, [batch_id], kind=job.metric_version.metric.queue):
+            JobBatch.objects.filter(pk=batch_id).update(enqueued_at=timezone.now())
+            sent += 1
+    return sent

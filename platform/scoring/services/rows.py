@@ -1,0 +1,69 @@
+"""A job's captions as `evaluation` rows: candidate, the item's references, the media file."""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db.models import Count
+
+from catalog.models import Caption, PairJudgment
+from evaluation.metrics import CaptionRow
+
+
+@dataclass(frozen=True)
+class JobRow:
+    caption_id: int
+    row: CaptionRow
+    media_sha256: str
+
+
+def caption_rows(caption_ids: Iterable[int]) -> list[JobRow]:
+    """In the order given; media is a path under MEDIA_ROOT when the file is attached."""
+    ids = list(caption_ids)
+    found = {}
+    query = (Caption.objects.filter(pk__in=ids)
+             .values_list("pk", "text", "item__references", "item__media__stored_path", "item__media__sha256"))
+    root = Path(settings.MEDIA_ROOT)
+    for pk, text, references, stored, sha in query.iterator(chunk_size=5000):
+        media = str(root / stored) if stored else None
+        found[pk] = JobRow(pk, CaptionRow(str(pk), text, tuple(references or ()), media), sha or "")
+    missing = [pk for pk in ids if pk not in found]
+    if missing:
+        raise LookupError(f"{len(missing)} caption(s) of the job no longer exist (e.g. {missing[:3]})")
+    return [found[pk] for pk in ids]
+
+
+def caption_multiplicity(caption_ids: list[int]) -> list[int]:
+    """How many rows each caption stands for in the published protocols: its judgments and pair
+    appearances (Flickr8k scores every judgment row as its own "image"), at least one."""
+    judged = dict(Caption.objects.filter(pk__in=caption_ids).annotate(n=Count("judgments"))
+                  .values_list("pk", "n"))
+    pairs = Counter()
+    for a, b in PairJudgment.objects.filter(caption_a__in=caption_ids).values_list("caption_a", "caption_b"):
+        pairs[a] += 1
+        pairs[b] += 1
+    return [max(1, judged.get(pk, 0) + pairs.get(pk, 0)) for pk in caption_ids]
+
+
+def input_key(config_hash: str, job_row: JobRow, context_key: str) -> str:
+    """Identical work has an identical key: the same metric configuration, candidate, references,
+    media content and corpus context give the same score, whichever caption asked."""
+    payload = json.dumps([config_hash, job_row.row.candidate, list(job_row.row.references),
+                          job_row.media_sha256, context_key], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def context_key(config_hash: str, references: list[tuple[str, ...]], multiplicity: list[int]) -> str:
+    """The identity of a corpus context: the multiset of reference lists (order-free)."""
+    counts = Counter()
+    for refs, times in zip(references, multiplicity, strict=True):
+        counts[refs] += times
+    digest = hashlib.sha256(config_hash.encode())
+    for refs, times in sorted(counts.items()):
+        digest.update(json.dumps([list(refs), times], ensure_ascii=False).encode())
+    return digest.hexdigest()

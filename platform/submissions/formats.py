@@ -1,0 +1,154 @@
+"""Reading a captioner's results file: the COCO captioning results format
+(`[{"image_id": ..., "caption": "..."}]`), JSON Lines or CSV with the same two fields.
+
+Django-free. Every problem is collected with where it is (file, entry or line, field), so a user
+fixes the whole file in one go."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import PurePath
+
+FORMATS = ("json", "jsonl", "csv")
+MAX_PROBLEMS = 20
+
+
+@dataclass(frozen=True)
+class SubmittedCaption:
+    where: str       # "entry 3" (JSON), "line 7" (JSONL, CSV)
+    image_id: str
+    caption: str
+
+
+class SubmissionFileError(ValueError):
+    """The file cannot be accepted; `problems` lists each one with its place."""
+
+    def __init__(self, file_name: str, problems: list[str], more: int = 0):
+        self.file_name, self.problems, self.more = file_name, problems, more
+        lines = [f"{file_name}: {problem}" for problem in problems]
+        if more:
+            lines.append(f"{file_name}: … and {more:,} more problem(s)")
+        super().__init__("\n".join(lines))
+
+
+class Problems:
+    def __init__(self, file_name: str):
+        self.file_name, self.items, self.more = file_name, [], 0
+
+    def add(self, text: str) -> None:
+        if len(self.items) < MAX_PROBLEMS:
+            self.items.append(text)
+        else:
+            self.more += 1
+
+    def raise_any(self) -> None:
+        if self.items:
+            raise SubmissionFileError(self.file_name, self.items, self.more)
+
+
+def detect_format(file_name: str, content: bytes) -> str:
+    suffix = PurePath(file_name).suffix.lower().lstrip(".")
+    if suffix in FORMATS:
+        return suffix
+    if suffix in ("ndjson",):
+        return "jsonl"
+    start = content.lstrip()[:1]
+    return "json" if start == b"[" else "jsonl" if start == b"{" else "csv"
+
+
+def read_submission(file_name: str, content: bytes, *, max_caption_chars: int) -> tuple[str, list[SubmittedCaption]]:
+    """(format, captions) or SubmissionFileError. Checks syntax, encoding, field types and caption
+    lengths; the dataset checks (known ids, one per item) are the caller's."""
+    problems = Problems(file_name)
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = content[: error.start].count(b"\n") + 1
+        raise SubmissionFileError(file_name, [f"line {line}: not valid UTF-8 (byte {error.start})"]) from None
+    file_format = detect_format(file_name, content)
+    reader = {"json": _json_entries, "jsonl": _jsonl_entries, "csv": _csv_entries}[file_format]
+    captions = []
+    for where, entry in reader(text, problems):
+        caption = _caption(where, entry, problems, max_caption_chars)
+        if caption is not None:
+            captions.append(caption)
+    if not captions and not problems.items:
+        problems.add("the file has no captions")
+    problems.raise_any()
+    return file_format, captions
+
+
+def _json_entries(text: str, problems: Problems):
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        problems.add(f"line {error.lineno}, column {error.colno}: invalid JSON: {error.msg}")
+        return
+    if isinstance(data, dict) and isinstance(data.get("annotations"), list):
+        data = data["annotations"]  # a COCO-style object wrapping the results list
+    if not isinstance(data, list):
+        problems.add('expected a JSON list of {"image_id": ..., "caption": "..."} objects '
+                     f"(the COCO captioning results format), got a JSON {type(data).__name__}")
+        return
+    for number, entry in enumerate(data, start=1):
+        yield f"entry {number}", entry
+
+
+def _jsonl_entries(text: str, problems: Problems):
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield f"line {number}", json.loads(line)
+        except json.JSONDecodeError as error:
+            problems.add(f"line {number}, column {error.colno}: invalid JSON: {error.msg}")
+
+
+def _csv_entries(text: str, problems: Problems):
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as error:
+        problems.add(f"line 1: invalid CSV: {error}")
+        return
+    missing = [name for name in ("image_id", "caption") if name not in header]
+    if missing:
+        problems.add(f"line 1: the CSV header needs the columns image_id and caption; "
+                     f"missing {', '.join(missing)} (found: {', '.join(header) or 'nothing'})")
+        return
+    try:
+        for row in reader:
+            yield f"line {reader.line_num}", row
+    except csv.Error as error:
+        problems.add(f"line {reader.line_num}: invalid CSV: {error}")
+
+
+def _caption(where: str, entry: object, problems: Problems, max_chars: int) -> SubmittedCaption | None:
+    if not isinstance(entry, dict):
+        problems.add(f"{where}: expected an object with image_id and caption, got {type(entry).__name__}")
+        return None
+    ok = True
+    image_id = entry.get("image_id")
+    if image_id is None or image_id == "":
+        problems.add(f"{where}, field 'image_id': missing")
+        ok = False
+    elif isinstance(image_id, bool) or not isinstance(image_id, (int, str)):
+        problems.add(f"{where}, field 'image_id': expected a string or an integer, got {json.dumps(image_id)}")
+        ok = False
+    caption = entry.get("caption")
+    if not isinstance(caption, str):
+        problems.add(f"{where}, field 'caption': expected a string, got "
+                     f"{'nothing' if caption is None else type(caption).__name__}")
+        ok = False
+    elif not caption.strip():
+        problems.add(f"{where}, field 'caption': empty")
+        ok = False
+    elif len(caption) > max_chars:
+        problems.add(f"{where}, field 'caption': {len(caption):,} characters, more than the limit of {max_chars:,}")
+        ok = False
+    elif "\x00" in caption:
+        problems.add(f"{where}, field 'caption': contains a NUL character")
+        ok = False
+    return SubmittedCaption(where, str(image_id).strip(), caption.strip()) if ok else None

@@ -1,0 +1,47 @@
+"""A captioner's upload for a dataset: the stored file, its method metadata and its lifecycle."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from catalog.models import Dataset, System
+
+
+class Submission(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done", "finished"
+        FAILED = "failed"
+        WITHDRAWN = "withdrawn"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="submissions")
+    system = models.OneToOneField(System, on_delete=models.CASCADE, related_name="submission")
+    method_name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    paper_url = models.URLField(blank=True)
+    code_url = models.URLField(blank=True)
+    metrics = models.JSONField(default=list, blank=True, help_text="metric slugs asked for; empty: every metric")
+    file_name = models.CharField(max_length=300)
+    file_format = models.CharField(max_length=10)
+    file_sha256 = models.CharField(max_length=64)
+    file_size = models.PositiveIntegerField()
+    stored_file = models.CharField(max_length=300, help_text="the upload as received, under MEDIA_ROOT")
+    caption_count = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    is_public = models.BooleanField(default=False)
+    is_baseline = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True, help_text="when planning reached the broker")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.method_name} on {self.dataset.slug}"

@@ -1,0 +1,168 @@
+"""Creating, dispatching and withdrawing submissions. The whole file is checked before anything is
+stored; a valid one becomes System + Captions + Submission in one transaction."""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from catalog.models import Caption, Dataset, Item, System
+from scoring.queues import enqueue
+from submissions.formats import Problems, SubmissionFileError, SubmittedCaption, read_submission
+from submissions.models import Submission
+
+log = logging.getLogger(__name__)
+PLAN_TASK = "scoring.plan_submission"
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    name: str
+    description: str = ""
+    paper_url: str = ""
+    code_url: str = ""
+
+
+class QuotaExceeded(Exception):
+    def __init__(self, message: str, retry_at: datetime | None = None):
+        super().__init__(message)
+        self.retry_at = retry_at
+
+
+class SubmissionRefused(ValueError):
+    """Metadata that cannot be accepted (the file's own problems are SubmissionFileError)."""
+
+
+def submission_create(*, owner: AbstractBaseUser, dataset: Dataset, file_name: str, content: bytes,
+                      method: MethodInfo, metrics: list[str] | None = None, is_public: bool = False) -> Submission:
+    _check_method(method)
+    if len(content) > settings.CAPBENCH_SUBMISSION_MAX_BYTES:
+        raise SubmissionFileError(file_name, [
+            f"{len(content):,} bytes, more than the limit of {settings.CAPBENCH_SUBMISSION_MAX_BYTES:,}"])
+    file_format, captions = read_submission(file_name, content,
+                                            max_caption_chars=settings.CAPBENCH_CAPTION_MAX_CHARS)
+    items = _matched_items(dataset, file_name, captions)
+    digest = hashlib.sha256(content).hexdigest()
+    stored = _store_upload(digest, file_format, content)
+    with transaction.atomic():
+        submission_quota_check(owner=owner, lock=True)
+        system = System.objects.create(
+            dataset=dataset, slug=_system_slug(method.name), name=method.name[:200],
+            kind=System.Kind.SUBMISSION, description=method.description)
+        Caption.objects.bulk_create([Caption(item=items[c.image_id], system=system, text=c.caption)
+                                     for c in captions], batch_size=2000)
+        submission = Submission.objects.create(
+            owner=owner, dataset=dataset, system=system, method_name=method.name, description=method.description,
+            paper_url=method.paper_url, code_url=method.code_url, metrics=list(metrics or []),
+            file_name=Path(file_name).name[:300], file_format=file_format, file_sha256=digest,
+            file_size=len(content), stored_file=stored, caption_count=len(captions), is_public=is_public)
+        transaction.on_commit(lambda: submission_dispatch(submission_id=submission.pk))
+    return submission
+
+
+def submission_dispatch(*, submission_id: int) -> bool:
+    """Hand the submission to the planning task; on a broker outage it stays queued (and
+    undispatched) for the reaper to send again."""
+    if not enqueue(PLAN_TASK, [submission_id]):
+        return False
+    Submission.objects.filter(pk=submission_id, dispatched_at__isnull=True).update(dispatched_at=timezone.now())
+    return True
+
+
+def submissions_dispatch_pending(*, older_than: timedelta = timedelta(seconds=10)) -> int:
+    """Send every queued submission the broker never received (the web process met an outage)."""
+    pending = Submission.objects.filter(status=Submission.Status.QUEUED, dispatched_at__isnull=True,
+                                        created_at__lte=timezone.now() - older_than)
+    return sum(submission_dispatch(submission_id=pk) for pk in pending.values_list("pk", flat=True))
+
+
+def submission_quota_check(*, owner: AbstractBaseUser, lock: bool = False) -> None:
+    """QuotaExceeded when the owner is at the daily or concurrent limit, saying when to retry."""
+    if lock:  # serialise one owner's concurrent uploads
+        type(owner).objects.select_for_update().filter(pk=owner.pk).first()
+    now = timezone.now()
+    mine = Submission.objects.filter(owner=owner)
+    per_day = settings.CAPBENCH_SUBMISSIONS_PER_DAY
+    recent = list(mine.filter(created_at__gt=now - timedelta(days=1)).order_by("created_at")
+                  .values_list("created_at", flat=True))
+    if len(recent) >= per_day:
+        retry_at = recent[len(recent) - per_day] + timedelta(days=1)
+        raise QuotaExceeded(
+            f"You have made {len(recent)} submissions in the last 24 hours (the limit is {per_day}); "
+            f"the next one is allowed at {retry_at:%Y-%m-%d %H:%M} UTC.", retry_at)
+    concurrent = settings.CAPBENCH_SUBMISSIONS_CONCURRENT
+    active = mine.filter(status__in=Submission.ACTIVE).count()
+    if active >= concurrent:
+        raise QuotaExceeded(
+            f"{active} of your submissions are still being scored (the limit is {concurrent} at a time); "
+            "the next one is allowed as soon as one of them finishes or is withdrawn.")
+
+
+def submission_withdraw(*, submission: Submission) -> Submission:
+    """Stop scoring and hide it from the boards; its file and scores are kept."""
+    from scoring.services.jobs import jobs_cancel  # scoring depends on submissions' models only
+
+    with transaction.atomic():
+        submission.status = Submission.Status.WITHDRAWN
+        submission.is_public = False
+        submission.finished_at = submission.finished_at or timezone.now()
+        submission.save(update_fields=["status", "is_public", "finished_at"])
+        jobs_cancel(submission=submission, reason="the submission was withdrawn")
+    return submission
+
+
+def _check_method(method: MethodInfo) -> None:
+    if not method.name.strip():
+        raise SubmissionRefused("field 'method name': required")
+    if len(method.name) > 200:
+        raise SubmissionRefused("field 'method name': at most 200 characters")
+    for field, url in (("paper URL", method.paper_url), ("code URL", method.code_url)):
+        if url and not url.startswith(("https://", "http://")):
+            raise SubmissionRefused(f"field '{field}': must start with https:// or http://")
+
+
+def _matched_items(dataset: Dataset, file_name: str, captions: list[SubmittedCaption]) -> dict[str, Item]:
+    items = {item.external_id: item for item in Item.objects.filter(dataset=dataset).only("id", "external_id")}
+    problems, first_place = Problems(file_name), {}
+    for caption in captions:
+        if caption.image_id not in items:
+            problems.add(f"{caption.where}, field 'image_id': {caption.image_id!r} is not an image of "
+                         f"dataset {dataset.slug!r} (its ids look like {next(iter(items), 'nothing')!r})")
+        elif caption.image_id in first_place:
+            problems.add(f"{caption.where}, field 'image_id': {caption.image_id!r} again "
+                         f"(first at {first_place[caption.image_id]}); give exactly one caption per image")
+        else:
+            first_place[caption.image_id] = caption.where
+    missing = [key for key in items if key not in first_place]
+    if missing:
+        shown = ", ".join(repr(key) for key in missing[:5])
+        problems.add(f"{len(missing):,} of the dataset's {len(items):,} images have no caption "
+                     f"(e.g. {shown}); give exactly one caption per image")
+    problems.raise_any()
+    return items
+
+
+def _store_upload(digest: str, file_format: str, content: bytes) -> str:
+    """Content-addressed, written before the database transaction: a crash never loses an upload."""
+    relative = Path("submissions") / digest[:2] / f"{digest}.{file_format}"
+    target = Path(settings.MEDIA_ROOT) / relative
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}")
+        partial.write_bytes(content)
+        os.replace(partial, target)
+    return str(relative)
+
+
+def _system_slug(name: str) -> str:
+    return f"{slugify(name)[:80] or 'submission'}-{secrets.token_hex(3)}"
