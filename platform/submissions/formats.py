@@ -66,7 +66,8 @@ def read_submission(file_name: str, content: bytes, *, max_caption_chars: int) -
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = content[: error.start].count(b"\n") + 1
-        raise SubmissionFileError(file_name, [f"line {line}: not valid UTF-8 (byte {error.start})"]) from None
+        column = error.start - content.rfind(b"\n", 0, error.start)
+        raise SubmissionFileError(file_name, [f"line {line}, column {column}: not valid UTF-8"]) from None
     file_format = detect_format(file_name, content)
     reader = {"json": _json_entries, "jsonl": _jsonl_entries, "csv": _csv_entries}[file_format]
     captions = []

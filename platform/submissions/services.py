@@ -110,7 +110,7 @@ def submission_quota_check(*, owner: AbstractBaseUser, lock: bool = False) -> No
 
 def submission_withdraw(*, submission: Submission) -> Submission:
     """Stop scoring and hide it from the boards; its file and scores are kept."""
-    from scoring.services.jobs import jobs_cancel  # scoring depends on submissions' models only
+    from scoring.services.lifecycle import jobs_cancel  # scoring imports submissions: import late
 
     with transaction.atomic():
         submission.status = Submission.Status.WITHDRAWN

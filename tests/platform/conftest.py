@@ -1,0 +1,35 @@
+"""Fixtures for platform tests: a small real dataset, users, and clean-up of this run's queues."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _delete_this_runs_queues():
+    """Tests enqueue real messages on queues named for this run; drop them at the end."""
+    yield
+    from django.conf import settings
+
+    import redis
+
+    from scoring.queues import all_queue_names
+
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.delete(*all_queue_names())
+
+
+@pytest.fixture
+def demo_dataset(repo_root: Path):
+    """The 100-image Flickr8k-Expert slice the platform ships as its demo."""
+    from catalog.importers.registry import read_bundle
+    from catalog.services.imports import dataset_import
+
+    bundle = read_bundle("flickr8k-expert", repo_root / "demo" / "flickr8k-expert")
+    return dataset_import(bundle=bundle, source_path="demo", slug="demo", title="Demo").dataset
+
+
+@pytest.fixture
+def captioner(django_user_model):
+    return django_user_model.objects.create_user("captioner", password="a long test password")

@@ -1,0 +1,47 @@
+"""Metrics the scoring tests register through CAPBENCH_METRIC_PLUGINS (in a worker) or by import
+(in the test process): slow enough to be killed mid-job, unavailable, or failing on some captions."""
+from __future__ import annotations
+
+import math
+import os
+import time
+
+from evaluation.metrics import Metric, MetricResult, register
+from evaluation.metrics.base import Availability
+
+
+@register("test_words")
+class WordCount(Metric):
+    """Words in the candidate, after a pause per batch (CAPBENCH_TEST_PAUSE seconds)."""
+
+    slug, name, family = "test_words", "Test: word count", "test"
+    needs = frozenset()
+
+    def score(self, rows, context=None) -> MetricResult:
+        time.sleep(float(os.environ.get("CAPBENCH_TEST_PAUSE", "0")))
+        scores = [float(len(row.candidate.split())) for row in rows]
+        return MetricResult(scores=scores, corpus=sum(scores) / len(scores) if scores else None)
+
+
+@register("test_missing_weights")
+class MissingWeights(Metric):
+    slug, name, family = "test_missing_weights", "Test: weights absent", "test"
+
+    def availability(self) -> Availability:
+        return Availability(False, "checkpoint test-model.pt is not in the model store")
+
+    def score(self, rows, context=None) -> MetricResult:
+        raise AssertionError("an unavailable metric must never be asked to score")
+
+
+@register("test_questions")
+class FailsOnQuestions(Metric):
+    """No number for candidates with '??' (a judge's unparseable answer, say)."""
+
+    slug, name, family = "test_questions", "Test: fails on ??", "test"
+
+    def score(self, rows, context=None) -> MetricResult:
+        scores = [math.nan if "??" in row.candidate else 1.0 for row in rows]
+        details = [{"error": "could not read a number in the answer"} if "??" in row.candidate else None
+                   for row in rows]
+        return MetricResult(scores=scores, corpus=None, details=details)

@@ -1,0 +1,195 @@
+"""The scoring engine in-process: planning, batches, reuse of identical work, corpus contexts,
+unavailable and failing metrics, versions, and the reaper. (The real worker is in test_worker.py.)"""
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+import tests.platform.scoring.plugins  # noqa: F401  (registers the test metrics here)
+from catalog.models import Caption, Item
+from evaluation.metrics import CaptionRow, get
+from scoring.models import CorpusContext, EvaluationJob, JobBatch, Metric, MetricVersion, Score, SystemScore
+from scoring.services import contexts
+from scoring.services.batches import batch_run
+from scoring.services.lifecycle import batches_recover_worker, job_finalize, jobs_reap
+from scoring.services.metrics import metrics_sync
+from scoring.services.planning import dataset_plan, submission_plan
+from submissions.models import Submission
+from submissions.services import MethodInfo, submission_create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_context_memory():
+    """Each test has a fresh database; the worker-process memory of contexts must match it."""
+    contexts._MEMORY.clear()
+
+
+def submit(owner, dataset, metrics, caption=lambda item: item.references[1], name="Second reference"):
+    entries = [{"image_id": item.external_id, "caption": caption(item)}
+               for item in Item.objects.filter(dataset=dataset).order_by("?")]
+    submission = submission_create(owner=owner, dataset=dataset, file_name="results.json",
+                                   content=json.dumps(entries).encode(), method=MethodInfo(name), metrics=metrics)
+    submission_plan(submission_id=submission.pk)
+    return submission
+
+
+def run_jobs(jobs) -> None:
+    """What the workers do, in this process: every batch, then the job's finalisation."""
+    for job in jobs:
+        for batch_id in JobBatch.objects.filter(job=job).order_by("index").values_list("pk", flat=True):
+            outcome = batch_run(batch_id=batch_id, worker="test@local")
+            if outcome.job_complete:
+                job_finalize(job_id=job.pk)
+
+
+def scores_of(system, slug) -> dict[int, float]:
+    return dict(Score.objects.filter(caption__system=system, metric_version__metric__slug=slug)
+                .values_list("caption_id", "value"))
+
+
+def test_sync_mirrors_the_registry_and_a_new_configuration_is_a_new_version(monkeypatch):
+    metrics_sync()
+    cider = Metric.objects.get(slug="cider_d")
+    assert cider.corpus_dependent and cider.queue == "cpu" and cider.current_version.version == "1"
+    assert not Metric.objects.get(slug="test_missing_weights").available
+    monkeypatch.setattr(type(get("cider_d")), "config", lambda self: {"n": 4, "sigma": 7.0})
+    created = metrics_sync()
+    assert [str(v.metric) for v in created] == ["cider_d"]
+    cider.refresh_from_db()
+    assert MetricVersion.objects.filter(metric=cider).count() == 2
+    assert cider.current_version == created[0]
+
+
+def test_a_submission_is_scored_batch_by_batch_like_one_call(demo_dataset, captioner, settings):
+    settings.CAPBENCH_BATCH_SIZE = {"cpu": 30, "gpu": 30, "api": 30}
+    submission = submit(captioner, demo_dataset, ["bleu_4", "cider_d", "meteor", "rouge_l"])
+    jobs = list(EvaluationJob.objects.filter(submission=submission))
+    assert {job.batch_count for job in jobs} == {4} and {job.total for job in jobs} == {100}
+    run_jobs(jobs)
+    assert set(EvaluationJob.objects.filter(submission=submission).values_list("status", flat=True)) == {"done"}
+    submission.refresh_from_db()
+    assert submission.status == "done" and submission.finished_at is not None
+    captions = list(Caption.objects.filter(system=submission.system).select_related("item").order_by("id"))
+    rows = [CaptionRow(str(c.pk), c.text, tuple(c.item.references)) for c in captions]
+    for slug in ("bleu_4", "cider_d", "meteor", "rouge_l"):
+        whole = get(slug).score(rows)  # one call on the whole submission, as pycocoevalcap would
+        stored = scores_of(submission.system, slug)
+        assert [stored[c.pk] for c in captions] == pytest.approx(whole.scores, abs=1e-9), slug
+        system_score = SystemScore.objects.get(system=submission.system, metric_version__metric__slug=slug)
+        assert system_score.value == pytest.approx(whole.corpus, abs=1e-9), slug
+        assert system_score.count == 100 and system_score.failed == 0
+    assert CorpusContext.objects.count() == 1  # CIDEr-D's document frequencies, built once
+
+
+def test_identical_work_is_reused_and_the_corpus_context_is_shared(demo_dataset, captioner, settings):
+    settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 10
+    first = submit(captioner, demo_dataset, ["cider_d", "rouge_l"])
+    run_jobs(EvaluationJob.objects.filter(submission=first))
+    again = submit(captioner, demo_dataset, ["cider_d", "rouge_l"], name="The same file again")
+    jobs = list(EvaluationJob.objects.filter(submission=again))
+    run_jobs(jobs)
+    assert [EvaluationJob.objects.get(pk=job.pk).reused for job in jobs] == [100, 100]
+    assert CorpusContext.objects.count() == 1  # same items' references: the same context
+    assert len({job.context_key for job in EvaluationJob.objects.filter(metric_version__metric__slug="cider_d")}) == 1
+    for slug in ("cider_d", "rouge_l"):
+        assert sorted(scores_of(first.system, slug).values()) == sorted(scores_of(again.system, slug).values())
+
+
+def test_a_batch_delivered_twice_writes_the_same_rows(demo_dataset, captioner):
+    submission = submit(captioner, demo_dataset, ["rouge_l"])
+    batch = JobBatch.objects.get(job__submission=submission)
+    assert batch_run(batch_id=batch.pk).state == "done"
+    before = list(Score.objects.order_by("caption_id").values_list("caption_id", "value"))
+    assert batch_run(batch_id=batch.pk).state == "skipped"
+    JobBatch.objects.filter(pk=batch.pk).update(status="queued")  # redelivered after a lost ack
+    EvaluationJob.objects.filter(pk=batch.job_id).update(status="running")
+    assert batch_run(batch_id=batch.pk).state == "done"
+    assert list(Score.objects.order_by("caption_id").values_list("caption_id", "value")) == before
+    assert EvaluationJob.objects.get(pk=batch.job_id).done == 100
+
+
+def test_an_unavailable_metric_ends_its_job_with_the_reason_and_blocks_nothing(demo_dataset, captioner):
+    submission = submit(captioner, demo_dataset, ["test_missing_weights", "rouge_l"])
+    run_jobs(EvaluationJob.objects.filter(submission=submission))
+    missing = EvaluationJob.objects.get(submission=submission, metric_version__metric__slug="test_missing_weights")
+    assert missing.status == "unavailable"
+    assert missing.error == "unavailable: checkpoint test-model.pt is not in the model store"
+    assert not Score.objects.filter(metric_version=missing.metric_version).exists()  # no made-up numbers
+    assert EvaluationJob.objects.get(submission=submission, metric_version__metric__slug="rouge_l").status == "done"
+    assert Submission.objects.get(pk=submission.pk).status == "done"
+
+
+def test_captions_a_metric_cannot_score_are_recorded_as_failures_not_numbers(demo_dataset, captioner):
+    submission = submit(captioner, demo_dataset, ["test_questions"],
+                        caption=lambda item: "what is this ??" if item.pk % 4 == 0 else "a dog")
+    run_jobs(EvaluationJob.objects.filter(submission=submission))
+    job = EvaluationJob.objects.get(submission=submission)
+    expected_failures = sum(pk % 4 == 0 for pk in Item.objects.filter(dataset=demo_dataset).values_list("pk", flat=True))
+    assert job.status == "done" and job.failed == expected_failures > 0
+    failures = Score.objects.filter(metric_version=job.metric_version, value__isnull=True)
+    assert failures.count() == expected_failures
+    assert set(failures.values_list("error", flat=True)) == {"could not read a number in the answer"}
+    summary = SystemScore.objects.get(system=submission.system)
+    assert summary.failed == expected_failures and summary.count == 100 - expected_failures
+
+
+def test_dataset_scoring_weights_cider_by_judgment_rows_and_computes_correlations(demo_dataset):
+    jobs = dataset_plan(dataset=demo_dataset, slugs=["cider_d", "bleu_4"])
+    run_jobs(jobs)
+    captions = list(Caption.objects.filter(item__dataset=demo_dataset).select_related("item")
+                    .prefetch_related("judgments").order_by("id"))
+    # The published protocol's corpus: one row per judgment (metrics.md §4).
+    rows = [CaptionRow(str(c.pk), c.text, tuple(c.item.references)) for c in captions for _ in c.judgments.all()]
+    whole = dict(zip([row.id for row in rows], get("cider_d").score(rows).scores, strict=True))
+    stored = dict(Score.objects.filter(metric_version__metric__slug="cider_d").values_list("caption_id", "value"))
+    assert {pk: stored[pk] for pk in map(int, whole)} == pytest.approx({int(k): v for k, v in whole.items()}, abs=1e-9)
+    results = {(r.protocol, r.statistic): r for r in
+               EvaluationJob.objects.get(pk=jobs[0].pk).metric_version.correlations.filter(dataset=demo_dataset)}
+    assert set(results) >= {("flickr8k-expert/paper@1", "tau_c"), ("flickr8k-expert/canonical@1", "pearson")}
+    tau_c = results[("flickr8k-expert/paper@1", "tau_c")]
+    assert tau_c.low < tau_c.value < tau_c.high and tau_c.n == sum(len(c.judgments.all()) for c in captions)
+    assert 0 <= tau_c.tie_rate < 1
+
+
+def test_a_new_metric_version_keeps_the_old_scores(demo_dataset, captioner, monkeypatch, settings):
+    settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 10
+    submission = submit(captioner, demo_dataset, ["rouge_l"])
+    run_jobs(EvaluationJob.objects.filter(submission=submission))
+    old = Score.objects.filter(caption__system=submission.system).count()
+    monkeypatch.setattr(type(get("rouge_l")), "config", lambda self: {"beta": 1.2, "tokenizer": "changed"})
+    submission_plan(submission_id=submission.pk)  # re-planning under the new version
+    versions = MetricVersion.objects.filter(metric__slug="rouge_l")
+    assert versions.count() == 2
+    assert EvaluationJob.objects.filter(submission=submission).count() == 2
+    assert Score.objects.filter(caption__system=submission.system, metric_version=versions.first()).count() == old
+
+
+def test_the_reaper_requeues_stuck_batches_and_fails_jobs_past_the_limit(demo_dataset, captioner, settings):
+    settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 10
+    submission = submit(captioner, demo_dataset, ["rouge_l", "bleu_1"])
+    rouge = EvaluationJob.objects.get(submission=submission, metric_version__metric__slug="rouge_l")
+    bleu = EvaluationJob.objects.get(submission=submission, metric_version__metric__slug="bleu_1")
+    long_ago = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 120)
+    JobBatch.objects.filter(job=rouge).update(status="running", started_at=long_ago, attempts=1, worker="gone@x")
+    counts = jobs_reap()
+    assert counts["requeued"] == 1
+    assert JobBatch.objects.get(job=rouge).status == "queued"
+    EvaluationJob.objects.filter(pk=bleu.pk).update(queued_at=timezone.now() - timedelta(days=2))
+    jobs_reap()
+    bleu.refresh_from_db()
+    assert bleu.status == "failed" and bleu.error.startswith("stuck: not finished")
+    run_jobs([rouge])
+    assert Submission.objects.get(pk=submission.pk).status == "failed"  # one metric failed, said so
+    assert "bleu_1: stuck" in Submission.objects.get(pk=submission.pk).error
+
+
+def test_a_restarted_worker_takes_back_what_its_predecessor_held(demo_dataset, captioner):
+    submission = submit(captioner, demo_dataset, ["rouge_l"])
+    JobBatch.objects.filter(job__submission=submission).update(status="running", worker="w1@host")
+    assert batches_recover_worker(worker="w2@host") == 0
+    assert batches_recover_worker(worker="w1@host") == 1
+    batch = JobBatch.objects.get(job__submission=submission)
+    assert batch.status == "queued" and batch.enqueued_at is not None

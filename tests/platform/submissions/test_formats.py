@@ -1,0 +1,77 @@
+"""Reading results files: the three formats, and every problem named with its place."""
+import json
+
+import pytest
+
+from submissions.formats import SubmissionFileError, detect_format, read_submission
+
+
+def read(name: str, content: bytes | str, limit: int = 100):
+    data = content.encode() if isinstance(content, str) else content
+    return read_submission(name, data, max_caption_chars=limit)
+
+
+def problems(name: str, content: bytes | str, limit: int = 100) -> list[str]:
+    with pytest.raises(SubmissionFileError) as caught:
+        read(name, content, limit)
+    return caught.value.problems
+
+
+def test_coco_results_jsonl_and_csv_give_the_same_captions():
+    entries = [{"image_id": 42, "caption": "A dog runs."}, {"image_id": "b.jpg", "caption": " two cats "}]
+    coco = read("results.json", json.dumps(entries))
+    lines = read("results.jsonl", "\n".join(json.dumps(e) for e in entries) + "\n\n")
+    table = read("results.csv", 'image_id,caption\n42,A dog runs.\nb.jpg," two cats "\n')
+    assert coco[0] == "json" and lines[0] == "jsonl" and table[0] == "csv"
+    for _, captions in (coco, lines, table):
+        assert [(c.image_id, c.caption) for c in captions] == [("42", "A dog runs."), ("b.jpg", "two cats")]
+    assert [c.where for c in coco[1]] == ["entry 1", "entry 2"]
+    assert [c.where for c in table[1]] == ["line 2", "line 3"]
+
+
+def test_format_is_sniffed_when_the_extension_says_nothing():
+    assert detect_format("upload", b'  [{"image_id": 1}]') == "json"
+    assert detect_format("upload.txt", b'{"image_id": 1}\n') == "jsonl"
+    assert detect_format("upload", b"image_id,caption\n") == "csv"
+
+
+def test_a_utf8_bom_is_accepted_and_bad_utf8_is_located():
+    assert read("r.json", b'\xef\xbb\xbf[{"image_id": 1, "caption": "caf\xc3\xa9"}]')[1][0].caption == "café"
+    assert problems("r.jsonl", b'{"image_id": 1, "caption": "ok"}\n{"image_id": 2, "caption": "caf\xe9"}\n') == [
+        "line 2, column 32: not valid UTF-8"]
+
+
+def test_json_syntax_errors_name_line_and_column():
+    assert problems("r.json", '[{"image_id": 1,\n "caption": "x",}]') == [
+        "line 2, column 17: invalid JSON: Expecting property name enclosed in double quotes"]
+    assert problems("r.json", '{"image_id": 1}')[0].startswith("expected a JSON list of")
+
+
+def test_every_field_problem_is_reported_with_its_entry():
+    entries = [{"image_id": 1, "caption": "fine"}, {"caption": "no id"}, {"image_id": True, "caption": "x"},
+               {"image_id": 4, "caption": 7}, {"image_id": 5, "caption": "   "}, {"image_id": 6, "caption": "y" * 101},
+               "not an object"]
+    assert problems("r.json", json.dumps(entries)) == [
+        "entry 2, field 'image_id': missing",
+        "entry 3, field 'image_id': expected a string or an integer, got true",
+        "entry 4, field 'caption': expected a string, got int",
+        "entry 5, field 'caption': empty",
+        "entry 6, field 'caption': 101 characters, more than the limit of 100",
+        "entry 7: expected an object with image_id and caption, got str",
+    ]
+
+
+def test_csv_without_the_needed_columns_says_which():
+    assert problems("r.csv", "id,text\n1,a dog\n") == [
+        "line 1: the CSV header needs the columns image_id and caption; missing image_id, caption (found: id, text)"]
+
+
+def test_many_problems_are_capped_and_counted():
+    with pytest.raises(SubmissionFileError) as caught:
+        read("r.jsonl", "\n".join('{"image_id": 1}' for _ in range(25)))
+    assert len(caught.value.problems) == 20 and caught.value.more == 5
+    assert str(caught.value).splitlines()[-1] == "r.jsonl: … and 5 more problem(s)"
+
+
+def test_an_empty_file_is_refused():
+    assert problems("r.json", "[]") == ["the file has no captions"]
