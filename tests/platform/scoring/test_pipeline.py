@@ -12,11 +12,12 @@ from evaluation.metrics import CaptionRow, get
 from scoring.models import CorpusContext, EvaluationJob, JobBatch, Metric, MetricVersion, Score, SystemScore
 from scoring.services import contexts
 from scoring.services.batches import batch_run
-from scoring.services.lifecycle import batches_recover_worker, job_finalize, jobs_reap
+from scoring.services.lifecycle import batches_recover_worker, jobs_reap
 from scoring.services.metrics import metrics_sync
 from scoring.services.planning import dataset_plan, submission_plan
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create
+from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,15 +35,6 @@ def submit(owner, dataset, metrics, caption=lambda item: item.references[1], nam
                                    content=json.dumps(entries).encode(), method=MethodInfo(name), metrics=metrics)
     submission_plan(submission_id=submission.pk)
     return submission
-
-
-def run_jobs(jobs) -> None:
-    """What the workers do, in this process: every batch, then the job's finalisation."""
-    for job in jobs:
-        for batch_id in JobBatch.objects.filter(job=job).order_by("index").values_list("pk", flat=True):
-            outcome = batch_run(batch_id=batch_id, worker="test@local")
-            if outcome.job_complete:
-                job_finalize(job_id=job.pk)
 
 
 def scores_of(system, slug) -> dict[int, float]:

@@ -1,0 +1,13 @@
+"""Running jobs in the test process, the way a worker's tasks do (planning is the caller's)."""
+from scoring.models import JobBatch
+from scoring.services.batches import batch_run
+from scoring.services.lifecycle import job_finalize
+
+
+def run_jobs(jobs) -> None:
+    """What the workers do, in this process: every batch, then the job's finalisation."""
+    for job in jobs:
+        for batch_id in JobBatch.objects.filter(job=job).order_by("index").values_list("pk", flat=True):
+            outcome = batch_run(batch_id=batch_id, worker="test@local")
+            if outcome.job_complete:
+                job_finalize(job_id=job.pk)

@@ -1,0 +1,45 @@
+"""Dataset scoring through the engine reproduces the published Flickr8k-Expert Kendall values from
+stored per-caption scores, and Pascal-50S gets pairwise accuracies per category."""
+import numpy as np
+import pytest
+
+from catalog.importers.registry import read_bundle
+from catalog.models import PairJudgment
+from catalog.services.imports import dataset_import
+from evaluation.metaeval.pairwise import pairwise_accuracy
+from evaluation.metaeval.published import KENDALL, TOLERANCE
+from scoring.models import CorrelationResult, Score
+from scoring.services.planning import dataset_plan
+from tests.platform.scoring.inline import run_jobs
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def test_flickr8k_expert_correlations_match_the_papers(shared_data):
+    dataset = dataset_import(bundle=read_bundle("flickr8k-expert", shared_data / "flickr8k"), source_path="shared").dataset
+    run_jobs(dataset_plan(dataset=dataset, slugs=["bleu_4", "cider_d"]))
+    for slug in ("bleu_4", "cider_d"):
+        cells = {(r.protocol, r.statistic): r for r in CorrelationResult.objects.filter(
+            dataset=dataset, metric_version__metric__slug=slug)}
+        for statistic in ("tau_b", "tau_c"):
+            cell = cells[("flickr8k-expert/paper@1", statistic)]
+            assert abs(round(100 * cell.value, 1) - KENDALL[("flickr8k-expert", slug)][statistic]) <= TOLERANCE + 1e-9
+            assert cell.n == 16992 and cell.left_out == 0 and cell.low < cell.value < cell.high
+        assert cells[("flickr8k-expert/canonical@1", "tau_b")].value == cells[("flickr8k-expert/paper@1", "tau_b")].value
+
+
+def test_pascal50s_accuracy_per_category_from_stored_scores(shared_data):
+    dataset = dataset_import(bundle=read_bundle("pascal50s", shared_data / "pascal50s"), source_path="shared").dataset
+    run_jobs(dataset_plan(dataset=dataset, slugs=["rouge_l"]))
+    cells = {(r.dimension, r.statistic): r for r in CorrelationResult.objects.filter(dataset=dataset)}
+    assert {dimension for dimension, _ in cells} == {"HC", "HI", "HM", "MM", "mean"}
+    scores = dict(Score.objects.values_list("caption_id", "value"))
+    pairs = PairJudgment.objects.filter(dataset=dataset, category="HI").exclude(winner__in=["", "tie"])
+    direct = pairwise_accuracy([scores[p.caption_a_id] for p in pairs], [scores[p.caption_b_id] for p in pairs],
+                               [p.winner for p in pairs])
+    hi = cells[("HI", "accuracy")]
+    assert hi.value == pytest.approx(direct.strict) and hi.n == len(pairs) == 1000
+    assert cells[("HI", "accuracy_ties_half")].value == pytest.approx(direct.ties_half)
+    assert 0.9 < hi.value < 1.0 and hi.low <= hi.value <= hi.high  # HI is the easy category
+    mean = cells[("mean", "accuracy")].value
+    assert mean == pytest.approx(np.mean([cells[(c, "accuracy")].value for c in ("HC", "HI", "HM", "MM")]))

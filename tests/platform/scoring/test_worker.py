@@ -1,0 +1,163 @@
+"""The engine end to end with real worker processes on the real Redis and PostgreSQL: an upload
+scored to the end, a worker killed with SIGKILL mid-job, and a broker outage during an upload."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from catalog.models import Caption, Item
+from evaluation.metrics import CaptionRow, get
+from scoring.models import EvaluationJob, JobBatch, Score, SystemScore
+from submissions.models import Submission
+from submissions.services import submissions_dispatch_pending
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+class Workers:
+    def __init__(self, repo_root: Path, tmp_path: Path):
+        self.repo_root, self.tmp_path, self.processes = repo_root, tmp_path, []
+
+    def start(self, name: str, **env: str) -> subprocess.Popen:
+        database = urlsplit(os.environ["DATABASE_URL"])._replace(path="/" + settings.DATABASES["default"]["NAME"])
+        queues = ",".join(f"{settings.CAPBENCH_QUEUE_PREFIX}{kind}" for kind in ("cpu", "gpu", "api"))
+        environment = {**os.environ, "DATABASE_URL": database.geturl(), "DJANGO_SETTINGS_MODULE": "capbench.settings.test",
+                       "PYTHONPATH": f"{self.repo_root / 'platform'}{os.pathsep}{self.repo_root}",
+                       "CAPBENCH_QUEUE_PREFIX": settings.CAPBENCH_QUEUE_PREFIX,
+                       "CAPBENCH_METRIC_PLUGINS": "tests.platform.scoring.plugins",
+                       "CELERY_VISIBILITY_TIMEOUT": "30", **env}
+        log = (self.tmp_path / f"{name}-{len(self.processes)}.log").open("wb")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "capbench", "worker", "--queues", queues, "--concurrency", "1",
+             "--hostname", f"{name}@test", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
+            env=environment, cwd=self.repo_root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.processes.append(process)
+        return process
+
+    def kill(self, process: subprocess.Popen) -> None:
+        """SIGKILL to the worker and everything it started (pool children, JVMs)."""
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+
+    def stop_all(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+
+    def logs(self) -> str:
+        return "\n".join(path.read_text(errors="replace")[-3000:] for path in sorted(self.tmp_path.glob("*.log")))
+
+
+@pytest.fixture
+def workers(transactional_db, repo_root, tmp_path):
+    pool = Workers(repo_root, tmp_path)
+    yield pool
+    pool.stop_all()
+
+
+def wait_until(condition, seconds: float, workers: Workers, what: str):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"{what} did not happen within {seconds:.0f} s; worker logs:\n{workers.logs()}")
+
+
+def results_file(dataset, tmp_path: Path) -> Path:
+    path = tmp_path / "captions.json"
+    path.write_text(json.dumps([{"image_id": item.external_id, "caption": item.references[2]}
+                                for item in Item.objects.filter(dataset=dataset)]))
+    return path
+
+
+def test_an_upload_is_scored_to_the_end_by_a_real_worker(workers, demo_dataset, captioner, tmp_path):
+    workers.start("e2e")
+    out = io.StringIO()
+    call_command("submit", "demo", str(results_file(demo_dataset, tmp_path)), "--user", "captioner",
+                 "--name", "Third reference", "--metric", "bleu_4", "--metric", "cider_d", "--metric", "meteor",
+                 "--metric", "test_missing_weights", stdout=out)
+    submission = Submission.objects.get()
+    assert out.getvalue().startswith(f"submission {submission.pk}: 100 captions, queued")
+    wait_until(lambda: Submission.objects.get().status == "done", 180, workers, "scoring the submission")
+    jobs = {job.metric_version.metric.slug: job for job in EvaluationJob.objects.select_related("metric_version__metric")}
+    assert {slug: job.status for slug, job in jobs.items()} == {
+        "bleu_4": "done", "cider_d": "done", "meteor": "done", "test_missing_weights": "unavailable"}
+    assert jobs["test_missing_weights"].error == "unavailable: checkpoint test-model.pt is not in the model store"
+    captions = list(Caption.objects.filter(system=submission.system).select_related("item").order_by("id"))
+    rows = [CaptionRow(str(c.pk), c.text, tuple(c.item.references)) for c in captions]
+    for slug in ("bleu_4", "cider_d", "meteor"):
+        whole = get(slug).score(rows)
+        stored = dict(Score.objects.filter(metric_version=jobs[slug].metric_version).values_list("caption_id", "value"))
+        assert [stored[c.pk] for c in captions] == pytest.approx(whole.scores, abs=1e-9)
+        corpus = SystemScore.objects.get(system=submission.system, metric_version=jobs[slug].metric_version).value
+        assert corpus == pytest.approx(whole.corpus, abs=1e-9)
+
+
+def test_a_worker_killed_mid_job_loses_nothing_and_duplicates_nothing(workers, demo_dataset, captioner, tmp_path,
+                                                                      settings):
+    first = workers.start("crash", CAPBENCH_TEST_PAUSE="0.4", CAPBENCH_BATCH_SIZE_CPU="10")
+    settings.CAPBENCH_BATCH_SIZE = {"cpu": 10, "gpu": 10, "api": 10}
+    call_command("submit", "demo", str(results_file(demo_dataset, tmp_path)), "--user", "captioner",
+                 "--name", "Crash test", "--metric", "test_words", "--metric", "rouge_l", stdout=io.StringIO())
+    job = wait_until(lambda: EvaluationJob.objects.filter(metric_version__metric__slug="test_words").first(),
+                     60, workers, "planning")
+    # Kill while a batch is inside the metric, with some batches already stored.
+    wait_until(lambda: JobBatch.objects.filter(job=job, status="done").count() >= 2
+               and JobBatch.objects.filter(job=job, status="running").exists(), 120, workers, "a batch running")
+    workers.kill(first)
+    job.refresh_from_db()
+    held = list(JobBatch.objects.filter(job=job, status="running").values_list("index", flat=True))
+    assert job.status == "running" and 0 < job.done < 100 and held, "the kill must land mid-job"
+    scored_before = Score.objects.filter(metric_version=job.metric_version).count()
+    assert scored_before == job.done  # what the dead worker stored is all there, nothing half-written
+
+    workers.start("crash", CAPBENCH_TEST_PAUSE="0.05", CAPBENCH_BATCH_SIZE_CPU="10")  # same name: takes back
+    wait_until(lambda: Submission.objects.get().status == "done", 180, workers, "finishing after the restart")
+    for done_job in EvaluationJob.objects.all():
+        assert done_job.status == "done" and done_job.done == done_job.total == 100
+        values = list(Score.objects.filter(metric_version=done_job.metric_version).values_list("caption_id", "value"))
+        assert len(values) == len({caption for caption, _ in values}) == 100  # exactly one per caption
+        assert all(value is not None for _, value in values)
+    retried = JobBatch.objects.get(job=job, index=held[0])
+    assert retried.attempts == 2 and retried.status == "done"
+    words = dict(Score.objects.filter(metric_version=job.metric_version).values_list("caption__text", "value"))
+    assert all(value == len(text.split()) for text, value in words.items())
+
+
+def test_a_broker_outage_during_upload_keeps_the_submission_until_the_broker_is_back(
+        workers, demo_dataset, captioner, tmp_path):
+    from capbench.celery import app
+
+    saved = app.conf.broker_url, app._pool, app.amqp._producer_pool
+    app.conf.broker_url, app._pool, app.amqp._producer_pool = "redis://127.0.0.1:1/0", None, None
+    try:
+        call_command("submit", "demo", str(results_file(demo_dataset, tmp_path)), "--user", "captioner",
+                     "--name", "During an outage", "--metric", "rouge_l", stdout=io.StringIO())
+    finally:
+        app.conf.broker_url, app._pool, app.amqp._producer_pool = saved
+    submission = Submission.objects.get()
+    assert submission.status == "queued" and submission.dispatched_at is None
+    assert Caption.objects.filter(system=submission.system).count() == 100
+    workers.start("outage")
+    assert submissions_dispatch_pending(older_than=timedelta(0)) == 1  # what the periodic sweep does
+    wait_until(lambda: Submission.objects.get().status == "done", 120, workers, "scoring after the outage")
+    assert Score.objects.filter(caption__system=submission.system).count() == 100
