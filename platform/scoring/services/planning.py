@@ -73,3 +73,30 @@ def batches_enqueue(*, job_id: int, only_ids: list[int] | None = None) -> int:
             JobBatch.objects.filter(pk=batch_id).update(enqueued_at=timezone.now())
             sent += 1
     return sent
+
+
+def versions_rescore() -> list[EvaluationJob]:
+    """Caption sets scored by an older version of a metric and not yet by its current one get a
+    job for the current version. The older scores stay (and stay shown) until it is done."""
+    from scoring.models import Metric
+
+    jobs = []
+    for metric in Metric.objects.filter(is_registered=True, current_version__isnull=False).select_related("current_version"):
+        current = metric.current_version
+        older = (EvaluationJob.objects.filter(metric_version__metric=metric, status=EvaluationJob.Status.DONE)
+                 .exclude(metric_version=current).values_list("dataset_id", "system_id", "submission_id").distinct())
+        for dataset_id, system_id, submission_id in older:
+            if EvaluationJob.objects.filter(dataset_id=dataset_id, system_id=system_id, metric_version=current).exists():
+                continue
+            if submission_id and Submission.objects.filter(pk=submission_id, status=Submission.Status.WITHDRAWN).exists():
+                continue
+            if system_id:
+                captions = Caption.objects.filter(system_id=system_id)
+            else:
+                captions = Caption.objects.filter(item__dataset_id=dataset_id, system__submission__isnull=True)
+            jobs.append(_job_plan(
+                purpose=EvaluationJob.Purpose.SUBMISSION if system_id else EvaluationJob.Purpose.DATASET,
+                dataset=Dataset.objects.get(pk=dataset_id), system=captions.first().system if system_id else None,
+                submission=Submission.objects.filter(pk=submission_id).first(), version=current,
+                caption_ids=list(captions.order_by("id").values_list("id", flat=True))))
+    return jobs

@@ -14,7 +14,8 @@ from scoring.services import contexts
 from scoring.services.batches import batch_run
 from scoring.services.lifecycle import batches_recover_worker, jobs_reap
 from scoring.services.metrics import metrics_sync
-from scoring.services.planning import dataset_plan, submission_plan
+from scoring.selectors import system_scores_shown
+from scoring.services.planning import dataset_plan, submission_plan, versions_rescore
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create
 from tests.platform.scoring.inline import run_jobs
@@ -146,17 +147,25 @@ def test_dataset_scoring_weights_cider_by_judgment_rows_and_computes_correlation
     assert 0 <= tau_c.tie_rate < 1
 
 
-def test_a_new_metric_version_keeps_the_old_scores(demo_dataset, captioner, monkeypatch, settings):
-    settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 10
+def test_a_new_metric_version_rescores_and_the_old_numbers_stay_shown_until_done(
+        demo_dataset, captioner, monkeypatch):
     submission = submit(captioner, demo_dataset, ["rouge_l"])
     run_jobs(EvaluationJob.objects.filter(submission=submission))
-    old = Score.objects.filter(caption__system=submission.system).count()
+    old_version = MetricVersion.objects.get(metric__slug="rouge_l")
     monkeypatch.setattr(type(get("rouge_l")), "config", lambda self: {"beta": 1.2, "tokenizer": "changed"})
-    submission_plan(submission_id=submission.pk)  # re-planning under the new version
-    versions = MetricVersion.objects.filter(metric__slug="rouge_l")
-    assert versions.count() == 2
-    assert EvaluationJob.objects.filter(submission=submission).count() == 2
-    assert Score.objects.filter(caption__system=submission.system, metric_version=versions.first()).count() == old
+    metrics_sync()
+    planned = versions_rescore()
+    assert [(job.system_id, job.metric_version.metric.slug) for job in planned] == [(submission.system_id, "rouge_l")]
+    assert versions_rescore() == []  # planned once
+    new_version = planned[0].metric_version
+    assert new_version != old_version
+    shown = system_scores_shown(dataset=demo_dataset)
+    assert [score.metric_version for score in shown] == [old_version]  # no empty cell while re-scoring
+    assert Score.objects.filter(metric_version=old_version).count() == 100
+    run_jobs(planned)
+    shown = system_scores_shown(dataset=demo_dataset)
+    assert [score.metric_version for score in shown] == [new_version]
+    assert Score.objects.filter(metric_version=old_version).count() == 100  # kept for the record
 
 
 def test_the_reaper_requeues_stuck_batches_and_fails_jobs_past_the_limit(demo_dataset, captioner, settings):

@@ -7,7 +7,7 @@ from catalog.models import Dataset
 from scoring.models import EvaluationJob, Metric
 from scoring.services.lifecycle import jobs_reap
 from scoring.services.metrics import metrics_sync
-from scoring.services.planning import dataset_plan
+from scoring.services.planning import dataset_plan, versions_rescore
 
 
 class Command(BaseCommand):
@@ -34,6 +34,9 @@ class Command(BaseCommand):
                               f"{metric.current_version.config_hash}  {state}")
         if created:
             self.stdout.write(f"new versions: {', '.join(str(v) for v in created)}")
+        rescoring = versions_rescore()
+        if rescoring:
+            self.stdout.write(f"re-scoring under the new versions: {len(rescoring)} job(s) planned")
 
     def _score_dataset(self, options) -> None:
         dataset = Dataset.objects.filter(slug=options["dataset"]).first()

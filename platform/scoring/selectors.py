@@ -1,0 +1,27 @@
+"""Reads of scores for pages and the API."""
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from catalog.models import Dataset
+from scoring.models import EvaluationJob, SystemScore
+
+
+def system_scores_shown(*, dataset: Dataset) -> list[SystemScore]:
+    """Per (system, metric) the number of the newest metric version whose job is done: while a new
+    version is being computed, the previous one stays on the board (no empty cells in between)."""
+    done = (EvaluationJob.objects.filter(dataset=dataset, status=EvaluationJob.Status.DONE)
+            .values_list("system_id", "metric_version_id"))
+    finished = {(system, version) for system, version in done}
+    shown: dict[tuple[int, int], SystemScore] = {}
+    candidates = (SystemScore.objects.filter(system__dataset=dataset)
+                  .select_related("metric_version__metric", "system").order_by("metric_version__created_at", "id"))
+    for score in candidates:
+        if (score.system_id, score.metric_version_id) in finished or (None, score.metric_version_id) in finished:
+            shown[(score.system_id, score.metric_version.metric_id)] = score  # later versions overwrite
+    return list(shown.values())
+
+
+def jobs_of_submission(*, submission_id: int) -> QuerySet[EvaluationJob]:
+    return (EvaluationJob.objects.filter(submission_id=submission_id)
+            .select_related("metric_version__metric").order_by("metric_version__metric__slug"))
