@@ -8,6 +8,8 @@ from itertools import combinations
 
 import numpy as np
 
+from evaluation.metaeval.bootstrap import Interval, cluster_bootstrap
+
 
 @dataclass(frozen=True)
 class SystemLevel:
@@ -33,3 +35,36 @@ def system_means(human: Sequence[float], metric: Sequence[float], systems: Seque
     names = sorted(set(systems.tolist()))
     return SystemLevel(names, np.array([human[systems == s].mean() for s in names]),
                        np.array([metric[systems == s].mean() for s in names]))
+
+
+SYSTEM_STATISTICS = ("pearson", "tau_b", "pairwise_agreement")
+MIN_SYSTEMS = 3
+
+
+def system_level_intervals(human: Sequence[float], metric: Sequence[float], systems: Sequence[str],
+                           clusters: Sequence, *, replicates: int, seed: int) -> dict[str, Interval]:
+    """System-level Pearson, Kendall τ-b and pairwise agreement of per-system means, with 95%
+    intervals from resampling items (clusters): a replicate re-weights rows, so each system's mean
+    is recomputed from the items drawn. NaN metric rows (failures) are left out."""
+    from evaluation.metaeval.correlation import pearson
+    from evaluation.metaeval.kendall import kendall_tau_b
+
+    human, metric = np.asarray(human, float), np.asarray(metric, float)
+    keep = ~(np.isnan(human) | np.isnan(metric))
+    human, metric = human[keep], metric[keep]
+    systems, clusters = np.asarray(systems)[keep], np.asarray(clusters)[keep]
+    names, index = np.unique(systems, return_inverse=True)
+    if len(names) < MIN_SYSTEMS:
+        raise ValueError(f"system-level agreement needs at least {MIN_SYSTEMS} systems, got {len(names)}")
+
+    def statistics(weights: np.ndarray | None) -> list[float]:
+        w = np.ones(len(human)) if weights is None else weights
+        totals = np.bincount(index, weights=w, minlength=len(names))
+        if (totals == 0).any():
+            return [np.nan] * len(SYSTEM_STATISTICS)  # a system lost every item in this draw
+        level = SystemLevel(list(names), np.bincount(index, weights=w * human) / totals,
+                            np.bincount(index, weights=w * metric) / totals)
+        return [level.correlation(pearson), level.correlation(kendall_tau_b), level.pairwise_agreement()]
+
+    intervals = cluster_bootstrap(statistics, clusters, replicates=replicates, seed=seed)
+    return dict(zip(SYSTEM_STATISTICS, intervals, strict=True))

@@ -13,6 +13,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -79,10 +80,13 @@ def submission_dispatch(*, submission_id: int) -> bool:
     return True
 
 
-def submissions_dispatch_pending(*, older_than: timedelta = timedelta(seconds=10)) -> int:
-    """Send every queued submission the broker never received (the web process met an outage)."""
-    pending = Submission.objects.filter(status=Submission.Status.QUEUED, dispatched_at__isnull=True,
-                                        created_at__lte=timezone.now() - older_than)
+def submissions_dispatch_pending(*, older_than: timedelta = timedelta(seconds=10),
+                                 planning_lost_after: timedelta = timedelta(minutes=15)) -> int:
+    """Send every queued submission the broker never received (the web process met an outage), or
+    whose planning message was lost on the way (dispatched long ago, still no job)."""
+    now = timezone.now()
+    pending = Submission.objects.filter(status=Submission.Status.QUEUED, created_at__lte=now - older_than).filter(
+        Q(dispatched_at__isnull=True) | Q(dispatched_at__lte=now - planning_lost_after, jobs__isnull=True)).distinct()
     return sum(submission_dispatch(submission_id=pk) for pk in pending.values_list("pk", flat=True))
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 from django.db import transaction
 
-from catalog.models import Dataset, Judgment, PairJudgment
+from catalog.models import Dataset, Judgment, PairJudgment, System
 from evaluation.metaeval.bootstrap import cluster_bootstrap
 from evaluation.metaeval.kendall import pair_counts
 from evaluation.metaeval.pairwise import pairwise_accuracy
+from evaluation.metaeval.system_level import MIN_SYSTEMS, system_level_intervals
 from evaluation.metaeval.protocols import PROTOCOLS, RATING_STATISTICS, Protocol, rating_cells
 from scoring.models import CorrelationResult, MetricVersion, Score
 
@@ -40,7 +41,8 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
     with transaction.atomic():
         results = [CorrelationResult.objects.update_or_create(
             metric_version=metric_version, dataset=dataset, dimension=cell.pop("dimension"),
-            statistic=cell.pop("statistic"), level=CorrelationResult.Level.CAPTION, protocol=cell.pop("protocol"),
+            statistic=cell.pop("statistic"), level=cell.pop("level", CorrelationResult.Level.CAPTION),
+            protocol=cell.pop("protocol"),
             defaults=cell)[0] for cell in cells]
     return results
 
@@ -50,12 +52,13 @@ def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | 
     for dimension in dataset.dimensions or ["overall"]:
         rows = list(Judgment.objects.filter(caption__item__dataset=dataset, dimension=dimension,
                                             caption__system__submission__isnull=True)
-                    .order_by("id").values_list("caption_id", "value", "caption__item_id"))
+                    .order_by("id").values_list("caption_id", "value", "caption__item_id", "caption__system_id",
+                                                "caption__system__kind"))
         if not rows:
             continue
-        human = np.array([value for _, value, _ in rows], dtype=float)
-        metric = np.array([_number(scores.get(caption)) for caption, _, _ in rows], dtype=float)
-        clusters = np.array([item for _, _, item in rows])
+        human = np.array([row[1] for row in rows], dtype=float)
+        metric = np.array([_number(scores.get(row[0])) for row in rows], dtype=float)
+        clusters = np.array([row[2] for row in rows])
         kept = ~np.isnan(metric)
         if kept.sum() < 3:
             continue
@@ -67,7 +70,24 @@ def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | 
                           "high": _finite(interval.high), "n": int(kept.sum()),
                           "left_out": int((~kept).sum()), "tie_rate": tie_rate,
                           "detail": {"replicates": interval.replicates, "resample": chosen.resample}})
+        cells += _system_cells(dimension, chosen, rows, human, metric, clusters)
     return cells
+
+
+def _system_cells(dimension: str, chosen: Protocol, rows: list, human, metric, clusters) -> list[dict]:
+    """Where the dataset has real systems (not one mixed pool): their means, ranked."""
+    real = np.array([row[4] in (System.Kind.MODEL, System.Kind.HUMAN) for row in rows])
+    systems = np.array([row[3] for row in rows])
+    if len(set(systems[real].tolist())) < MIN_SYSTEMS or np.isnan(metric[real]).all():
+        return []
+    intervals = system_level_intervals(human[real], metric[real], systems[real], clusters[real],
+                                       replicates=chosen.replicates, seed=chosen.seed)
+    count = len(set(systems[real & ~np.isnan(metric)].tolist()))
+    return [{"dimension": dimension, "statistic": statistic, "protocol": chosen.key, "level": "system",
+             "value": _finite(interval.value), "low": _finite(interval.low), "high": _finite(interval.high),
+             "n": count, "left_out": int((real & np.isnan(metric)).sum()), "tie_rate": None,
+             "detail": {"replicates": interval.replicates, "resample": chosen.resample, "systems": count}}
+            for statistic, interval in intervals.items()]
 
 
 def _pairwise_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | None]) -> list[dict]:

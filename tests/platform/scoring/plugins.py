@@ -45,3 +45,13 @@ class FailsOnQuestions(Metric):
         details = [{"error": "could not read a number in the answer"} if "??" in row.candidate else None
                    for row in rows]
         return MetricResult(scores=scores, corpus=None, details=details)
+
+
+@register("test_broken")
+class Broken(Metric):
+    """Raises on every batch: the job must fail after its bounded retries, naming the error."""
+
+    slug, name, family = "test_broken", "Test: always raises", "test"
+
+    def score(self, rows, context=None) -> MetricResult:
+        raise RuntimeError("the model exploded")

@@ -43,3 +43,23 @@ def test_pascal50s_accuracy_per_category_from_stored_scores(shared_data):
     assert 0.9 < hi.value < 1.0 and hi.low <= hi.value <= hi.high  # HI is the easy category
     mean = cells[("mean", "accuracy")].value
     assert mean == pytest.approx(np.mean([cells[(c, "accuracy")].value for c in ("HC", "HI", "HM", "MM")]))
+
+
+def test_system_level_cells_where_a_dataset_has_real_systems():
+    import tests.platform.scoring.plugins  # noqa: F401  (test_words: the word count)
+    from catalog.models import Caption, Dataset, Item, Judgment, System
+
+    dataset = Dataset.objects.create(slug="systems", title="Four systems", source_format="canonical",
+                                     dimensions=["overall"])
+    systems = [System.objects.create(dataset=dataset, slug=f"s{n}", name=f"S{n}", kind="model") for n in range(4)]
+    for index in range(30):
+        item = Item.objects.create(dataset=dataset, external_id=f"i{index}", references=["a reference"])
+        for n, system in enumerate(systems):
+            caption = Caption.objects.create(item=item, system=system, text=" ".join(["word"] * (n + 1 + index % 3)))
+            Judgment.objects.create(caption=caption, dimension="overall", value=n + (index % 2))
+    run_jobs(dataset_plan(dataset=dataset, slugs=["test_words"]))
+    system_cells = {r.statistic: r for r in CorrelationResult.objects.filter(dataset=dataset, level="system")}
+    assert set(system_cells) == {"pearson", "tau_b", "pairwise_agreement"}
+    assert system_cells["tau_b"].value == 1.0 and system_cells["tau_b"].n == 4
+    assert system_cells["pearson"].value == pytest.approx(1.0)
+    assert CorrelationResult.objects.filter(dataset=dataset, level="caption", statistic="tau_b").count() == 1

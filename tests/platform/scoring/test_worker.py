@@ -161,3 +161,19 @@ def test_a_broker_outage_during_upload_keeps_the_submission_until_the_broker_is_
     assert submissions_dispatch_pending(older_than=timedelta(0)) == 1  # what the periodic sweep does
     wait_until(lambda: Submission.objects.get().status == "done", 120, workers, "scoring after the outage")
     assert Score.objects.filter(caption__system=submission.system).count() == 100
+
+
+def test_a_metric_that_keeps_raising_fails_its_job_after_bounded_retries(workers, demo_dataset, captioner, tmp_path):
+    workers.start("retries")
+    call_command("submit", "demo", str(results_file(demo_dataset, tmp_path)), "--user", "captioner",
+                 "--name", "Broken metric", "--metric", "test_broken", "--metric", "rouge_l", stdout=io.StringIO())
+    wait_until(lambda: Submission.objects.get().status in ("done", "failed"), 120, workers, "the submission ending")
+    broken = EvaluationJob.objects.get(metric_version__metric__slug="test_broken")
+    assert broken.status == "failed"
+    assert broken.error == (f"batch 1 failed after {settings.CAPBENCH_BATCH_ATTEMPTS} attempt(s): "
+                            "RuntimeError: the model exploded")
+    assert JobBatch.objects.get(job=broken).attempts == settings.CAPBENCH_BATCH_ATTEMPTS
+    assert EvaluationJob.objects.get(metric_version__metric__slug="rouge_l").status == "done"  # not blocked
+    submission = Submission.objects.get()
+    assert submission.status == "failed" and submission.error.startswith("test_broken: batch 1 failed")
+    assert not Score.objects.filter(metric_version=broken.metric_version).exists()

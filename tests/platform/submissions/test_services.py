@@ -131,3 +131,7 @@ def test_pending_submissions_are_sent_once_the_broker_is_back(demo_dataset, capt
     Submission.objects.filter(pk=submission.pk).update(dispatched_at=None)  # as if the outage had eaten it
     assert submissions_dispatch_pending(older_than=timedelta(0)) == 1
     assert Submission.objects.get(pk=submission.pk).dispatched_at is not None
+    assert submissions_dispatch_pending(older_than=timedelta(0)) == 0  # sent: not again
+    # Dispatched long ago and still without a single job: the planning message was lost.
+    Submission.objects.filter(pk=submission.pk).update(dispatched_at=timezone.now() - timedelta(hours=1))
+    assert submissions_dispatch_pending(older_than=timedelta(0)) == 1
