@@ -28,8 +28,7 @@ def run_batch(self, batch_id: int) -> str:
     try:
         outcome = batches.batch_run(batch_id=batch_id, worker=self.request.hostname or "")
     except Exception as error:
-        attempts = self.request.retries + 1
-        final = attempts >= settings.CAPBENCH_BATCH_ATTEMPTS
+        final = batches.attempts_of(batch_id) >= settings.CAPBENCH_BATCH_ATTEMPTS
         lifecycle.batch_attempt_failed(batch_id=batch_id, error=f"{type(error).__name__}: {error}", final=final)
         if final:
             raise

@@ -8,6 +8,7 @@ import math
 import time
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
@@ -86,6 +87,15 @@ def _batch_claim(batch_id: int, worker: str) -> JobBatch | None:
                  .filter(pk=batch_id).first())
         if batch is None or batch.status == JobBatch.Status.DONE or batch.job.is_final:
             return None
+        if batch.attempts >= settings.CAPBENCH_BATCH_ATTEMPTS:
+            # Started that often and never recorded: the worker died on it each time (out of memory, say).
+            from scoring.services.lifecycle import job_end
+
+            transaction.on_commit(lambda: job_end(
+                job_id=batch.job_id, status=EvaluationJob.Status.FAILED,
+                error=f"batch {batch.index + 1} was started {batch.attempts} times and its worker stopped "
+                      "each time before it finished (out of memory or killed?)"))
+            return None
         batch.status, batch.worker = JobBatch.Status.RUNNING, worker
         batch.attempts += 1
         batch.started_at = timezone.now()
@@ -142,3 +152,8 @@ def _unavailable(job: EvaluationJob, reason: str) -> BatchOutcome:
 
 def job_of(batch_id: int) -> int:
     return JobBatch.objects.values_list("job_id", flat=True).get(pk=batch_id)
+
+
+def attempts_of(batch_id: int) -> int:
+    """Every start counts, including those a dead worker never finished."""
+    return JobBatch.objects.values_list("attempts", flat=True).get(pk=batch_id)

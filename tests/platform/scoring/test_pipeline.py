@@ -194,3 +194,16 @@ def test_a_restarted_worker_takes_back_what_its_predecessor_held(demo_dataset, c
     assert batches_recover_worker(worker="w1@host") == 1
     batch = JobBatch.objects.get(job__submission=submission)
     assert batch.status == "queued" and batch.enqueued_at is not None
+
+
+def test_a_batch_whose_worker_dies_every_time_fails_its_job_instead_of_looping(demo_dataset, captioner, settings):
+    submission = submit(captioner, demo_dataset, ["rouge_l"])
+    batch = JobBatch.objects.get(job__submission=submission)
+    # Three starts, no record: what three workers killed by the kernel's OOM killer leave behind.
+    JobBatch.objects.filter(pk=batch.pk).update(status="queued", attempts=settings.CAPBENCH_BATCH_ATTEMPTS)
+    assert batch_run(batch_id=batch.pk).state == "skipped"
+    job = EvaluationJob.objects.get(pk=batch.job_id)
+    assert job.status == "failed"
+    assert job.error == ("batch 1 was started 3 times and its worker stopped each time before it finished "
+                         "(out of memory or killed?)")
+    assert not Score.objects.exists()
