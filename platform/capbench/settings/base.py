@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "catalog",
     "submissions",
     "scoring",
+    "leaderboards",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,148 @@
+"""The boards as plain tables: captioner boards (systems × metrics) and the meta-evaluation board
+(metrics × datasets), with sorting in which missing and failed values always come last."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from django.db.models import F, Q
+
+from catalog.models import Dataset, System
+from scoring.models import CorrelationResult, EvaluationJob, Metric
+from scoring.selectors import system_scores_shown
+
+
+@dataclass
+class Column:
+    slug: str
+    name: str
+    higher_is_better: bool
+    family: str
+    description: str
+    citation: str
+    reference_free: bool
+
+    @property
+    def arrow(self) -> str:
+        return "↑" if self.higher_is_better else "↓"
+
+
+@dataclass
+class Cell:
+    value: float | None = None
+    state: str = "missing"  # value | missing | queued | running | failed | unavailable
+    note: str = ""
+    rank: int | None = None
+
+    @property
+    def sortable(self) -> bool:
+        return self.value is not None and not math.isnan(self.value)
+
+
+@dataclass
+class BoardRow:
+    system: System
+    cells: dict[str, Cell] = field(default_factory=dict)
+    submission: object | None = None
+
+
+def metric_columns() -> list[Column]:
+    return [Column(m.slug, m.name, m.higher_is_better, m.family, m.description, m.citation,
+                   "references" not in (m.needs or []))
+            for m in Metric.objects.filter(is_registered=True).order_by("family", "slug")]
+
+
+def board_systems(dataset: Dataset, viewer=None) -> list[System]:
+    """Public finished submissions (and the viewer's own), plus the dataset's real systems."""
+    visible = Q(submission__is_public=True) & ~Q(submission__status="withdrawn")
+    if viewer is not None and viewer.is_authenticated:
+        visible |= Q(submission__owner=viewer) & ~Q(submission__status="withdrawn")
+    return list(System.objects.filter(dataset=dataset)
+                .filter(visible | Q(submission__isnull=True, kind__in=["model", "human"]) | Q(is_baseline=True))
+                .select_related("submission").order_by("name"))
+
+
+def captioner_board(dataset: Dataset, *, sort: str | None = None, descending: bool | None = None,
+                    viewer=None) -> tuple[list[Column], list[BoardRow]]:
+    columns = metric_columns()
+    systems = board_systems(dataset, viewer)
+    rows = {system.pk: BoardRow(system, {c.slug: Cell() for c in columns}, getattr(system, "submission", None))
+            for system in systems}
+    # The state of each metric's current version: queued, running, failed or unavailable.
+    # A dataset job (system empty) speaks for every system of the dataset that is not a submission.
+    jobs = (EvaluationJob.objects.filter(Q(system__in=systems) | Q(dataset=dataset, system__isnull=True),
+                                         metric_version__metric__current_version=F("metric_version"))
+            .select_related("metric_version__metric")) if systems else []
+    for job in jobs:
+        if job.status == EvaluationJob.Status.DONE:
+            continue
+        targets = [rows[job.system_id]] if job.system_id else [r for r in rows.values() if r.submission is None]
+        for row in targets:
+            cell = row.cells.get(job.metric_version.metric.slug)
+            if cell is not None:
+                cell.state, cell.note = job.status, job.error
+    for score in system_scores_shown(dataset=dataset):
+        row = rows.get(score.system_id)
+        cell = row.cells.get(score.metric_version.metric.slug) if row else None
+        if cell is not None and score.value is not None and not math.isnan(score.value):
+            cell.value, cell.state = score.value, "value"
+    ordered = list(rows.values())
+    by = {c.slug: c for c in columns}
+    if sort in by:
+        column = by[sort]
+        down = column.higher_is_better if descending is None else descending
+        ordered = sort_rows(ordered, sort, down)
+        rank_cells(ordered, sort)
+    return columns, ordered
+
+
+def sort_rows(rows: list[BoardRow], slug: str, descending: bool) -> list[BoardRow]:
+    """Values in order; then every row without a value (failed, missing, running) in name order."""
+    valued = [row for row in rows if row.cells[slug].sortable]
+    rest = [row for row in rows if not row.cells[slug].sortable]
+    valued.sort(key=lambda row: row.cells[slug].value, reverse=descending)
+    return valued + sorted(rest, key=lambda row: row.system.name.lower())
+
+
+def rank_cells(rows: list[BoardRow], slug: str) -> None:
+    """Standard competition ranking (1, 2, 2, 4) of the rows that have a value; others get none."""
+    previous, rank = None, 0
+    for position, row in enumerate(rows, start=1):
+        cell = row.cells[slug]
+        if not cell.sortable:
+            continue
+        if cell.value != previous:
+            rank, previous = position, cell.value
+        cell.rank = rank
+
+
+@dataclass
+class MetricBoardRow:
+    column: Column
+    cells: dict[tuple[int, str, str], CorrelationResult] = field(default_factory=dict)
+    values: list[CorrelationResult | None] = field(default_factory=list)  # aligned with the headers
+
+
+def metric_board(*, protocol_name: str, level: str = "caption", family: str | None = None,
+                 reference: str | None = None) -> tuple[list[tuple[Dataset, str, str]], list[MetricBoardRow]]:
+    """Metrics × (dataset, dimension, statistic) for one protocol family ("paper" or "canonical")."""
+    # Oldest version first, so each cell ends up with the newest version that has a result.
+    results = (CorrelationResult.objects.filter(level=level, protocol__contains=f"/{protocol_name}@",
+                                                dataset__is_public=True)
+               .select_related("dataset", "metric_version__metric").order_by("metric_version__created_at", "id"))
+    columns = {c.slug: c for c in metric_columns()}
+    rows: dict[str, MetricBoardRow] = {}
+    headers: dict[tuple[int, str, str], tuple[Dataset, str, str]] = {}
+    for result in results:
+        column = columns.get(result.metric_version.metric.slug)
+        if column is None or (family and column.family != family):
+            continue
+        if reference == "free" and not column.reference_free or reference == "based" and column.reference_free:
+            continue
+        key = (result.dataset_id, result.dimension, result.statistic)
+        headers.setdefault(key, (result.dataset, result.dimension, result.statistic))
+        rows.setdefault(column.slug, MetricBoardRow(column)).cells[key] = result
+    ordered = sorted(headers.items(), key=lambda kv: (kv[1][0].title, kv[1][1], kv[1][2]))
+    for row in rows.values():
+        row.values = [row.cells.get(key) for key, _ in ordered]
+    return [header for _, header in ordered], sorted(rows.values(), key=lambda r: r.column.slug)

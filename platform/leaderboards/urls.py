@@ -1,0 +1,9 @@
+from django.urls import path
+
+from leaderboards import views
+
+app_name = "leaderboards"
+urlpatterns = [
+    path("datasets/<slug:slug>/leaderboard/", views.captioner_board, name="captioner"),
+    path("metrics/", views.metric_board, name="metrics"),
+]

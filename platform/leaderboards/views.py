@@ -1,0 +1,68 @@
+"""Board pages and their CSV/JSON downloads (thin: selectors build the tables)."""
+from __future__ import annotations
+
+import csv
+import io
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+
+from catalog.models import Dataset
+from leaderboards import selectors
+
+PROTOCOLS = ("paper", "canonical")
+
+
+def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
+    sort = request.GET.get("sort")
+    order = request.GET.get("order")
+    descending = None if order not in ("asc", "desc") else order == "desc"
+    columns, rows = selectors.captioner_board(dataset, sort=sort, descending=descending, viewer=request.user)
+    download = request.GET.get("download")
+    if download == "json":
+        return JsonResponse(_board_json(dataset, columns, rows), json_dumps_params={"indent": 1})
+    if download == "csv":
+        return _board_csv(dataset, columns, rows)
+    return render(request, "leaderboards/captioner.html", {
+        "dataset": dataset, "columns": columns, "rows": rows, "sort": sort, "order": order})
+
+
+def metric_board(request: HttpRequest) -> HttpResponse:
+    protocol = request.GET.get("protocol", "paper")
+    protocol = protocol if protocol in PROTOCOLS else "paper"
+    level = "system" if request.GET.get("level") == "system" else "caption"
+    family = request.GET.get("family") or None
+    reference = request.GET.get("reference") if request.GET.get("reference") in ("free", "based") else None
+    headers, rows = selectors.metric_board(protocol_name=protocol, level=level, family=family, reference=reference)
+    families = sorted({column.family for column in selectors.metric_columns()})
+    return render(request, "leaderboards/metrics.html", {
+        "headers": headers, "rows": rows, "protocol": protocol, "protocols": PROTOCOLS, "level": level,
+        "family": family, "families": families, "reference": reference})
+
+
+def _board_json(dataset, columns, rows) -> dict:
+    return {
+        "dataset": dataset.slug,
+        "metrics": [{"slug": c.slug, "name": c.name, "higher_is_better": c.higher_is_better} for c in columns],
+        "systems": [{
+            "system": row.system.slug, "name": row.system.name, "kind": row.system.kind,
+            "baseline": row.system.is_baseline,
+            "paper_url": getattr(row.submission, "paper_url", "") if row.submission else "",
+            "code_url": getattr(row.submission, "code_url", "") if row.submission else "",
+            "scores": {slug: {"value": cell.value, "state": cell.state, **({"note": cell.note} if cell.note else {})}
+                       for slug, cell in row.cells.items()},
+        } for row in rows],
+    }
+
+
+def _board_csv(dataset, columns, rows) -> HttpResponse:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["system", "name", "kind", "baseline", *[c.slug for c in columns]])
+    for row in rows:
+        writer.writerow([row.system.slug, row.system.name, row.system.kind, row.system.is_baseline,
+                         *["" if row.cells[c.slug].value is None else repr(row.cells[c.slug].value) for c in columns]])
+    response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{dataset.slug}-leaderboard.csv"'
+    return response

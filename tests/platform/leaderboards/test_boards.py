@@ -1,0 +1,102 @@
+"""Captioner and metric boards: sorting with missing values last, ranks, states, downloads,
+filters and escaping of user text."""
+import csv
+import io
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+
+import tests.platform.scoring.plugins  # noqa: F401  (test_words and friends)
+from catalog.models import Item
+from leaderboards.selectors import captioner_board, metric_board
+from scoring.models import EvaluationJob
+from scoring.services.planning import dataset_plan, submission_plan
+from submissions.models import Submission
+from submissions.services import MethodInfo, submission_create
+from tests.platform.scoring.inline import run_jobs
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def submit(dataset, owner, name, words: int, metrics, public=True, **method):
+    entries = [{"image_id": item.external_id, "caption": " ".join(["word"] * words)}
+               for item in Item.objects.filter(dataset=dataset)]
+    submission = submission_create(owner=owner, dataset=dataset, file_name="r.json", content=json.dumps(entries).encode(),
+                                   method=MethodInfo(name, **method), metrics=metrics, is_public=public)
+    submission_plan(submission_id=submission.pk)
+    return submission
+
+
+@pytest.fixture
+def board(demo_dataset, settings):
+    settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 20
+    owner = get_user_model().objects.create_user("owner")
+    long_one = submit(demo_dataset, owner, "Long captions", 6, ["test_words", "rouge_l"],
+                      paper_url="https://example.org/paper")
+    short_one = submit(demo_dataset, owner, "Short captions", 2, ["test_words", "rouge_l"])
+    tie = submit(demo_dataset, owner, "Also short", 2, ["test_words"])
+    broken = submit(demo_dataset, owner, "Broken", 3, ["test_words", "test_broken"])
+    hidden = submit(demo_dataset, owner, "Private one", 9, ["test_words"], public=False)
+    run_jobs(EvaluationJob.objects.exclude(metric_version__metric__slug="test_broken"))
+    EvaluationJob.objects.filter(metric_version__metric__slug="test_broken").update(status="failed", error="boom")
+    return {"long": long_one, "short": short_one, "tie": tie, "broken": broken, "hidden": hidden, "owner": owner}
+
+
+def test_sorting_puts_values_in_order_and_everything_without_a_value_last(demo_dataset, board):
+    _, rows = captioner_board(demo_dataset, sort="test_words")
+    names = [row.system.name for row in rows]
+    assert names[:4] == ["Long captions", "Broken", "Also short", "Short captions"]
+    assert [row.cells["test_words"].rank for row in rows[:4]] == [1, 2, 3, 3]  # a tie shares its rank
+    assert "Private one" not in names  # private submissions are the owner's only
+    _, ascending = captioner_board(demo_dataset, sort="test_words", descending=False)
+    assert [row.system.name for row in ascending][:2] == ["Also short", "Short captions"]
+    _, by_rouge = captioner_board(demo_dataset, sort="rouge_l", descending=False)
+    rouge_names = [row.system.name for row in by_rouge]
+    # Only two submissions have ROUGE-L: every other row follows them, unranked, whatever the order.
+    assert set(rouge_names[:3]) >= {"Long captions", "Short captions"}
+    assert all(row.cells["rouge_l"].rank is None for row in by_rouge if row.system.name in ("Also short", "Broken"))
+    assert rouge_names.index("Broken") > rouge_names.index("Long captions")
+
+
+def test_cells_say_why_they_have_no_number(demo_dataset, board):
+    _, rows = captioner_board(demo_dataset)
+    broken = next(row for row in rows if row.system.name == "Broken")
+    assert broken.cells["test_broken"].state == "failed" and broken.cells["test_broken"].note == "boom"
+    assert broken.cells["rouge_l"].state == "missing"
+
+
+def test_the_owner_sees_a_private_submission(demo_dataset, board):
+    _, rows = captioner_board(demo_dataset, viewer=board["owner"])
+    assert "Private one" in [row.system.name for row in rows]
+
+
+def test_downloads_carry_the_same_numbers(client, demo_dataset, board):
+    data = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?sort=test_words&download=json").json()
+    assert [s["name"] for s in data["systems"]][:2] == ["Long captions", "Broken"]
+    assert data["systems"][0]["scores"]["test_words"] == {"value": 6.0, "state": "value"}
+    assert data["systems"][0]["paper_url"] == "https://example.org/paper"
+    response = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?download=csv")
+    table = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert {row["name"]: row["test_words"] for row in table}["Short captions"] == "2.0"
+
+
+def test_method_names_are_escaped(client, demo_dataset, settings):
+    owner = get_user_model().objects.create_user("mallory")
+    submit(demo_dataset, owner, "<script>alert('x')</script>", 2, ["test_words"])
+    page = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/").content.decode()
+    assert "<script>alert" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+
+
+def test_metric_board_by_protocol_and_filters(client, demo_dataset):
+    run_jobs(dataset_plan(dataset=demo_dataset, slugs=["bleu_4", "test_words"]))
+    headers, rows = metric_board(protocol_name="paper")
+    assert {(h[1], h[2]) for h in headers} == {("overall", "tau_b"), ("overall", "tau_c")}
+    assert [row.column.slug for row in rows] == ["bleu_4", "test_words"]
+    assert [row.column.slug for row in metric_board(protocol_name="paper", family="ngram")[1]] == ["bleu_4"]
+    canonical_headers, _ = metric_board(protocol_name="canonical")
+    assert {h[2] for h in canonical_headers} == {"tau_b", "tau_c", "pearson", "spearman"}
+    assert [row.column.slug for row in metric_board(protocol_name="paper", reference="free")[1]] == ["test_words"]
+    page = client.get("/metrics/?protocol=canonical").content.decode()
+    assert "BLEU-4" in page and "spearman" in page
+    assert Submission.objects.count() == 0
