@@ -58,10 +58,14 @@ def detect_format(file_name: str, content: bytes) -> str:
     return "json" if start == b"[" else "jsonl" if start == b"{" else "csv"
 
 
-def read_submission(file_name: str, content: bytes, *, max_caption_chars: int) -> tuple[str, list[SubmittedCaption]]:
+def read_submission(file_name: str, content: bytes, *, max_caption_chars: int,
+                    problems: Problems | None = None) -> tuple[str, list[SubmittedCaption]]:
     """(format, captions) or SubmissionFileError. Checks syntax, encoding, field types and caption
-    lengths; the dataset checks (known ids, one per item) are the caller's."""
-    problems = Problems(file_name)
+    lengths; the dataset checks (known ids, one per item) are the caller's. With `problems` given,
+    the entries' problems are collected there (for the caller to add its own) instead of raised;
+    an unreadable file (encoding, syntax) still raises at once."""
+    collect = problems is not None
+    problems = problems if collect else Problems(file_name)
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -77,7 +81,8 @@ def read_submission(file_name: str, content: bytes, *, max_caption_chars: int) -
             captions.append(caption)
     if not captions and not problems.items:
         problems.add("the file has no captions")
-    problems.raise_any()
+    if not captions or not collect:
+        problems.raise_any()
     return file_format, captions
 
 

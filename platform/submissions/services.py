@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
@@ -50,9 +51,11 @@ def submission_create(*, owner: AbstractBaseUser, dataset: Dataset, file_name: s
     if len(content) > settings.CAPBENCH_SUBMISSION_MAX_BYTES:
         raise SubmissionFileError(file_name, [
             f"{len(content):,} bytes, more than the limit of {settings.CAPBENCH_SUBMISSION_MAX_BYTES:,}"])
-    file_format, captions = read_submission(file_name, content,
+    problems = Problems(file_name)
+    file_format, captions = read_submission(file_name, content, problems=problems,
                                             max_caption_chars=settings.CAPBENCH_CAPTION_MAX_CHARS)
-    items = _matched_items(dataset, file_name, captions)
+    items = _matched_items(dataset, captions, problems)
+    problems.raise_any()
     digest = hashlib.sha256(content).hexdigest()
     stored = _store_upload(digest, file_format, content)
     with transaction.atomic():
@@ -93,7 +96,7 @@ def submissions_dispatch_pending(*, older_than: timedelta = timedelta(seconds=10
 def submission_quota_check(*, owner: AbstractBaseUser, lock: bool = False) -> None:
     """QuotaExceeded when the owner is at the daily or concurrent limit, saying when to retry."""
     if lock:  # serialise one owner's concurrent uploads
-        type(owner).objects.select_for_update().filter(pk=owner.pk).first()
+        get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
     now = timezone.now()
     mine = Submission.objects.filter(owner=owner)
     per_day = settings.CAPBENCH_SUBMISSIONS_PER_DAY
@@ -135,9 +138,10 @@ def _check_method(method: MethodInfo) -> None:
             raise SubmissionRefused(f"field '{field}': must start with https:// or http://")
 
 
-def _matched_items(dataset: Dataset, file_name: str, captions: list[SubmittedCaption]) -> dict[str, Item]:
+def _matched_items(dataset: Dataset, captions: list[SubmittedCaption], problems: Problems) -> dict[str, Item]:
+    """Every caption's image must be the dataset's, once; every image needs its caption."""
     items = {item.external_id: item for item in Item.objects.filter(dataset=dataset).only("id", "external_id")}
-    problems, first_place = Problems(file_name), {}
+    first_place = {}
     for caption in captions:
         if caption.image_id not in items:
             problems.add(f"{caption.where}, field 'image_id': {caption.image_id!r} is not an image of "
@@ -152,7 +156,6 @@ def _matched_items(dataset: Dataset, file_name: str, captions: list[SubmittedCap
         shown = ", ".join(repr(key) for key in missing[:5])
         problems.add(f"{len(missing):,} of the dataset's {len(items):,} images have no caption "
                      f"(e.g. {shown}); give exactly one caption per image")
-    problems.raise_any()
     return items
 
 
@@ -170,3 +173,11 @@ def _store_upload(digest: str, file_format: str, content: bytes) -> str:
 
 def _system_slug(name: str) -> str:
     return f"{slugify(name)[:80] or 'submission'}-{secrets.token_hex(3)}"
+
+
+def submission_visibility_set(*, submission: Submission, is_public: bool) -> Submission:
+    if submission.status == Submission.Status.WITHDRAWN and is_public:
+        raise SubmissionRefused("a withdrawn submission cannot be made public")
+    submission.is_public = is_public
+    submission.save(update_fields=["is_public"])
+    return submission

@@ -34,7 +34,12 @@ INSTALLED_APPS = [
     "submissions",
     "scoring",
     "leaderboards",
+    "accounts",
 ]
+
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "submissions:mine"
+LOGOUT_REDIRECT_URL = "catalog:home"
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -1,0 +1,23 @@
+"""The upload form: a results file and the method's metadata."""
+from django import forms
+from django.conf import settings
+
+from catalog.models import Dataset
+
+
+class SubmissionForm(forms.Form):
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.filter(is_public=True), to_field_name="slug")
+    results = forms.FileField(help_text='COCO captioning results JSON ([{"image_id": ..., "caption": "..."}]), '
+                                        "JSON Lines or CSV with image_id and caption")
+    method_name = forms.CharField(max_length=200)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    paper_url = forms.URLField(required=False, assume_scheme="https")
+    code_url = forms.URLField(required=False, assume_scheme="https")
+    is_public = forms.BooleanField(required=False, initial=True, label="Show on the public leaderboard")
+
+    def clean_results(self):
+        upload = self.cleaned_data["results"]
+        if upload.size > settings.CAPBENCH_SUBMISSION_MAX_BYTES:
+            raise forms.ValidationError(f"{upload.name}: {upload.size:,} bytes, more than the limit of "
+                                        f"{settings.CAPBENCH_SUBMISSION_MAX_BYTES:,}")
+        return upload

@@ -1,0 +1,38 @@
+"""Reads of submissions for pages and the API."""
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from scoring.models import EvaluationJob, JobBatch
+from submissions.models import Submission
+
+
+def submissions_of(*, owner) -> QuerySet[Submission]:
+    return Submission.objects.filter(owner=owner).select_related("dataset", "system")
+
+
+def submission_visible(*, submission: Submission, viewer) -> bool:
+    return submission.is_public and submission.status != Submission.Status.WITHDRAWN or (
+        viewer.is_authenticated and (viewer.pk == submission.owner_id or viewer.is_staff))
+
+
+def submission_progress(*, submission: Submission) -> dict:
+    """Per metric: state, done/total, error in plain words, and how many batches wait ahead."""
+    jobs = (EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric")
+            .order_by("metric_version__metric__slug"))
+    metrics = []
+    for job in jobs:
+        ahead = 0
+        if not job.is_final:
+            first = job.batches.filter(status=JobBatch.Status.QUEUED).order_by("enqueued_at").first()
+            if first is not None and first.enqueued_at is not None:
+                ahead = (JobBatch.objects.filter(status=JobBatch.Status.QUEUED, enqueued_at__lt=first.enqueued_at,
+                                                 job__metric_version__metric__queue=job.metric_version.metric.queue)
+                         .count())
+        metrics.append({"metric": job.metric_version.metric.slug, "name": job.metric_version.metric.name,
+                        "status": job.status, "done": job.done, "total": job.total, "failed": job.failed,
+                        "error": job.error, "batches_ahead": ahead,
+                        "seconds": round(job.compute_seconds, 2)})
+    return {"submission": submission.pk, "status": submission.status, "error": submission.error,
+            "captions": submission.caption_count, "metrics": metrics,
+            "final": submission.status not in Submission.ACTIVE}

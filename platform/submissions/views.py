@@ -1,0 +1,92 @@
+"""Upload, status (with a polling endpoint), my submissions, and their lifecycle actions."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from scoring.models import Score
+from submissions import selectors
+from submissions.forms import SubmissionForm
+from submissions.formats import SubmissionFileError
+from submissions.models import Submission
+from submissions.services import (
+    MethodInfo,
+    QuotaExceeded,
+    SubmissionRefused,
+    submission_create,
+    submission_visibility_set,
+    submission_withdraw,
+)
+
+
+@login_required
+def upload(request: HttpRequest) -> HttpResponse:
+    form = SubmissionForm(request.POST or None, request.FILES or None,
+                          initial={"dataset": request.GET.get("dataset")})
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        method = MethodInfo(data["method_name"], data["description"], data["paper_url"], data["code_url"])
+        try:
+            submission = submission_create(owner=request.user, dataset=data["dataset"],
+                                           file_name=data["results"].name, content=data["results"].read(),
+                                           method=method, is_public=data["is_public"])
+        except SubmissionFileError as error:
+            problems = [f"{error.file_name}: {problem}" for problem in error.problems]
+            if error.more:
+                problems.append(f"… and {error.more:,} more problem(s)")
+        except (SubmissionRefused, QuotaExceeded) as error:
+            problems = [str(error)]
+        else:
+            return redirect("submissions:detail", pk=submission.pk)
+    return render(request, "submissions/upload.html", {"form": form, "problems": problems})
+
+
+def detail(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = get_object_or_404(Submission.objects.select_related("dataset", "system", "owner"), pk=pk)
+    if not selectors.submission_visible(submission=submission, viewer=request.user):
+        raise Http404("no such submission")
+    scores = (Score.objects.filter(caption__system=submission.system)
+              .select_related("caption__item", "metric_version__metric").order_by("caption__item__external_id",
+                                                                                   "metric_version__metric__slug"))
+    metric = request.GET.get("metric")
+    if metric:
+        scores = scores.filter(metric_version__metric__slug=metric)
+    page = Paginator(scores, 100).get_page(request.GET.get("page"))
+    return render(request, "submissions/detail.html", {
+        "submission": submission, "progress": selectors.submission_progress(submission=submission),
+        "page": page, "metric": metric,
+        "is_owner": request.user.is_authenticated and request.user.pk == submission.owner_id})
+
+
+def progress(request: HttpRequest, pk: int) -> JsonResponse:
+    submission = get_object_or_404(Submission, pk=pk)
+    if not selectors.submission_visible(submission=submission, viewer=request.user):
+        raise Http404("no such submission")
+    return JsonResponse(selectors.submission_progress(submission=submission))
+
+
+@login_required
+def mine(request: HttpRequest) -> HttpResponse:
+    return render(request, "submissions/mine.html", {"submissions": selectors.submissions_of(owner=request.user)})
+
+
+@login_required
+@require_POST
+def visibility(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = get_object_or_404(Submission, pk=pk, owner=request.user)
+    submission_visibility_set(submission=submission, is_public=request.POST.get("public") == "1")
+    return redirect("submissions:mine")
+
+
+@login_required
+@require_POST
+def withdraw(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = get_object_or_404(Submission, pk=pk, owner=request.user)
+    submission_withdraw(submission=submission)
+    messages.info(request, f"“{submission.method_name}” was withdrawn; its file and scores are kept.")
+    return redirect("submissions:mine")

@@ -1,0 +1,73 @@
+"""The web submission flow: sign up, upload (good and bad files), status, visibility, withdrawal."""
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from catalog.models import Item
+from submissions.models import Submission
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def results(dataset) -> bytes:
+    return json.dumps([{"image_id": item.external_id, "caption": f"<b>caption</b> {item.pk}"}
+                       for item in Item.objects.filter(dataset=dataset)]).encode()
+
+
+def upload(client, dataset, content: bytes, name="results.json", **fields):
+    data = {"dataset": dataset.slug, "method_name": "My <captioner>", "is_public": "on",
+            "results": SimpleUploadedFile(name, content, content_type="application/json"), **fields}
+    return client.post("/submit/", data)
+
+
+def test_sign_up_then_upload_then_status(client, demo_dataset):
+    response = client.post("/accounts/signup/", {"username": "newcomer", "password1": "a-long-pass-phrase-42",
+                                                 "password2": "a-long-pass-phrase-42"})
+    assert response.status_code == 302 and response.url == "/submissions/mine/"
+    response = upload(client, demo_dataset, results(demo_dataset), paper_url="https://example.org/p")
+    submission = Submission.objects.get()
+    assert response.status_code == 302 and response.url == f"/submissions/{submission.pk}/"
+    assert submission.owner.username == "newcomer" and submission.is_public and submission.caption_count == 100
+    page = client.get(response.url).content.decode()
+    assert "My &lt;captioner&gt;" in page and "<b>caption</b>" not in page
+    progress = client.get(f"/submissions/{submission.pk}/progress.json").json()
+    assert progress["status"] in ("queued", "running") and progress["final"] is False
+    mine = client.get("/submissions/mine/").content.decode()
+    assert f"/submissions/{submission.pk}/" in mine
+
+
+def test_a_bad_file_shows_every_problem_and_stores_nothing(client, demo_dataset, captioner):
+    client.force_login(captioner)
+    bad = json.dumps([{"image_id": "nope.jpg", "caption": "a dog"}, {"image_id": 3}]).encode()
+    page = upload(client, demo_dataset, bad).content.decode()
+    assert "The file was not accepted; nothing was stored." in page
+    assert "results.json: entry 2, field &#x27;caption&#x27;: expected a string, got nothing" in page
+    assert "results.json: entry 1, field &#x27;image_id&#x27;: &#x27;nope.jpg&#x27; is not an image" in page
+    assert "100 of the dataset&#x27;s 100 images have no caption" in page  # all problems in one go
+    assert Submission.objects.count() == 0
+
+
+def test_uploading_needs_an_account(client, demo_dataset):
+    response = client.get("/submit/")
+    assert response.status_code == 302 and response.url.startswith("/accounts/login/?next=/submit/")
+
+
+def test_private_submissions_are_the_owners_and_withdrawal_keeps_the_data(client, demo_dataset, captioner,
+                                                                          django_user_model):
+    client.force_login(captioner)
+    upload(client, demo_dataset, results(demo_dataset), is_public="")
+    submission = Submission.objects.get()
+    assert not submission.is_public
+    other = django_user_model.objects.create_user("other")
+    client.force_login(other)
+    assert client.get(f"/submissions/{submission.pk}/").status_code == 404
+    assert client.get(f"/submissions/{submission.pk}/progress.json").status_code == 404
+    assert client.post(f"/submissions/{submission.pk}/withdraw/").status_code == 404  # not theirs
+    client.force_login(captioner)
+    client.post(f"/submissions/{submission.pk}/visibility/", {"public": "1"})
+    assert Submission.objects.get().is_public
+    client.post(f"/submissions/{submission.pk}/withdraw/")
+    submission.refresh_from_db()
+    assert submission.status == "withdrawn" and not submission.is_public
+    assert submission.system.captions.count() == 100
