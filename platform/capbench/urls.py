@@ -10,4 +10,5 @@ urlpatterns = [
     path("", include("leaderboards.urls")),
     path("", include("submissions.urls")),
     path("accounts/", include("accounts.urls")),
+    path("api/v1/", include("api.urls")),
 ] + static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)

@@ -21,7 +21,7 @@ def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
     columns, rows = selectors.captioner_board(dataset, sort=sort, descending=descending, viewer=request.user)
     download = request.GET.get("download")
     if download == "json":
-        return JsonResponse(_board_json(dataset, columns, rows), json_dumps_params={"indent": 1})
+        return JsonResponse(board_json(dataset, columns, rows), json_dumps_params={"indent": 1})
     if download == "csv":
         return _board_csv(dataset, columns, rows)
     return render(request, "leaderboards/captioner.html", {
@@ -41,7 +41,7 @@ def metric_board(request: HttpRequest) -> HttpResponse:
         "family": family, "families": families, "reference": reference})
 
 
-def _board_json(dataset, columns, rows) -> dict:
+def board_json(dataset, columns, rows) -> dict:
     return {
         "dataset": dataset.slug,
         "metrics": [{"slug": c.slug, "name": c.name, "higher_is_better": c.higher_is_better} for c in columns],

@@ -48,6 +48,7 @@ class SubmissionRefused(ValueError):
 def submission_create(*, owner: AbstractBaseUser, dataset: Dataset, file_name: str, content: bytes,
                       method: MethodInfo, metrics: list[str] | None = None, is_public: bool = False) -> Submission:
     _check_method(method)
+    _check_metrics(metrics or [])
     if len(content) > settings.CAPBENCH_SUBMISSION_MAX_BYTES:
         raise SubmissionFileError(file_name, [
             f"{len(content):,} bytes, more than the limit of {settings.CAPBENCH_SUBMISSION_MAX_BYTES:,}"])
@@ -136,6 +137,15 @@ def _check_method(method: MethodInfo) -> None:
     for field, url in (("paper URL", method.paper_url), ("code URL", method.code_url)):
         if url and not url.startswith(("https://", "http://")):
             raise SubmissionRefused(f"field '{field}': must start with https:// or http://")
+
+
+def _check_metrics(metrics: list[str]) -> None:
+    from evaluation.metrics import slugs
+
+    unknown = sorted(set(metrics) - set(slugs()))
+    if unknown:
+        raise SubmissionRefused(f"field 'metrics': unknown metric(s) {', '.join(unknown)} "
+                                f"(known: {', '.join(slugs())})")
 
 
 def _matched_items(dataset: Dataset, captions: list[SubmittedCaption], problems: Problems) -> dict[str, Item]:

@@ -72,7 +72,10 @@ def progress(request: HttpRequest, pk: int) -> JsonResponse:
 
 @login_required
 def mine(request: HttpRequest) -> HttpResponse:
-    return render(request, "submissions/mine.html", {"submissions": selectors.submissions_of(owner=request.user)})
+    from rest_framework.authtoken.models import Token
+
+    return render(request, "submissions/mine.html", {"submissions": selectors.submissions_of(owner=request.user),
+                                                     "token": Token.objects.filter(user=request.user).first()})
 
 
 @login_required

@@ -28,6 +28,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular_sidecar",
     "django_filters",
     "drf_spectacular",
     "catalog",
@@ -35,6 +37,7 @@ INSTALLED_APPS = [
     "scoring",
     "leaderboards",
     "accounts",
+    "api",
 ]
 
 LOGIN_URL = "accounts:login"
@@ -130,8 +133,36 @@ CAPBENCH_SUBMISSIONS_CONCURRENT = env_int("CAPBENCH_SUBMISSIONS_CONCURRENT", 3)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+        "rest_framework.throttling.ScopedRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_str("CAPBENCH_API_ANON_RATE", "120/min"),
+        "user": env_str("CAPBENCH_API_USER_RATE", "600/min"),
+        "submissions": env_str("CAPBENCH_API_SUBMISSION_RATE", "20/hour"),
+    },
 }
-SPECTACULAR_SETTINGS = {"TITLE": "CapBench API", "VERSION": "1"}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "CapBench API",
+    "DESCRIPTION": "Datasets, submissions, per-caption scores, leaderboards and metric–human correlations.",
+    "VERSION": "1",
+    # Swagger UI from the local sidecar package: no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+# Throttle counters need a cache shared by every web process: the Redis the broker uses.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 
 LOGGING = {
     "version": 1,

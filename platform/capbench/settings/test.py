@@ -1,6 +1,6 @@
 """The test suite: real PostgreSQL and Redis (DATABASE_URL / REDIS_URL), never SQLite or mocks."""
 from capbench.settings.base import *  # noqa: F401,F403
-from capbench.settings.base import STATE_DIR
+from capbench.settings.base import REDIS_URL, STATE_DIR
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -14,3 +14,5 @@ from capbench.settings.environment import env_str  # noqa: E402
 CAPBENCH_QUEUE_PREFIX = env_str("CAPBENCH_QUEUE_PREFIX", f"test{os.getpid()}-")
 CELERY_TASK_DEFAULT_QUEUE = f"{CAPBENCH_QUEUE_PREFIX}cpu"
 CAPBENCH_RETRY_BACKOFF = 0
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                      "KEY_PREFIX": CAPBENCH_QUEUE_PREFIX}}

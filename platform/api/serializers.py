@@ -1,0 +1,93 @@
+"""What the API returns and accepts."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from catalog.models import Dataset, Item, System
+from scoring.models import CorrelationResult, Metric, Score
+from submissions.models import Submission
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Dataset
+        fields = ["slug", "title", "description", "modality", "kind", "dimensions", "rating_scale", "citation",
+                  "licence", "url", "protocol_version", "protocol_notes"]
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    media_available = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Item
+        fields = ["external_id", "references", "media_available"]
+
+    def get_media_available(self, item: Item) -> bool:
+        return bool(item.media_id and item.media.stored_path)
+
+
+class SystemSerializer(serializers.ModelSerializer):
+    dataset = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = System
+        fields = ["id", "slug", "name", "kind", "dataset", "is_baseline", "description"]
+
+
+class MetricSerializer(serializers.ModelSerializer):
+    version = serializers.CharField(source="current_version.version", default=None)
+    config_hash = serializers.CharField(source="current_version.config_hash", default=None)
+
+    class Meta:
+        model = Metric
+        fields = ["slug", "name", "family", "higher_is_better", "needs", "queue", "version", "config_hash",
+                  "available", "unavailable_reason", "citation", "description"]
+
+
+class ScoreSerializer(serializers.ModelSerializer):
+    caption_id = serializers.IntegerField()
+    item = serializers.CharField(source="caption.item.external_id")
+    system = serializers.CharField(source="caption.system.slug")
+    caption = serializers.CharField(source="caption.text")
+    metric = serializers.CharField(source="metric_version.metric.slug")
+    metric_version = serializers.CharField(source="metric_version.config_hash")
+
+    class Meta:
+        model = Score
+        fields = ["id", "caption_id", "item", "system", "caption", "metric", "metric_version", "value", "error",
+                  "detail"]
+
+
+class CorrelationSerializer(serializers.ModelSerializer):
+    dataset = serializers.CharField(source="dataset.slug")
+    metric = serializers.CharField(source="metric_version.metric.slug")
+    metric_version = serializers.CharField(source="metric_version.config_hash")
+
+    class Meta:
+        model = CorrelationResult
+        fields = ["metric", "metric_version", "dataset", "dimension", "statistic", "level", "protocol", "value",
+                  "low", "high", "n", "left_out", "tie_rate", "computed_at"]
+
+
+class SubmissionSerializer(serializers.ModelSerializer):
+    dataset = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    system = serializers.CharField(source="system.slug", read_only=True)
+    owner = serializers.CharField(source="owner.username", read_only=True)
+
+    class Meta:
+        model = Submission
+        fields = ["id", "dataset", "system", "owner", "method_name", "description", "paper_url", "code_url",
+                  "metrics", "file_name", "file_format", "caption_count", "status", "is_public", "error",
+                  "created_at", "started_at", "finished_at"]
+        read_only_fields = fields
+
+
+class SubmissionCreateSerializer(serializers.Serializer):
+    dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.filter(is_public=True))
+    results = serializers.FileField()
+    method_name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    paper_url = serializers.URLField(required=False, allow_blank=True, default="")
+    code_url = serializers.URLField(required=False, allow_blank=True, default="")
+    metrics = serializers.ListField(child=serializers.SlugField(), required=False, default=list)
+    is_public = serializers.BooleanField(required=False, default=False)

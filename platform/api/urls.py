@@ -1,0 +1,24 @@
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.authtoken.views import obtain_auth_token
+from rest_framework.routers import DefaultRouter
+
+from api import views
+
+app_name = "api"
+router = DefaultRouter()
+router.register("datasets", views.DatasetViewSet, basename="dataset")
+router.register("systems", views.SystemViewSet, basename="system")
+router.register("metrics", views.MetricViewSet, basename="metric")
+router.register("scores", views.ScoreViewSet, basename="score")
+router.register("correlations", views.CorrelationViewSet, basename="correlation")
+router.register("submissions", views.SubmissionViewSet, basename="submission")
+
+urlpatterns = [
+    path("", include(router.urls)),
+    path("leaderboards/metrics/", views.MetricBoardView.as_view(), name="metric-board"),
+    path("leaderboards/<slug:slug>/", views.LeaderboardView.as_view(), name="leaderboard"),
+    path("auth/token/", obtain_auth_token, name="token"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+]

@@ -1,0 +1,177 @@
+"""The REST API, read-only except for submissions (thin: services and selectors do the work)."""
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api import serializers
+from catalog.models import Dataset, Item, System
+from leaderboards import selectors as boards
+from scoring.models import CorrelationResult, Metric, Score
+from submissions import selectors as submission_selectors
+from submissions.formats import SubmissionFileError
+from submissions.models import Submission
+from submissions.services import MethodInfo, QuotaExceeded, SubmissionRefused, submission_create
+
+
+class ScoreCursor(CursorPagination):
+    ordering = "id"
+    page_size = 500
+    page_size_query_param = "page_size"
+    max_page_size = 5000
+
+
+class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = serializers.DatasetSerializer
+    lookup_field = "slug"
+    queryset = Dataset.objects.filter(is_public=True).order_by("slug")
+
+    @action(detail=True)
+    def items(self, request: Request, slug: str) -> Response:
+        dataset = self.get_object()
+        page = self.paginate_queryset(Item.objects.filter(dataset=dataset).select_related("media").order_by("id"))
+        return self.get_paginated_response(serializers.ItemSerializer(page, many=True).data)
+
+
+class SystemViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = serializers.SystemSerializer
+    filterset_fields = {"dataset__slug": ["exact"], "kind": ["exact"]}
+
+    def get_queryset(self):
+        visible = System.objects.filter(dataset__is_public=True).select_related("dataset")
+        hidden = Submission.objects.exclude(is_public=True).exclude(status="withdrawn")
+        if self.request.user.is_authenticated:
+            hidden = hidden.exclude(owner=self.request.user)
+        return visible.exclude(submission__in=Submission.objects.filter(status="withdrawn")).exclude(
+            submission__in=hidden).order_by("id")
+
+
+class MetricViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = serializers.MetricSerializer
+    lookup_field = "slug"
+    queryset = Metric.objects.filter(is_registered=True).select_related("current_version").order_by("slug")
+
+
+class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
+    """Per-caption scores; filter by `dataset`, `system`, `metric` (slugs). Cursor-paginated."""
+
+    serializer_class = serializers.ScoreSerializer
+    pagination_class = ScoreCursor
+
+    def get_queryset(self):
+        query = self.request.query_params
+        scores = Score.objects.select_related("caption__item", "caption__system", "metric_version__metric")
+        scores = scores.filter(caption__system__in=SystemViewSet(request=self.request).get_queryset())
+        for parameter, field in (("dataset", "caption__item__dataset__slug"), ("system", "caption__system__slug"),
+                                 ("metric", "metric_version__metric__slug")):
+            if query.get(parameter):
+                scores = scores.filter(**{field: query[parameter]})
+        return scores
+
+
+class CorrelationViewSet(viewsets.ReadOnlyModelViewSet):
+    """Meta-evaluation cells; filter by `dataset`, `metric`, `protocol` (paper/canonical), `level`."""
+
+    serializer_class = serializers.CorrelationSerializer
+
+    def get_queryset(self):
+        query = self.request.query_params
+        results = (CorrelationResult.objects.filter(dataset__is_public=True)
+                   .select_related("dataset", "metric_version__metric").order_by("id"))
+        if query.get("dataset"):
+            results = results.filter(dataset__slug=query["dataset"])
+        if query.get("metric"):
+            results = results.filter(metric_version__metric__slug=query["metric"])
+        if query.get("protocol"):
+            results = results.filter(protocol__contains=f"/{query['protocol']}@")
+        if query.get("level"):
+            results = results.filter(level=query["level"])
+        return results
+
+
+class IsOwnerOrPublic(permissions.BasePermission):
+    def has_object_permission(self, request, view, submission: Submission) -> bool:
+        return submission_selectors.submission_visible(submission=submission, viewer=request.user)
+
+
+class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Your submissions and public ones; POST (multipart, token) to submit a results file."""
+
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly, IsOwnerOrPublic]
+    throttle_scope = "submissions"
+
+    def get_serializer_class(self):
+        return serializers.SubmissionCreateSerializer if self.action == "create" else serializers.SubmissionSerializer
+
+    def get_queryset(self):
+        public = Submission.objects.filter(is_public=True).exclude(status="withdrawn")
+        if self.request.user.is_authenticated:
+            public = public | Submission.objects.filter(owner=self.request.user)
+        return public.select_related("dataset", "system", "owner").order_by("-id")
+
+    def get_throttles(self):
+        return super().get_throttles() if self.action == "create" else []
+
+    def create(self, request: Request, *args, **kwargs) -> Response:
+        incoming = self.get_serializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        try:
+            submission = submission_create(
+                owner=request.user, dataset=data["dataset"], file_name=data["results"].name,
+                content=data["results"].read(),
+                method=MethodInfo(data["method_name"], data["description"], data["paper_url"], data["code_url"]),
+                metrics=data["metrics"], is_public=data["is_public"])
+        except SubmissionFileError as error:
+            raise ValidationError({"results": [f"{error.file_name}: {p}" for p in error.problems]
+                                   + ([f"… and {error.more:,} more problem(s)"] if error.more else [])}) from None
+        except SubmissionRefused as error:
+            raise ValidationError({"detail": str(error)}) from None
+        except KeyError as error:
+            raise ValidationError({"metrics": str(error).strip('"')}) from None
+        except QuotaExceeded as error:
+            body = {"detail": str(error)}
+            if error.retry_at:
+                body["retry_at"] = error.retry_at.isoformat()
+            return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS)
+        return Response(serializers.SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=True)
+    def progress(self, request: Request, pk: str) -> Response:
+        return Response(submission_selectors.submission_progress(submission=self.get_object()))
+
+
+class LeaderboardView(APIView):
+    """The captioner board of a dataset (systems × metrics); `?sort=<metric>&order=asc|desc`."""
+
+    def get(self, request: Request, slug: str) -> Response:
+        from leaderboards.views import board_json
+
+        dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
+        order = request.query_params.get("order")
+        descending = None if order not in ("asc", "desc") else order == "desc"
+        columns, rows = boards.captioner_board(dataset, sort=request.query_params.get("sort"),
+                                               descending=descending, viewer=request.user)
+        return Response(board_json(dataset, columns, rows))
+
+
+class MetricBoardView(APIView):
+    """The meta-evaluation board: `?protocol=paper|canonical&level=caption|system`."""
+
+    def get(self, request: Request) -> Response:
+        protocol = request.query_params.get("protocol", "paper")
+        if protocol not in ("paper", "canonical"):
+            raise NotFound(f"no protocol {protocol!r} (paper or canonical)")
+        headers, rows = boards.metric_board(protocol_name=protocol, level=request.query_params.get("level", "caption"))
+        return Response({
+            "protocol": protocol,
+            "columns": [{"dataset": d.slug, "dimension": dim, "statistic": stat} for d, dim, stat in headers],
+            "metrics": [{"metric": row.column.slug, "cells": [
+                None if r is None else {"value": r.value, "low": r.low, "high": r.high, "n": r.n} for r in row.values]}
+                for row in rows]})

@@ -1,0 +1,125 @@
+"""The REST API: reading every resource, submitting with a token, permissions, throttling, the
+schema, and user text coming back as data (never markup)."""
+import json
+
+import pytest
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+import tests.platform.scoring.plugins  # noqa: F401
+from catalog.models import Item
+from scoring.models import EvaluationJob
+from scoring.services.planning import dataset_plan, submission_plan
+from submissions.models import Submission
+from tests.platform.scoring.inline import run_jobs
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _clear_throttles():
+    cache.clear()
+
+
+@pytest.fixture
+def api(captioner) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=captioner).key}")
+    return client
+
+
+def results(dataset, text="<script>alert(1)</script> a dog") -> SimpleUploadedFile:
+    return SimpleUploadedFile("results.json", json.dumps(
+        [{"image_id": item.external_id, "caption": text} for item in Item.objects.filter(dataset=dataset)]).encode())
+
+
+def test_submit_with_a_token_then_read_progress_scores_and_the_board(api, demo_dataset):
+    response = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "API captioner",
+                                                 "results": results(demo_dataset), "metrics": ["test_words"],
+                                                 "is_public": True}, format="multipart")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["status"] == "queued" and body["caption_count"] == 100 and body["metrics"] == ["test_words"]
+    submission_plan(submission_id=body["id"])
+    run_jobs(EvaluationJob.objects.filter(submission_id=body["id"]))
+    progress = api.get(f"/api/v1/submissions/{body['id']}/progress/").json()
+    assert progress["status"] == "done" and progress["metrics"][0]["done"] == 100
+    scores = api.get("/api/v1/scores/", {"system": body["system"], "metric": "test_words", "page_size": 40}).json()
+    assert len(scores["results"]) == 40 and scores["next"] and scores["results"][0]["value"] == 3.0
+    assert scores["results"][0]["caption"] == "<script>alert(1)</script> a dog"  # data, as written
+    rest = APIClient().get(scores["next"]).json()
+    assert len(rest["results"]) == 40 and rest["results"][0]["id"] > scores["results"][-1]["id"]
+    board = APIClient().get("/api/v1/leaderboards/demo/", {"sort": "test_words"}).json()
+    assert board["systems"][0]["name"] == "API captioner"
+    assert board["systems"][0]["scores"]["test_words"]["value"] == 3.0
+
+
+def test_bad_files_come_back_as_field_errors_and_store_nothing(api, demo_dataset):
+    bad = SimpleUploadedFile("r.jsonl", b'{"image_id": "x.jpg", "caption": 5}\n')
+    response = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m", "results": bad},
+                        format="multipart")
+    assert response.status_code == 400
+    assert response.json()["results"][0] == "r.jsonl: line 1, field 'caption': expected a string, got int"
+    unknown = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m", "results": results(demo_dataset),
+                                                "metrics": ["no_such_metric"]}, format="multipart")
+    assert unknown.status_code == 400 and unknown.json()["detail"].startswith(
+        "field 'metrics': unknown metric(s) no_such_metric (known: bleu_1,")
+    assert Submission.objects.count() == 0
+
+
+def test_anonymous_users_read_but_cannot_submit(demo_dataset):
+    client = APIClient()
+    assert client.get("/api/v1/datasets/").json()["results"][0]["slug"] == "demo"
+    items = client.get("/api/v1/datasets/demo/items/", {"limit": 5}).json()
+    assert items["count"] == 100 and len(items["results"]) == 5
+    response = client.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m"}, format="multipart")
+    assert response.status_code == 401
+
+
+def test_private_submissions_and_their_scores_are_the_owners(api, demo_dataset, django_user_model):
+    created = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "Secret", "metrics": ["test_words"],
+                                                "results": results(demo_dataset)}, format="multipart").json()
+    submission_plan(submission_id=created["id"])
+    run_jobs(EvaluationJob.objects.filter(submission_id=created["id"]))
+    stranger = APIClient()
+    stranger.force_authenticate(django_user_model.objects.create_user("stranger"))
+    assert stranger.get(f"/api/v1/submissions/{created['id']}/").status_code == 404
+    assert stranger.get("/api/v1/scores/", {"system": created["system"]}).json()["results"] == []
+    assert api.get(f"/api/v1/submissions/{created['id']}/").json()["method_name"] == "Secret"
+    assert len(api.get("/api/v1/scores/", {"system": created["system"]}).json()["results"]) == 100
+
+
+def test_quota_refusals_are_429_with_the_retry_time(api, demo_dataset, settings):
+    settings.CAPBENCH_SUBMISSIONS_PER_DAY = 1
+    assert api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "one", "results": results(demo_dataset)},
+                    format="multipart").status_code == 201
+    refused = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "two",
+                                                "results": results(demo_dataset)}, format="multipart")
+    assert refused.status_code == 429 and "retry_at" in refused.json()
+
+
+def test_submission_uploads_are_rate_limited(api, demo_dataset, monkeypatch):
+    from rest_framework.throttling import ScopedRateThrottle
+
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {**ScopedRateThrottle.THROTTLE_RATES,
+                                                               "submissions": "2/hour"})
+    codes = [api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m"}, format="multipart").status_code
+             for _ in range(3)]
+    assert codes == [400, 400, 429]
+
+
+def test_metrics_correlations_and_the_schema(demo_dataset):
+    run_jobs(dataset_plan(dataset=demo_dataset, slugs=["bleu_4"]))
+    client = APIClient()
+    metrics = {m["slug"]: m for m in client.get("/api/v1/metrics/", {"limit": 100}).json()["results"]}
+    assert metrics["spice"]["available"] is False and "CoreNLP" in metrics["spice"]["unavailable_reason"]
+    cells = client.get("/api/v1/correlations/", {"dataset": "demo", "metric": "bleu_4", "protocol": "paper"}).json()
+    assert {c["statistic"] for c in cells["results"]} == {"tau_b", "tau_c"}
+    board = client.get("/api/v1/leaderboards/metrics/", {"protocol": "canonical"}).json()
+    assert board["metrics"][0]["metric"] == "bleu_4" and len(board["columns"]) == 4
+    schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json")
+    assert schema.status_code == 200 and "/api/v1/submissions/" in schema.json()["paths"]
+    docs = client.get("/api/v1/docs/").content.decode()
+    assert "swagger-ui" in docs and "cdn" not in docs.lower()
