@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.db.models import F, Q
 
 from catalog.models import Dataset, System
@@ -146,3 +147,34 @@ def metric_board(*, protocol_name: str, level: str = "caption", family: str | No
     for row in rows.values():
         row.values = [row.cells.get(key) for key, _ in ordered]
     return [header for _, header in ordered], sorted(rows.values(), key=lambda r: r.column.slug)
+
+
+@dataclass
+class MetricOnDataset:
+    metric_name: str
+    human: np.ndarray        # one row per judgment with a metric score
+    metric: np.ndarray
+    all_scores: np.ndarray   # every candidate caption's score
+    failed: int
+
+
+def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None = None) -> MetricOnDataset | None:
+    """The newest version's stored scores beside the human judgments (rating datasets)."""
+    from catalog.models import Judgment
+    from scoring.models import Score
+
+    version = (metric.versions.filter(jobs__dataset=dataset, jobs__system__isnull=True, jobs__status="done")
+               .order_by("-created_at").first())
+    if version is None:
+        return None
+    scores = dict(Score.objects.filter(metric_version=version, caption__item__dataset=dataset,
+                                       caption__system__submission__isnull=True).values_list("caption_id", "value"))
+    judgments = Judgment.objects.filter(caption__item__dataset=dataset, caption__system__submission__isnull=True)
+    if dimension:
+        judgments = judgments.filter(dimension=dimension)
+    pairs = [(value, scores.get(caption)) for caption, value in judgments.values_list("caption_id", "value")]
+    kept = [(h, m) for h, m in pairs if m is not None]
+    values = [value for value in scores.values() if value is not None]
+    return MetricOnDataset(metric.name, np.array([h for h, _ in kept], dtype=float),
+                           np.array([m for _, m in kept], dtype=float), np.array(values, dtype=float),
+                           failed=len(scores) - len(values))

@@ -6,4 +6,5 @@ app_name = "leaderboards"
 urlpatterns = [
     path("datasets/<slug:slug>/leaderboard/", views.captioner_board, name="captioner"),
     path("metrics/", views.metric_board, name="metrics"),
+    path("metrics/<slug:slug>/", views.metric_detail, name="metric-detail"),
 ]

@@ -8,7 +8,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from catalog.models import Dataset
-from leaderboards import selectors
+from leaderboards import charts, selectors
+from scoring.models import CorrelationResult, Metric
 
 PROTOCOLS = ("paper", "canonical")
 
@@ -39,6 +40,29 @@ def metric_board(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboards/metrics.html", {
         "headers": headers, "rows": rows, "protocol": protocol, "protocols": PROTOCOLS, "level": level,
         "family": family, "families": families, "reference": reference})
+
+
+def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    metric = get_object_or_404(Metric, slug=slug)
+    datasets = list(Dataset.objects.filter(is_public=True, correlations__metric_version__metric=metric)
+                    .distinct().order_by("title"))
+    chosen = next((d for d in datasets if d.slug == request.GET.get("dataset")), datasets[0] if datasets else None)
+    results, figures = [], {}
+    if chosen is not None:
+        results = list(CorrelationResult.objects.filter(metric_version__metric=metric, dataset=chosen)
+                       .select_related("metric_version").order_by("protocol", "level", "dimension", "statistic"))
+        if chosen.kind == Dataset.Kind.RATING:
+            data = selectors.metric_on_dataset(metric=metric, dataset=chosen)
+            if data is not None and len(data.metric):
+                figures = {"scatter": charts.scatter(data), "heatmap": charts.heatmap(data),
+                           "distribution": charts.distribution(data)}
+        else:
+            categories = [(r.dimension, r.value, r.low, r.high) for r in results
+                          if r.statistic == "accuracy" and r.value is not None]
+            if categories:
+                figures = {"categories": charts.category_bars(categories, metric.name)}
+    return render(request, "leaderboards/metric_detail.html", {
+        "metric": metric, "datasets": datasets, "dataset": chosen, "results": results, "figures": figures})
 
 
 def board_json(dataset, columns, rows) -> dict:

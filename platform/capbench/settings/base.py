@@ -89,7 +89,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = STATE_DIR / "static"
-STATICFILES_DIRS = [ROOT_DIR / "static"]
+# plotly.js comes from the plotly wheel and is served by us (/static/plotly/plotly.min.js): no CDN.
+STATICFILES_DIRS = [ROOT_DIR / "static", ("plotly", Path(__import__("plotly").__file__).parent / "package_data")]
 
 # Uploaded and attached media live in a content-addressed store: <MEDIA_ROOT>/<sha[:2]>/<sha><ext>.
 MEDIA_URL = "media/"

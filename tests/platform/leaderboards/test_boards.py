@@ -100,3 +100,26 @@ def test_metric_board_by_protocol_and_filters(client, demo_dataset):
     page = client.get("/metrics/?protocol=canonical").content.decode()
     assert "BLEU-4" in page and "spearman" in page
     assert Submission.objects.count() == 0
+
+
+def test_metric_detail_page_has_its_charts_and_serves_plotly_itself(client, demo_dataset):
+    run_jobs(dataset_plan(dataset=demo_dataset, slugs=["rouge_l"]))
+    page = client.get("/metrics/rouge_l/").content.decode()
+    for chart in ("scatter", "heatmap", "distribution"):
+        assert f'id="chart-{chart}"' in page and f'<script id="{chart}" type="application/json">' in page
+    assert '<script src="/static/plotly/plotly.min.js">' in page and "cdn" not in page.lower()
+    assert "flickr8k-expert/paper@1" in page and "tau_c" in page
+
+
+def test_heatmap_rows_are_shares_of_each_human_rating():
+    import numpy as np
+
+    from leaderboards.charts import heatmap
+    from leaderboards.selectors import MetricOnDataset
+
+    human = np.array([1, 1, 1, 1, 2, 2, 2, 2], dtype=float)
+    metric = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8])
+    figure = json.loads(heatmap(MetricOnDataset("M", human, metric, metric, 0)))
+    rows = figure["data"][0]["z"]
+    assert [round(sum(row), 9) for row in rows] == [1.0, 1.0]
+    assert rows[0][0] > 0 and rows[0][-1] == 0 and rows[1][-1] > 0  # low ratings in low bins, high in high
