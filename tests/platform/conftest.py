@@ -33,3 +33,13 @@ def demo_dataset(repo_root: Path):
 @pytest.fixture
 def captioner(django_user_model):
     return django_user_model.objects.create_user("captioner", password="a long test password")
+
+
+@pytest.fixture
+def workers(transactional_db, repo_root, tmp_path):
+    """Start real Celery workers (on this run's queues and test database); all stopped at the end."""
+    from tests.platform.scoring.workers import Workers
+
+    pool = Workers(repo_root, tmp_path)
+    yield pool
+    pool.stop_all()

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 from django.conf import settings
@@ -22,64 +16,9 @@ from evaluation.metrics import CaptionRow, get
 from scoring.models import EvaluationJob, JobBatch, Score, SystemScore
 from submissions.models import Submission
 from submissions.services import submissions_dispatch_pending
+from tests.platform.scoring.workers import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-class Workers:
-    def __init__(self, repo_root: Path, tmp_path: Path):
-        self.repo_root, self.tmp_path, self.processes = repo_root, tmp_path, []
-
-    def start(self, name: str, **env: str) -> subprocess.Popen:
-        database = urlsplit(os.environ["DATABASE_URL"])._replace(path="/" + settings.DATABASES["default"]["NAME"])
-        queues = ",".join(f"{settings.CAPBENCH_QUEUE_PREFIX}{kind}" for kind in ("cpu", "gpu", "api"))
-        environment = {**os.environ, "DATABASE_URL": database.geturl(), "DJANGO_SETTINGS_MODULE": "capbench.settings.test",
-                       "PYTHONPATH": f"{self.repo_root / 'platform'}{os.pathsep}{self.repo_root}",
-                       "CAPBENCH_QUEUE_PREFIX": settings.CAPBENCH_QUEUE_PREFIX,
-                       "CAPBENCH_METRIC_PLUGINS": "tests.platform.scoring.plugins",
-                       "CELERY_VISIBILITY_TIMEOUT": "30", **env}
-        log = (self.tmp_path / f"{name}-{len(self.processes)}.log").open("wb")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "capbench", "worker", "--queues", queues, "--concurrency", "1",
-             "--hostname", f"{name}@test", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
-            env=environment, cwd=self.repo_root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        self.processes.append(process)
-        return process
-
-    def kill(self, process: subprocess.Popen) -> None:
-        """SIGKILL to the worker and everything it started (pool children, JVMs)."""
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-
-    def stop_all(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
-
-    def logs(self) -> str:
-        return "\n".join(path.read_text(errors="replace")[-3000:] for path in sorted(self.tmp_path.glob("*.log")))
-
-
-@pytest.fixture
-def workers(transactional_db, repo_root, tmp_path):
-    pool = Workers(repo_root, tmp_path)
-    yield pool
-    pool.stop_all()
-
-
-def wait_until(condition, seconds: float, workers: Workers, what: str):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what} did not happen within {seconds:.0f} s; worker logs:\n{workers.logs()}")
 
 
 def results_file(dataset, tmp_path: Path) -> Path:
