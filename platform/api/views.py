@@ -134,7 +134,7 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         except SubmissionRefused as error:
             raise ValidationError({"detail": str(error)}) from None
         except KeyError as error:
-            raise ValidationError({"metrics": str(error).strip('"')}) from None
+            raise ValidationError({"metrics": error.args[0]}) from None
         except QuotaExceeded as error:
             body = {"detail": str(error)}
             if error.retry_at:

@@ -7,6 +7,8 @@ from django.conf import settings
 from scoring.services import batches, lifecycle, planning
 from submissions.services import submissions_dispatch_pending
 
+MAX_RETRY_WAIT = 600
+
 
 @shared_task(name="scoring.plan_submission", bind=True, max_retries=5)
 def plan_submission(self, submission_id: int) -> int:
@@ -26,13 +28,15 @@ def plan_dataset(dataset_id: int, slugs: list[str] | None = None) -> int:
 @shared_task(name="scoring.run_batch", bind=True, max_retries=None)
 def run_batch(self, batch_id: int) -> str:
     try:
-        outcome = batches.batch_run(batch_id=batch_id, worker=self.request.hostname or "")
+        outcome = batches.batch_run(batch_id=batch_id, worker=f"{self.request.hostname}/{self.request.id}")
     except Exception as error:
         final = batches.attempts_of(batch_id) >= settings.CAPBENCH_BATCH_ATTEMPTS
         lifecycle.batch_attempt_failed(batch_id=batch_id, error=f"{type(error).__name__}: {error}", final=final)
         if final:
             raise
-        raise self.retry(exc=error, countdown=settings.CAPBENCH_RETRY_BACKOFF * 2 ** self.request.retries) from error
+        # Capped: a longer wait than the broker's visibility timeout would bring a duplicate delivery.
+        countdown = min(MAX_RETRY_WAIT, settings.CAPBENCH_RETRY_BACKOFF * 2 ** self.request.retries)
+        raise self.retry(exc=error, countdown=countdown) from error
     if outcome.job_complete:
         lifecycle.job_finalize(job_id=batches.job_of(batch_id))
     return outcome.state

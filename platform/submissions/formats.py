@@ -54,7 +54,7 @@ def detect_format(file_name: str, content: bytes) -> str:
         return suffix
     if suffix in ("ndjson",):
         return "jsonl"
-    start = content.lstrip()[:1]
+    start = content.removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
     return "json" if start == b"[" else "jsonl" if start == b"{" else "csv"
 
 
@@ -92,6 +92,9 @@ def _json_entries(text: str, problems: Problems):
     except json.JSONDecodeError as error:
         problems.add(f"line {error.lineno}, column {error.colno}: invalid JSON: {error.msg}")
         return
+    except (ValueError, RecursionError) as error:  # a 5,000-digit number, nesting thousands deep
+        problems.add(f"not a results file: {_short(error)}")
+        return
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
         data = data["annotations"]  # a COCO-style object wrapping the results list
     if not isinstance(data, list):
@@ -103,13 +106,16 @@ def _json_entries(text: str, problems: Problems):
 
 
 def _jsonl_entries(text: str, problems: Problems):
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Only "\n" ends a line: U+2028 and friends may stand raw inside a JSON string.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             yield f"line {number}", json.loads(line)
         except json.JSONDecodeError as error:
             problems.add(f"line {number}, column {error.colno}: invalid JSON: {error.msg}")
+        except (ValueError, RecursionError) as error:
+            problems.add(f"line {number}: not a results entry: {_short(error)}")
 
 
 def _csv_entries(text: str, problems: Problems):
@@ -157,4 +163,22 @@ def _caption(where: str, entry: object, problems: Problems, max_chars: int) -> S
     elif "\x00" in caption:
         problems.add(f"{where}, field 'caption': contains a NUL character")
         ok = False
+    elif not _encodable(caption):
+        problems.add(f"{where}, field 'caption': contains an unpaired surrogate (\\ud800–\\udfff), not text")
+        ok = False
+    if ok and not _encodable(str(image_id)):
+        problems.add(f"{where}, field 'image_id': contains an unpaired surrogate, not text")
+        ok = False
     return SubmittedCaption(where, str(image_id).strip(), caption.strip()) if ok else None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _short(error: Exception) -> str:
+    return str(error).split("\n")[0][:200] or type(error).__name__

@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from catalog.models import Caption, Dataset, Item, System
+from scoring.models import EvaluationJob
 from scoring.queues import enqueue
 from submissions.formats import Problems, SubmissionFileError, SubmittedCaption, read_submission
 from submissions.models import Submission
@@ -57,6 +58,7 @@ def submission_create(*, owner: AbstractBaseUser, dataset: Dataset, file_name: s
                                             max_caption_chars=settings.CAPBENCH_CAPTION_MAX_CHARS)
     items = _matched_items(dataset, captions, problems)
     problems.raise_any()
+    submission_quota_check(owner=owner)  # before the file is kept: a refused user fills no disk
     digest = hashlib.sha256(content).hexdigest()
     stored = _store_upload(digest, file_format, content)
     with transaction.atomic():
@@ -80,17 +82,20 @@ def submission_dispatch(*, submission_id: int) -> bool:
     undispatched) for the reaper to send again."""
     if not enqueue(PLAN_TASK, [submission_id]):
         return False
-    Submission.objects.filter(pk=submission_id, dispatched_at__isnull=True).update(dispatched_at=timezone.now())
+    Submission.objects.filter(pk=submission_id).update(dispatched_at=timezone.now())  # the latest send
     return True
 
 
 def submissions_dispatch_pending(*, older_than: timedelta = timedelta(seconds=10),
                                  planning_lost_after: timedelta = timedelta(minutes=15)) -> int:
     """Send every queued submission the broker never received (the web process met an outage), or
-    whose planning message was lost on the way (dispatched long ago, still no job)."""
+    whose planning seems lost: last sent long ago and no job of it has started. Planning again is
+    harmless (it creates only what is missing); each send restarts the wait."""
     now = timezone.now()
+    started = [EvaluationJob.Status.RUNNING, EvaluationJob.Status.DONE]
     pending = Submission.objects.filter(status=Submission.Status.QUEUED, created_at__lte=now - older_than).filter(
-        Q(dispatched_at__isnull=True) | Q(dispatched_at__lte=now - planning_lost_after, jobs__isnull=True)).distinct()
+        Q(dispatched_at__isnull=True) | Q(dispatched_at__lte=now - planning_lost_after)).exclude(
+        jobs__status__in=started).distinct()
     return sum(submission_dispatch(submission_id=pk) for pk in pending.values_list("pk", flat=True))
 
 

@@ -17,6 +17,7 @@ from evaluation.metrics.ngram.corpus import shared_corpus
 from evaluation.metrics.registry import register
 
 MAX_N, SIGMA = 4, 6.0
+VECTOR_CACHE_SIZE = 200_000
 Vector = tuple[list[dict[tuple, float]], list[float], int]
 
 
@@ -37,6 +38,8 @@ class CiderContext:
     def vector(self, text: str) -> Vector:
         cached = self._vectors.get(text)
         if cached is None:
+            if len(self._vectors) >= VECTOR_CACHE_SIZE:  # a long-lived worker context must not grow forever
+                self._vectors.clear()
             cached = self._vectors[text] = self._vector(text)
         return cached
 

@@ -37,6 +37,9 @@ class MeteorProcess:
             except (BrokenPipeError, ValueError, OSError):
                 self._stop()  # the JVM died or answered garbage: one fresh start, one retry
                 return self._score(candidates, references, expand)
+            except BaseException:
+                self._stop()  # interrupted mid-exchange (a time limit): unread answers would shift the next
+                raise
 
     def _score(self, candidates, references, expand) -> tuple[list[float], float]:
         process = self._running()
@@ -62,6 +65,9 @@ class MeteorProcess:
                     self._stop()
                     if attempt == 2:
                         raise
+                except BaseException:
+                    self._stop()
+                    raise
 
     def _exchange(self, process: subprocess.Popen, lines: list[str], expected: int | None = None) -> list[str]:
         feeder = threading.Thread(target=self._feed, args=(process, lines), daemon=True)

@@ -32,12 +32,15 @@ class PTBTokenizer:
         texts = list(texts)
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-            if missing:
-                for text, tokens in zip(missing, self._run(missing), strict=True):
-                    self._cache[text] = tokens
-                while len(self._cache) > CACHE_SIZE:
-                    self._cache.popitem(last=False)
-            return [self._cache[text] for text in texts]
+            fresh = dict(zip(missing, self._run(missing), strict=True)) if missing else {}
+            result = [fresh[text] if text in fresh else self._cache[text] for text in texts]
+            for text in dict.fromkeys(texts):  # most recently used last
+                if text in self._cache:
+                    self._cache.move_to_end(text)
+            self._cache.update(fresh)
+            while len(self._cache) > CACHE_SIZE:  # only after the answer is built
+                self._cache.popitem(last=False)
+            return result
 
     def _run(self, texts: list[str]) -> list[str]:
         jar = coco_resource("tokenizer/stanford-corenlp-3.4.1.jar")

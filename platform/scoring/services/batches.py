@@ -7,6 +7,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -37,15 +38,23 @@ class VersionMismatch(RuntimeError):
 
 
 def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
+    """`worker` names this delivery ("host/task-id"): a second delivery of a batch that another
+    one is still working on is skipped; the same delivery coming back (a redelivered message) may
+    take it over."""
+    slug_and_hash = (JobBatch.objects.filter(pk=batch_id)
+                     .values_list("job__metric_version__metric__slug", "job__metric_version__config_hash").first())
+    if slug_and_hash is None:
+        return BatchOutcome("skipped")
+    implementation = registry.get(slug_and_hash[0])
+    if implementation.config_hash() != slug_and_hash[1]:
+        # Checked before claiming: a worker still on other code leaves the batch (and its attempts) alone.
+        raise VersionMismatch(f"this worker computes {slug_and_hash[0]} with configuration "
+                              f"{implementation.config_hash()}, the job asks for {slug_and_hash[1]}")
     batch = _batch_claim(batch_id, worker)
     if batch is None:
         return BatchOutcome("skipped")
     job = batch.job
     version = job.metric_version
-    implementation = registry.get(version.metric.slug)
-    if implementation.config_hash() != version.config_hash:
-        raise VersionMismatch(f"this worker computes {version.metric.slug} with configuration "
-                              f"{implementation.config_hash()}, the job asks for {version.config_hash}")
     availability = implementation.availability()
     if not availability.available:
         return _unavailable(job, availability.reason)
@@ -82,29 +91,42 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
 
 
 def _batch_claim(batch_id: int, worker: str) -> JobBatch | None:
+    # Lock order everywhere: job, then its batches (then nothing else), so claims, records and
+    # job_end never wait on each other in a circle.
+    job_id = JobBatch.objects.filter(pk=batch_id).values_list("job_id", flat=True).first()
+    if job_id is None:
+        return None
+    now = timezone.now()
     with transaction.atomic():
-        batch = (JobBatch.objects.select_for_update().select_related("job__metric_version__metric")
-                 .filter(pk=batch_id).first())
-        if batch is None or batch.status == JobBatch.Status.DONE or batch.job.is_final:
+        job = (EvaluationJob.objects.select_for_update(of=("self",)).select_related("metric_version__metric")
+               .get(pk=job_id))
+        batch = JobBatch.objects.select_for_update().get(pk=batch_id)
+        if batch.status == JobBatch.Status.DONE or job.is_final:
+            return None
+        held_elsewhere = (batch.status == JobBatch.Status.RUNNING and batch.worker != worker and batch.started_at
+                          and batch.started_at > now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60))
+        if held_elsewhere:
             return None
         if batch.attempts >= settings.CAPBENCH_BATCH_ATTEMPTS:
             # Started that often and never recorded: the worker died on it each time (out of memory, say).
             from scoring.services.lifecycle import job_end
 
             transaction.on_commit(lambda: job_end(
-                job_id=batch.job_id, status=EvaluationJob.Status.FAILED,
+                job_id=job_id, status=EvaluationJob.Status.FAILED,
                 error=f"batch {batch.index + 1} was started {batch.attempts} times and its worker stopped "
                       "each time before it finished (out of memory or killed?)"))
             return None
-        batch.status, batch.worker = JobBatch.Status.RUNNING, worker
+        batch.status, batch.worker, batch.started_at = JobBatch.Status.RUNNING, worker, now
         batch.attempts += 1
-        batch.started_at = timezone.now()
         batch.save(update_fields=["status", "worker", "attempts", "started_at"])
-        started = EvaluationJob.objects.filter(pk=batch.job_id, status=EvaluationJob.Status.QUEUED).update(
-            status=EvaluationJob.Status.RUNNING, started_at=timezone.now())
-        if started and batch.job.submission_id:
-            Submission.objects.filter(pk=batch.job.submission_id, status=Submission.Status.QUEUED).update(
-                status=Submission.Status.RUNNING, started_at=timezone.now())
+        job_started = job.status == EvaluationJob.Status.QUEUED
+        if job_started:
+            job.status, job.started_at = EvaluationJob.Status.RUNNING, now
+            job.save(update_fields=["status", "started_at"])
+    if job_started and job.submission_id:  # its own statement: never hold job and submission together
+        Submission.objects.filter(pk=job.submission_id, status=Submission.Status.QUEUED).update(
+            status=Submission.Status.RUNNING, started_at=now)
+    batch.job = job
     return batch
 
 
@@ -127,12 +149,12 @@ def _batch_record(batch: JobBatch, scores: list[Score], seconds: float, reused: 
     """Scores, the batch's completion and the job's progress, together or not at all."""
     failed = sum(score.value is None for score in scores)
     with transaction.atomic():
+        job = EvaluationJob.objects.select_for_update(of=("self",)).get(pk=batch.job_id)
         Score.objects.bulk_create(scores, batch_size=2000, update_conflicts=True,
                                   unique_fields=["caption", "metric_version"],
                                   update_fields=["value", "detail", "statistics", "error", "input_key", "computed_at"])
         JobBatch.objects.filter(pk=batch.pk).update(status=JobBatch.Status.DONE, finished_at=timezone.now(),
                                                     seconds=seconds, failed=failed, reused=reused, error="")
-        job = EvaluationJob.objects.select_for_update().get(pk=batch.job_id)
         totals = JobBatch.objects.filter(job=job, status=JobBatch.Status.DONE).aggregate(
             failed=Sum("failed"), reused=Sum("reused"), seconds=Sum("seconds"))
         job.done = sum(len(ids) for ids in JobBatch.objects.filter(job=job, status=JobBatch.Status.DONE)

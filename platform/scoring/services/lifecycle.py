@@ -26,11 +26,12 @@ def job_finalize(*, job_id: int) -> EvaluationJob:
     if JobBatch.objects.filter(job=job).exclude(status=JobBatch.Status.DONE).exists():
         return job
     system_scores_compute(job=job)
-    job_end(job_id=job.pk, status=EvaluationJob.Status.DONE)
     if job.purpose == EvaluationJob.Purpose.DATASET:
         from scoring.services.correlations import dataset_correlations
 
+        # Before the job is done: if this fails, the job stays open and the reaper finalises again.
         dataset_correlations(dataset=job.dataset, metric_version=job.metric_version)
+    job_end(job_id=job.pk, status=EvaluationJob.Status.DONE)
     job.refresh_from_db()
     return job
 
@@ -79,9 +80,9 @@ def batch_attempt_failed(*, batch_id: int, error: str, final: bool) -> None:
     if final:
         job_end(job_id=batch.job_id, status=EvaluationJob.Status.FAILED,
                 error=f"batch {batch.index + 1} failed after {batch.attempts} attempt(s): {error}")
-    else:
+    else:  # the task's retry is on its way: queued again, as of now
         JobBatch.objects.filter(pk=batch_id, status=JobBatch.Status.RUNNING).update(
-            status=JobBatch.Status.QUEUED, error=error[:2000])
+            status=JobBatch.Status.QUEUED, error=error[:2000], enqueued_at=timezone.now())
 
 
 def submission_refresh(*, submission_id: int) -> Submission:
@@ -91,7 +92,13 @@ def submission_refresh(*, submission_id: int) -> Submission:
         submission = Submission.objects.select_for_update().get(pk=submission_id)
         if submission.status == Submission.Status.WITHDRAWN:
             return submission
-        jobs = list(EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric"))
+        # Per metric its newest version's job: a failed re-scoring does not undo a finished submission.
+        newest: dict[int, EvaluationJob] = {}
+        for job in (EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric")
+                    .order_by("metric_version__created_at")):
+            if job.status != EvaluationJob.Status.FAILED or job.metric_version.metric_id not in newest:
+                newest[job.metric_version.metric_id] = job
+        jobs = list(newest.values())
         if not jobs:
             return submission
         if any(not job.is_final for job in jobs):
@@ -120,7 +127,7 @@ def batches_recover_worker(*, worker: str) -> int:
     """A worker starting under `worker`'s name: whatever that name held is from a dead process."""
     from scoring.services.planning import batches_enqueue
 
-    orphaned = JobBatch.objects.filter(worker=worker, status=JobBatch.Status.RUNNING)
+    orphaned = JobBatch.objects.filter(worker__startswith=f"{worker}/", status=JobBatch.Status.RUNNING)
     jobs = set(orphaned.values_list("job_id", flat=True))
     ids = list(orphaned.values_list("pk", flat=True))
     orphaned.update(status=JobBatch.Status.QUEUED, error=f"recovered: worker {worker} restarted")
@@ -131,41 +138,80 @@ def batches_recover_worker(*, worker: str) -> int:
     return len(ids)
 
 
+REAPER_LOCK = 7_240_001  # a Postgres advisory lock: one sweep at a time across all workers
+
+
 def jobs_reap(*, now=None) -> dict[str, int]:
     """The periodic sweep: finalise complete jobs, re-send or fail batches stuck past their time
-    limit, fail jobs that have run past the job limit, and re-send undelivered queued batches."""
-    from scoring.services.planning import batches_enqueue
+    limit, fail jobs that have run past the job limit, re-send undelivered queued batches, settle
+    submissions whose jobs are all over, and re-score under new metric versions. One item's error
+    is logged and skips that item only."""
+    from django.db import connection
 
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [REAPER_LOCK])
+        if not cursor.fetchone()[0]:
+            return {"skipped": 1}
+    try:
+        return _sweep(now or timezone.now())
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [REAPER_LOCK])
+
+
+def _each(items, action, counts: dict, key: str) -> None:
+    for item in items:
+        try:
+            counts[key] += action(item) or 0
+        except Exception:
+            counts["errors"] += 1
+            log.exception("reaper: %s failed for %s", key, item)
+
+
+def _sweep(now) -> dict[str, int]:
     from scoring.services.metrics import metrics_sync
-    from scoring.services.planning import versions_rescore
+    from scoring.services.planning import batches_enqueue, versions_rescore
 
-    now = now or timezone.now()
-    counts = {"finalised": 0, "requeued": 0, "failed": 0, "resent": 0}
-    metrics_sync()
-    counts["rescoring"] = len(versions_rescore())
+    counts = dict.fromkeys(("finalised", "requeued", "failed", "resent", "settled", "rescoring", "errors"), 0)
     open_jobs = EvaluationJob.objects.exclude(status__in=EvaluationJob.FINAL)
-    for job in open_jobs.filter(queued_at__lt=now - timedelta(seconds=settings.CAPBENCH_JOB_TIME_LIMIT)):
+    limit = settings.CAPBENCH_JOB_TIME_LIMIT
+
+    def fail_overdue(job: EvaluationJob) -> int:
         job_end(job_id=job.pk, status=EvaluationJob.Status.FAILED,
-                error=f"stuck: not finished {settings.CAPBENCH_JOB_TIME_LIMIT // 60} minutes after it was queued "
+                error=f"stuck: not finished {limit // 60} minutes after it was queued "
                       f"({job.done} of {job.total} captions scored)")
-        counts["failed"] += 1
-    for job in open_jobs.all():
-        if not JobBatch.objects.filter(job=job).exclude(status=JobBatch.Status.DONE).exists():
-            job_finalize(job_id=job.pk)
-            counts["finalised"] += 1
-    stuck = JobBatch.objects.filter(status=JobBatch.Status.RUNNING, job__in=open_jobs,
-                                    started_at__lt=now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60))
-    for batch in stuck:
+        return 1
+
+    def finalise(job: EvaluationJob) -> int:
+        if JobBatch.objects.filter(job=job).exclude(status=JobBatch.Status.DONE).exists():
+            return 0
+        job_finalize(job_id=job.pk)
+        return 1
+
+    def unstick(batch: JobBatch) -> int:
         if batch.attempts >= settings.CAPBENCH_BATCH_ATTEMPTS:
             batch_attempt_failed(batch_id=batch.pk, error="stuck past the task time limit", final=True)
-            counts["failed"] += 1
-        else:
-            JobBatch.objects.filter(pk=batch.pk).update(status=JobBatch.Status.QUEUED,
-                                                        error="stuck past the task time limit")
-            counts["requeued"] += batches_enqueue(job_id=batch.job_id, only_ids=[batch.pk])
+            return 1
+        moved = JobBatch.objects.filter(pk=batch.pk, status=JobBatch.Status.RUNNING, started_at=batch.started_at
+                                        ).update(status=JobBatch.Status.QUEUED, error="stuck past the task time limit")
+        return batches_enqueue(job_id=batch.job_id, only_ids=[batch.pk]) if moved else 0
+
+    def resend(job_id: int) -> int:
+        stale = undelivered.filter(job_id=job_id).values_list("pk", flat=True)
+        return batches_enqueue(job_id=job_id, only_ids=list(stale))
+
+    _each(open_jobs.filter(queued_at__lt=now - timedelta(seconds=limit)), fail_overdue, counts, "failed")
+    _each(list(open_jobs.all()), finalise, counts, "finalised")
+    stuck = JobBatch.objects.filter(status=JobBatch.Status.RUNNING, job__in=open_jobs,
+                                    started_at__lt=now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60))
+    _each(list(stuck), unstick, counts, "requeued")
     undelivered = JobBatch.objects.filter(job__in=open_jobs, status=JobBatch.Status.QUEUED).filter(
         Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - timedelta(seconds=settings.CAPBENCH_BATCH_RESEND_AFTER)))
-    for job_id in set(undelivered.values_list("job_id", flat=True)):
-        counts["resent"] += batches_enqueue(job_id=job_id, only_ids=list(undelivered.filter(job_id=job_id)
-                                                                          .values_list("pk", flat=True)))
+    _each(set(undelivered.values_list("job_id", flat=True)), resend, counts, "resent")
+    active = Submission.objects.filter(status__in=Submission.ACTIVE, jobs__isnull=False).exclude(
+        jobs__status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING]).distinct()
+    _each(list(active.values_list("pk", flat=True)),
+          lambda pk: int(submission_refresh(submission_id=pk).status not in Submission.ACTIVE), counts, "settled")
+    _each([None], lambda _: metrics_sync() and 0, counts, "rescoring")
+    _each([None], lambda _: len(versions_rescore()), counts, "rescoring")
     return counts

@@ -20,7 +20,13 @@ def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
     submission = Submission.objects.select_related("system", "dataset").get(pk=submission_id)
     if submission.status == Submission.Status.WITHDRAWN:
         return []
-    versions = metric_versions_current(submission.metrics or None)
+    try:
+        versions = metric_versions_current(submission.metrics or None)
+    except KeyError as error:  # a metric asked for is gone from the code: retrying cannot help
+        Submission.objects.filter(pk=submission.pk).update(
+            status=Submission.Status.FAILED, finished_at=timezone.now(),
+            error=f"cannot be scored: {error.args[0]}")
+        return []
     captions = list(Caption.objects.filter(system=submission.system).order_by("id").values_list("id", flat=True))
     jobs = [_job_plan(purpose=EvaluationJob.Purpose.SUBMISSION, dataset=submission.dataset, system=submission.system,
                       submission=submission, version=version, caption_ids=captions) for version in versions]

@@ -91,3 +91,15 @@ def test_bleu_orders_follow_each_new_batch():
     for _ in range(20):  # alternate batches: a stale cache would return the other batch's numbers
         assert get("bleu_1").score(first).scores[0] == pytest.approx(1.0)
         assert get("bleu_4").score(second).scores[0] < 0.01
+
+
+def test_tokenizer_cache_never_evicts_what_the_current_call_needs(monkeypatch):
+    from evaluation.metrics.ngram import tokenizer
+
+    monkeypatch.setattr(tokenizer, "CACHE_SIZE", 3)
+    fresh = tokenizer.PTBTokenizer()
+    assert fresh.tokenize(["A dog", "Two cats", "Three birds"]) == ["a dog", "two cats", "three birds"]
+    # Two cached texts and three new ones: more than the cache holds, all must come back.
+    assert fresh.tokenize(["A dog", "Two cats", "A fish", "A cow", "A hen"]) == [
+        "a dog", "two cats", "a fish", "a cow", "a hen"]
+    assert len(fresh._cache) == 3

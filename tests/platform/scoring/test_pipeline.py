@@ -189,7 +189,7 @@ def test_the_reaper_requeues_stuck_batches_and_fails_jobs_past_the_limit(demo_da
 
 def test_a_restarted_worker_takes_back_what_its_predecessor_held(demo_dataset, captioner):
     submission = submit(captioner, demo_dataset, ["rouge_l"])
-    JobBatch.objects.filter(job__submission=submission).update(status="running", worker="w1@host")
+    JobBatch.objects.filter(job__submission=submission).update(status="running", worker="w1@host/task-1")
     assert batches_recover_worker(worker="w2@host") == 0
     assert batches_recover_worker(worker="w1@host") == 1
     batch = JobBatch.objects.get(job__submission=submission)
@@ -207,3 +207,22 @@ def test_a_batch_whose_worker_dies_every_time_fails_its_job_instead_of_looping(d
     assert job.error == ("batch 1 was started 3 times and its worker stopped each time before it finished "
                          "(out of memory or killed?)")
     assert not Score.objects.exists()
+
+
+def test_a_second_delivery_of_a_batch_being_worked_on_is_skipped(demo_dataset, captioner):
+    submission = submit(captioner, demo_dataset, ["rouge_l"])
+    batch = JobBatch.objects.get(job__submission=submission)
+    JobBatch.objects.filter(pk=batch.pk).update(status="running", worker="a@host/task-1", started_at=timezone.now(),
+                                                attempts=1)
+    assert batch_run(batch_id=batch.pk, worker="b@host/task-2").state == "skipped"  # a duplicate message
+    assert JobBatch.objects.get(pk=batch.pk).attempts == 1  # and it used up no attempt
+    assert batch_run(batch_id=batch.pk, worker="a@host/task-1").state == "done"  # the same delivery again
+    assert Score.objects.filter(caption__system=submission.system).count() == 100
+
+
+def test_a_metric_gone_from_the_code_fails_planning_instead_of_retrying(demo_dataset, captioner):
+    submission = submit(captioner, demo_dataset, ["rouge_l"])
+    Submission.objects.filter(pk=submission.pk).update(metrics=["retired_metric"])
+    assert submission_plan(submission_id=submission.pk) == []
+    submission.refresh_from_db()
+    assert submission.status == "failed" and submission.error.startswith("cannot be scored: unknown metric(s): retired_metric")

@@ -75,3 +75,21 @@ def test_many_problems_are_capped_and_counted():
 
 def test_an_empty_file_is_refused():
     assert problems("r.json", "[]") == ["the file has no captions"]
+
+
+def test_hostile_json_is_a_problem_report_not_a_crash():
+    assert problems("r.json", '[{"image_id": ' + "9" * 5000 + ', "caption": "x"}]')[0].startswith(
+        "not a results file: Exceeds the limit")
+    assert problems("r.json", "[" * 100_000 + "]" * 100_000)[0].startswith("not a results file:")
+    assert problems("r.jsonl", '{"image_id": ' + "9" * 5000 + "}")[0].startswith("line 1: not a results entry:")
+
+
+def test_unpaired_surrogates_are_refused_and_raw_line_separators_are_kept():
+    assert problems("r.json", '[{"image_id": 1, "caption": "a \\ud800 dog"}]') == [
+        "entry 1, field 'caption': contains an unpaired surrogate (\\ud800–\\udfff), not text"]
+    line = '{"image_id": 1, "caption": "two\u2028lines"}\n'
+    assert read("r.jsonl", line)[1][0].caption == "two\u2028lines"
+
+
+def test_a_bom_does_not_hide_json_from_the_sniffer():
+    assert detect_format("upload", b'\xef\xbb\xbf[{"image_id": 1}]') == "json"

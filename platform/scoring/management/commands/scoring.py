@@ -45,7 +45,7 @@ class Command(BaseCommand):
         try:
             jobs = dataset_plan(dataset=dataset, slugs=options["metrics"])
         except KeyError as error:
-            raise CommandError(str(error).strip('"')) from None
+            raise CommandError(error.args[0]) from None
         for job in jobs:
             self.stdout.write(f"job {job.pk}: {job.metric_version.metric.slug} over {job.total:,} captions, "
                               f"{job.batch_count} batch(es), {job.status}")
