@@ -6,11 +6,9 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db.models import F, Q
 
 from catalog.models import Dataset, System
-from scoring.models import CorrelationResult, EvaluationJob, Metric
-from scoring.selectors import system_scores_shown
+from scoring.models import CorrelationResult, Metric
 
 
 @dataclass
@@ -53,45 +51,43 @@ def metric_columns() -> list[Column]:
             for m in Metric.objects.filter(is_registered=True).order_by("family", "slug")]
 
 
-def board_systems(dataset: Dataset, viewer=None) -> list[System]:
-    """Public finished submissions (and the viewer's own), plus the dataset's real systems."""
-    visible = Q(submission__is_public=True) & ~Q(submission__status="withdrawn")
-    if viewer is not None and viewer.is_authenticated:
-        visible |= Q(submission__owner=viewer) & ~Q(submission__status="withdrawn")
-    return list(System.objects.filter(dataset=dataset)
-                .filter(visible | Q(submission__isnull=True, kind__in=["model", "human"]) | Q(is_baseline=True))
-                .select_related("submission").order_by("name"))
+@dataclass(frozen=True)
+class SystemInfo:
+    id: int
+    slug: str
+    name: str
+    kind: str
+    is_baseline: bool
+
+
+@dataclass(frozen=True)
+class SubmissionInfo:
+    id: int
+    paper_url: str
+    code_url: str
+    is_public: bool
+    owner_id: int
 
 
 def captioner_board(dataset: Dataset, *, sort: str | None = None, descending: bool | None = None,
                     viewer=None) -> tuple[list[Column], list[BoardRow]]:
-    columns = metric_columns()
-    systems = board_systems(dataset, viewer)
-    rows = {system.pk: BoardRow(system, {c.slug: Cell() for c in columns}, getattr(system, "submission", None))
-            for system in systems}
-    # The state of each metric's current version: queued, running, failed or unavailable.
-    # A dataset job (system empty) speaks for every system of the dataset that is not a submission.
-    jobs = (EvaluationJob.objects.filter(Q(system__in=systems) | Q(dataset=dataset, system__isnull=True),
-                                         metric_version__metric__current_version=F("metric_version"))
-            .select_related("metric_version__metric")) if systems else []
-    for job in jobs:
-        if job.status == EvaluationJob.Status.DONE:
+    """The board from the dataset's precomputed snapshot, filtered for `viewer` (private
+    submissions are their owner's), sorted by `sort` with ranks."""
+    from leaderboards.snapshots import board_payload
+
+    payload = board_payload(dataset)
+    columns = [Column(**column) for column in payload["columns"]]
+    viewer_id = viewer.pk if viewer is not None and viewer.is_authenticated else None
+    ordered = []
+    for row in payload["rows"]:
+        submission = SubmissionInfo(**row["submission"]) if row["submission"] else None
+        if submission and not submission.is_public and submission.owner_id != viewer_id:
             continue
-        targets = [rows[job.system_id]] if job.system_id else [r for r in rows.values() if r.submission is None]
-        for row in targets:
-            cell = row.cells.get(job.metric_version.metric.slug)
-            if cell is not None:
-                cell.state, cell.note = job.status, job.error
-    for score in system_scores_shown(dataset=dataset):
-        row = rows.get(score.system_id)
-        cell = row.cells.get(score.metric_version.metric.slug) if row else None
-        if cell is not None and score.value is not None and not math.isnan(score.value):
-            cell.value, cell.state = score.value, "value"
-    ordered = list(rows.values())
+        cells = {slug: Cell(**cell) for slug, cell in row["cells"].items()}
+        ordered.append(BoardRow(SystemInfo(**row["system"]), cells, submission))
     by = {c.slug: c for c in columns}
     if sort in by:
-        column = by[sort]
-        down = column.higher_is_better if descending is None else descending
+        down = by[sort].higher_is_better if descending is None else descending
         ordered = sort_rows(ordered, sort, down)
         rank_cells(ordered, sort)
     return columns, ordered

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, render
 
 from catalog.models import Dataset
 from leaderboards import charts, selectors
+from leaderboards.rendering import board_rows_html
 from scoring.models import CorrelationResult, Metric
 
 PROTOCOLS = ("paper", "canonical")
@@ -26,7 +27,8 @@ def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
     if download == "csv":
         return _board_csv(dataset, columns, rows)
     return render(request, "leaderboards/captioner.html", {
-        "dataset": dataset, "columns": columns, "rows": rows, "sort": sort, "order": order})
+        "dataset": dataset, "columns": columns, "rows": rows, "sort": sort, "order": order,
+        "table_rows": board_rows_html(columns, rows, sort)})
 
 
 def metric_board(request: HttpRequest) -> HttpResponse:

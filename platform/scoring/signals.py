@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 
 from celery.signals import worker_ready
+from django.dispatch import Signal
 
 log = logging.getLogger(__name__)
 
@@ -16,3 +17,7 @@ def recover_batches(sender=None, **_) -> None:
         batches_recover_worker(worker=sender.hostname)
     except Exception:  # the database may be down at start; the reaper catches up later
         log.exception("could not recover the batches of %s", getattr(sender, "hostname", "?"))
+
+
+# Sent (after commit) when a job reaches a final state; leaderboards rebuild the dataset's board.
+job_ended = Signal()

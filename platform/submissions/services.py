@@ -23,6 +23,7 @@ from scoring.models import EvaluationJob
 from scoring.queues import enqueue
 from submissions.formats import Problems, SubmissionFileError, SubmittedCaption, read_submission
 from submissions.models import Submission
+from submissions.signals import submission_changed
 
 log = logging.getLogger(__name__)
 PLAN_TASK = "scoring.plan_submission"
@@ -74,6 +75,7 @@ def submission_create(*, owner: AbstractBaseUser, dataset: Dataset, file_name: s
             file_name=Path(file_name).name[:300], file_format=file_format, file_sha256=digest,
             file_size=len(content), stored_file=stored, caption_count=len(captions), is_public=is_public)
         transaction.on_commit(lambda: submission_dispatch(submission_id=submission.pk))
+        transaction.on_commit(lambda: _changed(submission))
     return submission
 
 
@@ -131,6 +133,7 @@ def submission_withdraw(*, submission: Submission) -> Submission:
         submission.finished_at = submission.finished_at or timezone.now()
         submission.save(update_fields=["status", "is_public", "finished_at"])
         jobs_cancel(submission=submission, reason="the submission was withdrawn")
+        transaction.on_commit(lambda: _changed(submission))
     return submission
 
 
@@ -195,4 +198,9 @@ def submission_visibility_set(*, submission: Submission, is_public: bool) -> Sub
         raise SubmissionRefused("a withdrawn submission cannot be made public")
     submission.is_public = is_public
     submission.save(update_fields=["is_public"])
+    _changed(submission)
     return submission
+
+
+def _changed(submission: Submission) -> None:
+    submission_changed.send(sender=Submission, dataset_id=submission.dataset_id)

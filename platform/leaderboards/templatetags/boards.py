@@ -13,9 +13,9 @@ def cell(cells: dict, key):
 
 @register.filter
 def metric_value(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.4f}" if abs(value) < 10 else f"{value:.2f}"
+    from leaderboards.rendering import metric_value as formatted
+
+    return formatted(value)
 
 
 @register.filter

@@ -13,6 +13,7 @@ from django.utils import timezone
 from catalog.models import System
 from evaluation import metrics as registry
 from scoring.models import EvaluationJob, JobBatch, Score, SystemScore
+from scoring.signals import job_ended
 from submissions.models import Submission
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ def job_end(*, job_id: int, status: str, error: str = "") -> None:
                 status=JobBatch.Status.FAILED, error=error[:2000])
         if job.submission_id:
             transaction.on_commit(lambda: submission_refresh(submission_id=job.submission_id))
+        transaction.on_commit(lambda: job_ended.send(sender=EvaluationJob, dataset_id=job.dataset_id))
 
 
 def batch_attempt_failed(*, batch_id: int, error: str, final: bool) -> None:

@@ -32,7 +32,10 @@ def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
                       submission=submission, version=version, caption_ids=captions) for version in versions]
     Submission.objects.filter(pk=submission.pk, dispatched_at__isnull=True).update(dispatched_at=timezone.now())
     from scoring.services.lifecycle import submission_refresh
+    from submissions.signals import submission_changed
+
     submission_refresh(submission_id=submission.pk)
+    submission_changed.send(sender=Submission, dataset_id=submission.dataset_id)  # its cells now say "queued"
     return jobs
 
 

@@ -11,6 +11,7 @@ import tests.platform.scoring.plugins  # noqa: F401  (test_words and friends)
 from catalog.models import Item
 from leaderboards.selectors import captioner_board, metric_board
 from scoring.models import EvaluationJob
+from scoring.services.lifecycle import job_end
 from scoring.services.planning import dataset_plan, submission_plan
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create
@@ -39,7 +40,8 @@ def board(demo_dataset, settings):
     broken = submit(demo_dataset, owner, "Broken", 3, ["test_words", "test_broken"])
     hidden = submit(demo_dataset, owner, "Private one", 9, ["test_words"], public=False)
     run_jobs(EvaluationJob.objects.exclude(metric_version__metric__slug="test_broken"))
-    EvaluationJob.objects.filter(metric_version__metric__slug="test_broken").update(status="failed", error="boom")
+    for job in EvaluationJob.objects.filter(metric_version__metric__slug="test_broken"):
+        job_end(job_id=job.pk, status="failed", error="boom")
     return {"long": long_one, "short": short_one, "tie": tie, "broken": broken, "hidden": hidden, "owner": owner}
 
 

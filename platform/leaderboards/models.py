@@ -1,0 +1,13 @@
+"""Precomputed boards."""
+from django.db import models
+
+from catalog.models import Dataset
+
+
+class BoardSnapshot(models.Model):
+    """The captioner board of a dataset as served: every eligible system's cells, with the flags
+    that decide who may see a row. Rebuilt by `board_refresh`."""
+
+    dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="board_snapshot")
+    payload = models.JSONField()
+    computed_at = models.DateTimeField(auto_now=True)

@@ -1,0 +1,60 @@
+"""Precomputed captioner boards: one JSON document per dataset, rebuilt when a job of the dataset
+ends or a submission's visibility changes, so a page read is one row, not 8,000 scores."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+
+from django.db.models import F, Q
+
+from catalog.models import Dataset, System
+from leaderboards.models import BoardSnapshot
+from leaderboards.selectors import metric_columns
+from scoring.models import EvaluationJob
+from scoring.selectors import system_values_shown
+
+
+def board_payload(dataset: Dataset) -> dict:
+    snapshot = BoardSnapshot.objects.filter(dataset=dataset).values_list("payload", flat=True).first()
+    return snapshot if snapshot is not None else board_refresh(dataset_id=dataset.pk)
+
+
+def board_refresh(*, dataset_id: int) -> dict:
+    payload = board_build(Dataset.objects.get(pk=dataset_id))
+    BoardSnapshot.objects.update_or_create(dataset_id=dataset_id, defaults={"payload": payload})
+    return payload
+
+
+def board_build(dataset: Dataset) -> dict:
+    columns = metric_columns()
+    slugs = {column.slug for column in columns}
+    eligible = (Q(submission__isnull=False) & ~Q(submission__status="withdrawn")) | Q(
+        submission__isnull=True, kind__in=[System.Kind.MODEL, System.Kind.HUMAN]) | Q(is_baseline=True)
+    systems = (System.objects.filter(dataset=dataset).filter(eligible).order_by("name")
+               .values("id", "slug", "name", "kind", "is_baseline", "submission__id", "submission__paper_url",
+                       "submission__code_url", "submission__is_public", "submission__owner_id"))
+    rows = {}
+    for system in systems:
+        submission = None
+        if system["submission__id"] is not None:
+            submission = {"id": system["submission__id"], "paper_url": system["submission__paper_url"],
+                          "code_url": system["submission__code_url"], "is_public": system["submission__is_public"],
+                          "owner_id": system["submission__owner_id"]}
+        rows[system["id"]] = {
+            "system": {key: system[key] for key in ("id", "slug", "name", "kind", "is_baseline")},
+            "submission": submission,
+            "cells": {slug: {"value": None, "state": "missing", "note": ""} for slug in slugs}}
+    open_jobs = (EvaluationJob.objects.filter(Q(system_id__in=rows) | Q(dataset=dataset, system__isnull=True),
+                                              metric_version__metric__current_version=F("metric_version"))
+                 .exclude(status=EvaluationJob.Status.DONE)
+                 .values_list("system_id", "metric_version__metric__slug", "status", "error"))
+    for system_id, slug, status, error in open_jobs:
+        targets = [rows[system_id]] if system_id else [row for row in rows.values() if row["submission"] is None]
+        for row in targets:
+            if slug in row["cells"]:
+                row["cells"][slug].update(state=status, note=error)
+    for (system_id, slug), value in system_values_shown(dataset=dataset).items():
+        row = rows.get(system_id)
+        if row and slug in row["cells"] and value is not None and not math.isnan(value):
+            row["cells"][slug].update(value=value, state="value", note="")
+    return {"columns": [asdict(column) for column in columns], "rows": list(rows.values())}
