@@ -125,3 +125,14 @@ def test_heatmap_rows_are_shares_of_each_human_rating():
     rows = figure["data"][0]["z"]
     assert [round(sum(row), 9) for row in rows] == [1.0, 1.0]
     assert rows[0][0] > 0 and rows[0][-1] == 0 and rows[1][-1] > 0  # low ratings in low bins, high in high
+
+
+def test_the_board_follows_visibility_changes(demo_dataset, board):
+    from submissions.services import submission_visibility_set, submission_withdraw
+
+    hidden, shown = board["hidden"], board["long"]
+    submission_visibility_set(submission=Submission.objects.get(pk=hidden.pk), is_public=True)
+    assert "Private one" in [row.system.name for row in captioner_board(demo_dataset)[1]]
+    submission_withdraw(submission=Submission.objects.get(pk=shown.pk))
+    names = [row.system.name for row in captioner_board(demo_dataset, viewer=board["owner"])[1]]
+    assert "Long captions" not in names  # withdrawn: off the board, even for its owner
