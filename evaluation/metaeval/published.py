@@ -26,3 +26,12 @@ PASCAL_ACCURACY = {
     "cider_d": {"HC": 66.5, "HI": 97.9, "HM": 90.7, "MM": 65.2, "mean": 80.1},
     "meteor": {"HC": 66.0, "HI": 97.7, "HM": 94.0, "MM": 66.6, "mean": 81.1},
 }
+
+
+def published_value(dataset: str, metric: str, dimension: str, statistic: str) -> float | None:
+    """The papers' number (×100) for a board cell, where one is known."""
+    if statistic in ("tau_b", "tau_c"):
+        return KENDALL.get((dataset, metric), {}).get(statistic)
+    if dataset == "pascal50s" and statistic == "accuracy":
+        return PASCAL_ACCURACY.get(metric, {}).get(dimension)
+    return None

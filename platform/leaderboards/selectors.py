@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from catalog.models import Dataset, System
+from evaluation.metaeval.published import published_value
 from scoring.models import CorrelationResult, Metric
 
 
@@ -118,6 +119,11 @@ class MetricBoardRow:
     column: Column
     cells: dict[tuple[int, str, str], CorrelationResult] = field(default_factory=dict)
     values: list[CorrelationResult | None] = field(default_factory=list)  # aligned with the headers
+    published: list[float | None] = field(default_factory=list)  # the papers' numbers (×100), same order
+
+    @property
+    def cells_and_published(self) -> list[tuple[CorrelationResult | None, float | None]]:
+        return list(zip(self.values, self.published, strict=True))
 
 
 def metric_board(*, protocol_name: str, level: str = "caption", family: str | None = None,
@@ -126,7 +132,8 @@ def metric_board(*, protocol_name: str, level: str = "caption", family: str | No
     # Oldest version first, so each cell ends up with the newest version that has a result.
     results = (CorrelationResult.objects.filter(level=level, protocol__contains=f"/{protocol_name}@",
                                                 dataset__is_public=True)
-               .select_related("dataset", "metric_version__metric").order_by("metric_version__created_at", "id"))
+               .select_related("dataset", "metric_version__metric").defer("detail")
+               .order_by("metric_version__created_at", "id"))
     columns = {c.slug: c for c in metric_columns()}
     rows: dict[str, MetricBoardRow] = {}
     headers: dict[tuple[int, str, str], tuple[Dataset, str, str]] = {}
@@ -142,6 +149,8 @@ def metric_board(*, protocol_name: str, level: str = "caption", family: str | No
     ordered = sorted(headers.items(), key=lambda kv: (kv[1][0].title, kv[1][1], kv[1][2]))
     for row in rows.values():
         row.values = [row.cells.get(key) for key, _ in ordered]
+        row.published = [published_value(dataset.source_format, row.column.slug, dimension, statistic)
+                         if protocol_name == "paper" else None for _, (dataset, dimension, statistic) in ordered]
     return [header for _, header in ordered], sorted(rows.values(), key=lambda r: r.column.slug)
 
 
