@@ -32,3 +32,12 @@ def dataset_counts(*, dataset: Dataset) -> dict[str, int]:
 def dataset_items_sample(*, dataset: Dataset, limit: int = 10) -> QuerySet[Item]:
     return (Item.objects.filter(dataset=dataset).select_related("media")
             .prefetch_related("captions__judgments").order_by("id")[:limit])
+
+
+def dataset_items_page(*, dataset: Dataset, query: str = "") -> QuerySet[Item]:
+    """Items in order, optionally those whose id or a caption or reference contains `query`."""
+    items = Item.objects.filter(dataset=dataset)
+    if query:
+        items = items.filter(Q(external_id__icontains=query) | Q(captions__text__icontains=query)
+                             | Q(references__icontains=query)).distinct()
+    return items.select_related("media").prefetch_related("captions__judgments", "captions__system").order_by("id")

@@ -7,4 +7,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("datasets/", views.dataset_list, name="dataset-list"),
     path("datasets/<slug:slug>/", views.dataset_detail, name="dataset-detail"),
+    path("datasets/<slug:slug>/items/", views.item_browser, name="item-browser"),
+    path("datasets/<slug:slug>/download.jsonl", views.dataset_download, name="dataset-download"),
+    path("media-files/<int:pk>/", views.media_file, name="media-file"),
 ]

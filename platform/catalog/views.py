@@ -1,9 +1,16 @@
 """Catalog pages (thin: selectors do the reading)."""
-from django.http import HttpRequest, HttpResponse
+import io
+from pathlib import Path
+
+from django.conf import settings
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from catalog import selectors
-from catalog.models import Dataset
+from catalog.importers import canonical
+from catalog.models import Dataset, Media
+from catalog.services.exports import dataset_bundle
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -22,3 +29,28 @@ def dataset_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "items": selectors.dataset_items_sample(dataset=dataset),
         "last_import": dataset.imports.first(),
     })
+
+
+def item_browser(request: HttpRequest, slug: str) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
+    query = request.GET.get("q", "").strip()
+    page = Paginator(selectors.dataset_items_page(dataset=dataset, query=query), 20).get_page(request.GET.get("page"))
+    return render(request, "catalog/item_browser.html", {"dataset": dataset, "page": page, "query": query})
+
+
+def dataset_download(request: HttpRequest, slug: str) -> HttpResponse:
+    """The dataset in the canonical JSONL format (what `datasets export` writes)."""
+    dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
+    stream = io.StringIO()
+    canonical.write(dataset_bundle(dataset=dataset), stream)
+    response = HttpResponse(stream.getvalue(), content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{dataset.slug}.jsonl"'
+    return response
+
+
+def media_file(request: HttpRequest, pk: int) -> FileResponse:
+    """An attached image or video, looked up by id (never by a path from the request)."""
+    media = get_object_or_404(Media, pk=pk, dataset__is_public=True)
+    if not media.stored_path:
+        raise Http404("this file is declared but not attached")
+    return FileResponse((Path(settings.MEDIA_ROOT) / media.stored_path).open("rb"))

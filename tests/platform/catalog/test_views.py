@@ -30,3 +30,43 @@ def test_dataset_detail_shows_counts_protocol_and_escapes_captions(client, demo)
 
 def test_unknown_dataset_is_404(client, db):
     assert client.get("/datasets/nope/").status_code == 404
+
+
+def test_item_browser_pages_searches_and_escapes(client, demo):
+    page = client.get("/datasets/demo/items/").content.decode()
+    assert page.count('<section class="item"') == 20 and "Page 1 of 5" in page
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; a dog" in page and "<script>alert" not in page
+    found = client.get("/datasets/demo/items/", {"q": "alert('x')"}).content.decode()
+    assert found.count('<section class="item"') == 1 and "1 item matching" in found
+    assert "(the image file is not present on this server)" in page
+
+
+def test_download_is_the_canonical_jsonl_and_reimports_identically(client, demo, tmp_path):
+    import io
+
+    from catalog.importers import canonical
+    from catalog.services.exports import dataset_bundle
+
+    response = client.get("/datasets/demo/download.jsonl")
+    assert response["Content-Disposition"] == 'attachment; filename="demo.jsonl"'
+    path = tmp_path / "demo.jsonl"
+    path.write_bytes(response.content)
+    expected = io.StringIO()
+    canonical.write(dataset_bundle(dataset=type(demo).objects.get(pk=demo.pk)), expected)
+    assert response.content.decode() == expected.getvalue()
+    assert read_bundle("canonical", path).fingerprint() == dataset_bundle(dataset=demo).fingerprint()
+
+
+def test_attached_images_are_served_by_id_only(client, demo, settings, tmp_path):
+    from catalog.models import Media
+
+    settings.MEDIA_ROOT = tmp_path
+    media = Media.objects.filter(dataset=demo).first()
+    assert client.get(f"/media-files/{media.pk}/").status_code == 404  # declared, not attached
+    (tmp_path / "ab").mkdir()
+    (tmp_path / "ab" / "file.jpg").write_bytes(b"jpeg bytes")
+    Media.objects.filter(pk=media.pk).update(stored_path="ab/file.jpg")
+    response = client.get(f"/media-files/{media.pk}/")
+    assert b"".join(response.streaming_content) == b"jpeg bytes"
+    page = client.get("/datasets/demo/items/", {"q": media.name.split(".")[0]}).content.decode()
+    assert f'src="/media-files/{media.pk}/"' in page
