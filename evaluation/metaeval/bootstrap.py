@@ -37,6 +37,15 @@ def cluster_bootstrap(statistic: Callable[[np.ndarray | None], Sequence[float]],
     """Percentile intervals of each value `statistic(weights)` returns (several statistics can share
     one pass over a replicate); `statistic(None)` gives the point estimates. NaN replicates (all
     tied) are left out and the count kept says how many remained."""
+    return cluster_bootstrap_draws(statistic, clusters, replicates=replicates, seed=seed, level=level)[0]
+
+
+def cluster_bootstrap_draws(statistic: Callable[[np.ndarray | None], Sequence[float]], clusters: Sequence, *,
+                            replicates: int = DEFAULT_REPLICATES, seed: int = DEFAULT_SEED,
+                            level: float = 0.95) -> tuple[list[Interval], np.ndarray]:
+    """`cluster_bootstrap` plus the replicate values (replicates × statistics). Two metrics scored
+    on the same rows with the same seed see the same resamples, so their draws are paired: the
+    share of replicates in which one does not beat the other is a one-sided p-value."""
     weights, _ = cluster_weights(clusters, replicates, seed)
     draws = np.array([list(statistic(row)) for row in weights], dtype=float)
     tail = (1 - level) / 2 * 100
@@ -46,4 +55,4 @@ def cluster_bootstrap(statistic: Callable[[np.ndarray | None], Sequence[float]],
         low, high = np.percentile(column, [tail, 100 - tail]) if len(column) else (np.nan, np.nan)
         intervals.append(Interval(value=float(value), low=float(low), high=float(high),
                                   replicates=len(column), level=level))
-    return intervals
+    return intervals, draws

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation.metaeval.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, Interval, cluster_bootstrap
+from evaluation.metaeval.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, Interval, cluster_bootstrap_draws
 from evaluation.metaeval.correlation import pearson, spearman
 from evaluation.metaeval.kendall import pair_counts, tau_b_from_counts, tau_c_from_counts
 
@@ -70,6 +70,12 @@ def rating_cells(chosen: Protocol, human: Sequence[float], metric: Sequence[floa
                  clusters: Sequence) -> dict[str, Interval]:
     """Every rating statistic of the protocol with its cluster-bootstrap interval; all statistics
     share the same resamples (so their intervals are paired)."""
+    return rating_cells_with_draws(chosen, human, metric, clusters)[0]
+
+
+def rating_cells_with_draws(chosen: Protocol, human: Sequence[float], metric: Sequence[float],
+                            clusters: Sequence) -> tuple[dict[str, Interval], dict[str, np.ndarray]]:
+    """`rating_cells` and, per statistic, its replicate values (for paired significance tests)."""
     unknown = set(chosen.statistics) - set(RATING_STATISTICS)
     if unknown:
         raise ValueError(f"{chosen.key} has no rating statistic {sorted(unknown)}")
@@ -84,5 +90,6 @@ def rating_cells(chosen: Protocol, human: Sequence[float], metric: Sequence[floa
                   "spearman": lambda: spearman(human, metric, weights)}
         return [values[name]() for name in chosen.statistics]
 
-    intervals = cluster_bootstrap(statistics, clusters, replicates=chosen.replicates, seed=chosen.seed)
-    return dict(zip(chosen.statistics, intervals, strict=True))
+    intervals, draws = cluster_bootstrap_draws(statistics, clusters, replicates=chosen.replicates, seed=chosen.seed)
+    return (dict(zip(chosen.statistics, intervals, strict=True)),
+            {name: draws[:, index] for index, name in enumerate(chosen.statistics)})

@@ -50,3 +50,16 @@ def significance_clusters(values: Sequence[float], p_values: np.ndarray, *, alph
             rank, start = rank + 1, j
         ranks.append(rank)
     return ranks
+
+
+def paired_draws_p_values(draws: Sequence[np.ndarray]) -> np.ndarray:
+    """From paired bootstrap draws of metrics sorted best first: `p[i, j]` (i < j) is the share of
+    replicates in which metric i does not beat metric j (one-sided; NaN draws left out)."""
+    count = len(draws)
+    p_values = np.full((count, count), np.nan)
+    for i in range(count):
+        for j in range(i + 1, count):
+            difference = np.asarray(draws[i], float) - np.asarray(draws[j], float)
+            difference = difference[~np.isnan(difference)]
+            p_values[i, j] = float(np.mean(difference <= 0)) if len(difference) else np.nan
+    return p_values

@@ -121,9 +121,11 @@ class MetricBoardRow:
     values: list[CorrelationResult | None] = field(default_factory=list)  # aligned with the headers
     published: list[float | None] = field(default_factory=list)  # the papers' numbers (×100), same order
 
+    ranks: list[int | None] = field(default_factory=list)  # significance cluster per column, same order
+
     @property
-    def cells_and_published(self) -> list[tuple[CorrelationResult | None, float | None]]:
-        return list(zip(self.values, self.published, strict=True))
+    def cells_and_published(self) -> list[tuple[CorrelationResult | None, float | None, int | None]]:
+        return list(zip(self.values, self.published, self.ranks, strict=True))
 
 
 def metric_board(*, protocol_name: str, level: str = "caption", family: str | None = None,
@@ -147,8 +149,10 @@ def metric_board(*, protocol_name: str, level: str = "caption", family: str | No
         headers.setdefault(key, (result.dataset, result.dimension, result.statistic))
         rows.setdefault(column.slug, MetricBoardRow(column)).cells[key] = result
     ordered = sorted(headers.items(), key=lambda kv: (kv[1][0].title, kv[1][1], kv[1][2]))
+    clusters = significance_ranks(protocol_name=protocol_name, level=level)
     for row in rows.values():
         row.values = [row.cells.get(key) for key, _ in ordered]
+        row.ranks = [clusters.get(key, {}).get(row.column.slug) for key, _ in ordered]
         row.published = [published_value(dataset.source_format, row.column.slug, dimension, statistic)
                          if protocol_name == "paper" else None for _, (dataset, dimension, statistic) in ordered]
     return [header for _, header in ordered], sorted(rows.values(), key=lambda r: r.column.slug)
@@ -183,3 +187,11 @@ def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None
     return MetricOnDataset(metric.name, np.array([h for h, _ in kept], dtype=float),
                            np.array([m for _, m in kept], dtype=float), np.array(values, dtype=float),
                            failed=len(scores) - len(values))
+
+
+def significance_ranks(*, protocol_name: str, level: str = "caption") -> dict[tuple[int, str, str], dict[str, int]]:
+    """(dataset id, dimension, statistic) -> metric slug -> significance cluster (1 = best)."""
+    from scoring.models import SignificanceResult
+
+    found = SignificanceResult.objects.filter(protocol__contains=f"/{protocol_name}@", level=level)
+    return {(r.dataset_id, r.dimension, r.statistic): dict(zip(r.metrics, r.ranks, strict=True)) for r in found}

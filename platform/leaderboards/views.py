@@ -67,6 +67,22 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "metric": metric, "datasets": datasets, "dataset": chosen, "results": results, "figures": figures})
 
 
+def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    from scoring.models import SignificanceResult
+
+    dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
+    result = get_object_or_404(SignificanceResult, dataset=dataset, protocol=request.GET.get("protocol", ""),
+                               dimension=request.GET.get("dimension", ""), statistic=request.GET.get("statistic", ""),
+                               level=request.GET.get("level", "caption"))
+    names = dict(Metric.objects.filter(slug__in=result.metrics).values_list("slug", "name"))
+    rows = [{"slug": slug, "name": names.get(slug, slug), "value": value, "rank": rank,
+             "p": [None if j <= i else result.p_values[i][j] for j in range(len(result.metrics))]}
+            for i, (slug, value, rank) in enumerate(zip(result.metrics, result.values, result.ranks, strict=True))]
+    return render(request, "leaderboards/significance.html", {
+        "dataset": dataset, "result": result, "rows": rows,
+        "names": [names.get(slug, slug) for slug in result.metrics]})
+
+
 def board_json(dataset, columns, rows) -> dict:
     return {
         "dataset": dataset.slug,

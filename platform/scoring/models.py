@@ -199,3 +199,32 @@ class CorrelationResult(models.Model):
             fields=["metric_version", "dataset", "dimension", "statistic", "level", "protocol"],
             name="correlation_unique")]
         ordering = ["dataset", "dimension", "statistic"]
+
+
+class CorrelationDraws(models.Model):
+    """A correlation cell's bootstrap replicate values (float32): metrics scored on the same rows
+    with the same seed have paired draws, which is what the significance test compares."""
+
+    result = models.OneToOneField(CorrelationResult, on_delete=models.CASCADE, related_name="draws")
+    values = models.BinaryField()
+
+
+class SignificanceResult(models.Model):
+    """Which metrics are separable on one board column: metrics sorted best first, the one-sided
+    p-value matrix of paired bootstrap draws, and the clusters (ranks) at alpha 0.05."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="significance")
+    protocol = models.CharField(max_length=80)
+    level = models.CharField(max_length=10, default="caption")
+    dimension = models.CharField(max_length=40)
+    statistic = models.CharField(max_length=40)
+    metrics = models.JSONField(help_text="metric slugs, best first")
+    values = models.JSONField()
+    p_values = models.JSONField(help_text="p[i][j], i < j: the share of replicates where i does not beat j")
+    ranks = models.JSONField()
+    alpha = models.FloatField(default=0.05)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["dataset", "protocol", "level", "dimension", "statistic"],
+                                               name="significance_unique")]

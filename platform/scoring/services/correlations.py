@@ -6,12 +6,12 @@ import numpy as np
 from django.db import transaction
 
 from catalog.models import Dataset, Judgment, PairJudgment, System
-from evaluation.metaeval.bootstrap import cluster_bootstrap
+from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
 from evaluation.metaeval.kendall import pair_counts
 from evaluation.metaeval.pairwise import pairwise_accuracy
 from evaluation.metaeval.system_level import MIN_SYSTEMS, system_level_intervals
-from evaluation.metaeval.protocols import PROTOCOLS, RATING_STATISTICS, Protocol, rating_cells
-from scoring.models import CorrelationResult, MetricVersion, Score
+from evaluation.metaeval.protocols import PROTOCOLS, RATING_STATISTICS, Protocol, rating_cells_with_draws
+from scoring.models import CorrelationDraws, CorrelationResult, MetricVersion, Score
 
 PAIRWISE_STATISTICS = ("accuracy", "accuracy_ties_half")
 
@@ -38,12 +38,18 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
             cells += _rating_cells(dataset, chosen, scores)
         else:
             cells += _pairwise_cells(dataset, chosen, scores)
+    results = []
     with transaction.atomic():
-        results = [CorrelationResult.objects.update_or_create(
-            metric_version=metric_version, dataset=dataset, dimension=cell.pop("dimension"),
-            statistic=cell.pop("statistic"), level=cell.pop("level", CorrelationResult.Level.CAPTION),
-            protocol=cell.pop("protocol"),
-            defaults=cell)[0] for cell in cells]
+        for cell in cells:
+            draws = cell.pop("draws", None)
+            result = CorrelationResult.objects.update_or_create(
+                metric_version=metric_version, dataset=dataset, dimension=cell.pop("dimension"),
+                statistic=cell.pop("statistic"), level=cell.pop("level", CorrelationResult.Level.CAPTION),
+                protocol=cell.pop("protocol"), defaults=cell)[0]
+            if draws is not None:
+                CorrelationDraws.objects.update_or_create(
+                    result=result, defaults={"values": np.asarray(draws, dtype=np.float32).tobytes()})
+            results.append(result)
     return results
 
 
@@ -64,11 +70,12 @@ def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | 
             continue
         counts = pair_counts(human[kept], metric[kept])
         tie_rate = (counts.tied_metric + counts.tied_both) / counts.pairs if counts.pairs else None
-        for statistic, interval in rating_cells(chosen, human, metric, clusters).items():
+        intervals, draws = rating_cells_with_draws(chosen, human, metric, clusters)
+        for statistic, interval in intervals.items():
             cells.append({"dimension": dimension, "statistic": statistic, "protocol": chosen.key,
                           "value": _finite(interval.value), "low": _finite(interval.low),
                           "high": _finite(interval.high), "n": int(kept.sum()),
-                          "left_out": int((~kept).sum()), "tie_rate": tie_rate,
+                          "left_out": int((~kept).sum()), "tie_rate": tie_rate, "draws": draws[statistic],
                           "detail": {"replicates": interval.replicates, "resample": chosen.resample}})
         cells += _system_cells(dimension, chosen, rows, human, metric, clusters)
     return cells
@@ -113,20 +120,21 @@ def _pairwise_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float 
         per["mean"] = list(np.mean([per[name] for name in names], axis=0))  # the papers' unweighted mean
         return [value for name in groups for value in per[name]]
 
-    intervals = iter(cluster_bootstrap(statistic, items, replicates=chosen.replicates, seed=chosen.seed))
+    intervals, draws = cluster_bootstrap_draws(statistic, items, replicates=chosen.replicates, seed=chosen.seed)
+    columns = iter(zip(intervals, draws.T, strict=True))
     cells = []
     for name in groups:
         mask = masks[name]
         ties = int(((a == b) & mask).sum())
         left_out = int((~kept & ((category == name) if name != "mean" else True)).sum())
         for statistic_name in PAIRWISE_STATISTICS:
-            interval = next(intervals)
+            interval, column = next(columns)
             if statistic_name not in chosen.statistics:
                 continue
             cells.append({"dimension": name, "statistic": statistic_name, "protocol": chosen.key,
                           "value": _finite(interval.value), "low": _finite(interval.low),
                           "high": _finite(interval.high), "n": int(mask.sum()), "left_out": left_out,
-                          "tie_rate": ties / int(mask.sum()) if mask.sum() else None,
+                          "tie_rate": ties / int(mask.sum()) if mask.sum() else None, "draws": column,
                           "detail": {"replicates": interval.replicates, "metric_ties": ties}})
     return cells
 
@@ -137,3 +145,34 @@ def _number(value: float | None) -> float:
 
 def _finite(value: float) -> float | None:
     return None if value is None or np.isnan(value) else float(value)
+
+
+def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
+    """For every caption-level column of the dataset's boards: the metrics (newest version each)
+    sorted best first, the paired-bootstrap p-value matrix, and the significance clusters."""
+    from evaluation.metaeval.significance import paired_draws_p_values, significance_clusters
+    from scoring.models import SignificanceResult
+
+    newest: dict[tuple, tuple] = {}
+    rows = (CorrelationResult.objects.filter(dataset=dataset, level=CorrelationResult.Level.CAPTION,
+                                             draws__isnull=False, value__isnull=False)
+            .order_by("metric_version__created_at", "id")
+            .values_list("protocol", "dimension", "statistic", "metric_version__metric__slug", "value",
+                         "draws__values"))
+    for protocol, dimension, statistic, slug, value, draws in rows:
+        newest[(protocol, dimension, statistic, slug)] = (value, np.frombuffer(bytes(draws), dtype=np.float32))
+    columns: dict[tuple, list] = {}
+    for (protocol, dimension, statistic, slug), (value, draws) in newest.items():
+        columns.setdefault((protocol, dimension, statistic), []).append((value, slug, draws))
+    results = []
+    for (protocol, dimension, statistic), entries in columns.items():
+        entries.sort(key=lambda entry: -entry[0])
+        p_values = paired_draws_p_values([draws for _, _, draws in entries])
+        ranks = significance_clusters([value for value, _, _ in entries], p_values, alpha=alpha)
+        results.append(SignificanceResult.objects.update_or_create(
+            dataset=dataset, protocol=protocol, level=CorrelationResult.Level.CAPTION, dimension=dimension,
+            statistic=statistic, defaults={
+                "metrics": [slug for _, slug, _ in entries], "values": [value for value, _, _ in entries],
+                "p_values": [[None if np.isnan(p) else float(p) for p in row] for row in p_values],
+                "ranks": ranks, "alpha": alpha})[0])
+    return results

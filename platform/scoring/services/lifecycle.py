@@ -28,10 +28,11 @@ def job_finalize(*, job_id: int) -> EvaluationJob:
         return job
     system_scores_compute(job=job)
     if job.purpose == EvaluationJob.Purpose.DATASET:
-        from scoring.services.correlations import dataset_correlations
+        from scoring.services.correlations import dataset_correlations, dataset_significance
 
         # Before the job is done: if this fails, the job stays open and the reaper finalises again.
         dataset_correlations(dataset=job.dataset, metric_version=job.metric_version)
+        dataset_significance(dataset=job.dataset)
     job_end(job_id=job.pk, status=EvaluationJob.Status.DONE)
     job.refresh_from_db()
     return job

@@ -76,3 +76,17 @@ def test_significance_clusters_follow_assign_ranks():
     assert significance_clusters([0.5, 0.45, 0.4, 0.39], p) == [1, 1, 2, 2]
     with pytest.raises(ValueError, match="sorted"):
         significance_clusters([0.1, 0.5], p)
+
+
+def test_paired_draws_give_one_sided_p_values_and_clusters():
+    import numpy as np
+
+    from evaluation.metaeval.significance import paired_draws_p_values, significance_clusters
+
+    rng = np.random.default_rng(0)
+    shared = rng.normal(0, 0.02, 1000)  # paired draws move together
+    best, second, close = 0.5 + shared, 0.3 + shared, 0.3 + shared + rng.normal(-0.001, 0.01, 1000)
+    p = paired_draws_p_values([best, second, close])
+    assert p[0, 1] == 0.0 and p[0, 2] == 0.0 and 0.2 < p[1, 2] < 0.8
+    assert np.isnan(p[1, 0]) and np.isnan(p[0, 0])
+    assert significance_clusters([0.5, 0.3, 0.299], p) == [1, 2, 2]

@@ -139,3 +139,20 @@ def test_the_board_follows_visibility_changes(demo_dataset, board):
     submission_withdraw(submission=Submission.objects.get(pk=shown.pk))
     names = [row.system.name for row in captioner_board(demo_dataset, viewer=board["owner"])[1]]
     assert "Long captions" not in names  # withdrawn: off the board, even for its owner
+
+
+def test_significance_clusters_on_the_board_and_the_p_value_matrix(client, demo_dataset):
+    from scoring.models import SignificanceResult
+
+    run_jobs(dataset_plan(dataset=demo_dataset, slugs=["bleu_1", "cider_d", "meteor"]))
+    column = SignificanceResult.objects.get(dataset=demo_dataset, protocol="flickr8k-expert/paper@1", statistic="tau_c")
+    assert len(column.metrics) == 3 and column.values == sorted(column.values, reverse=True)
+    assert column.ranks[0] == 1 and column.p_values[0][1] is not None and column.p_values[1][0] is None
+    _, rows = metric_board(protocol_name="paper")
+    ranks = {row.column.slug: [r for r in row.ranks if r is not None] for row in rows}
+    assert ranks[column.metrics[0]][0] == 1
+    page = client.get("/metrics/").content.decode()
+    assert 'class="rank"' in page and "#1</a>" in page
+    detail = client.get(f"/datasets/{demo_dataset.slug}/significance/", {
+        "protocol": "flickr8k-expert/paper@1", "dimension": "overall", "statistic": "tau_c"}).content.decode()
+    assert detail.count("<tr>") == 4 and "CIDEr-D" in detail and "METEOR" in detail
