@@ -31,6 +31,8 @@ def board_rows_html(columns: list[Column], rows: list[BoardRow], sort: str | Non
             cell = row.cells[column.slug]
             text = metric_value(cell.value) if cell.state == "value" else "—" if cell.state == "missing" else cell.state
             note = f' title="{escape(cell.note)}"' if cell.note else ""
+            if cell.state == "value" and cell.low is not None:
+                note = f' title="95% interval [{metric_value(cell.low)}, {metric_value(cell.high)}]"'
             cells.append(f'<td class="num state-{cell.state}" data-metric="{escape(column.slug)}"{note}>{escape(text)}</td>')
         parts.append(f'<tr><td class="num">{rank if rank is not None else ""}</td><td>{name}</td>{"".join(cells)}</tr>')
     return mark_safe("\n".join(parts))  # noqa: S308  (every interpolated value above is escaped)

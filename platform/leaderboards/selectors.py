@@ -33,6 +33,8 @@ class Cell:
     state: str = "missing"  # value | missing | queued | running | failed | unavailable
     note: str = ""
     rank: int | None = None
+    low: float | None = None   # 95% interval where defined (metrics whose number is a mean)
+    high: float | None = None
 
     @property
     def sortable(self) -> bool:

@@ -43,7 +43,8 @@ def board_build(dataset: Dataset) -> dict:
         rows[system["id"]] = {
             "system": {key: system[key] for key in ("id", "slug", "name", "kind", "is_baseline")},
             "submission": submission,
-            "cells": {slug: {"value": None, "state": "missing", "note": ""} for slug in slugs}}
+            "cells": {slug: {"value": None, "state": "missing", "note": "", "low": None, "high": None}
+                      for slug in slugs}}
     open_jobs = (EvaluationJob.objects.filter(Q(system_id__in=rows) | Q(dataset=dataset, system__isnull=True),
                                               metric_version__metric__current_version=F("metric_version"))
                  .exclude(status=EvaluationJob.Status.DONE)
@@ -53,8 +54,8 @@ def board_build(dataset: Dataset) -> dict:
         for row in targets:
             if slug in row["cells"]:
                 row["cells"][slug].update(state=status, note=error)
-    for (system_id, slug), value in system_values_shown(dataset=dataset).items():
+    for (system_id, slug), (value, low, high) in system_values_shown(dataset=dataset).items():
         row = rows.get(system_id)
         if row and slug in row["cells"] and value is not None and not math.isnan(value):
-            row["cells"][slug].update(value=value, state="value", note="")
+            row["cells"][slug].update(value=value, state="value", note="", low=low, high=high)
     return {"columns": [asdict(column) for column in columns], "rows": list(rows.values())}

@@ -92,7 +92,8 @@ def board_json(dataset, columns, rows) -> dict:
             "baseline": row.system.is_baseline,
             "paper_url": getattr(row.submission, "paper_url", "") if row.submission else "",
             "code_url": getattr(row.submission, "code_url", "") if row.submission else "",
-            "scores": {slug: {"value": cell.value, "state": cell.state, **({"note": cell.note} if cell.note else {})}
+            "scores": {slug: {"value": cell.value, "state": cell.state, **({"note": cell.note} if cell.note else {}),
+                              **({"low": cell.low, "high": cell.high} if cell.low is not None else {})}
                        for slug, cell in row.cells.items()},
         } for row in rows],
     }

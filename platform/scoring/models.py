@@ -154,6 +154,8 @@ class SystemScore(models.Model):
     metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="system_scores")
     value = models.FloatField(null=True, blank=True)
     mean = models.FloatField(null=True, blank=True)
+    low = models.FloatField(null=True, blank=True, help_text="95% interval (items resampled) where defined")
+    high = models.FloatField(null=True, blank=True)
     count = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
     computed_at = models.DateTimeField(auto_now=True)

@@ -12,17 +12,17 @@ def _finished(dataset: Dataset) -> set[tuple[int | None, int]]:
                .values_list("system_id", "metric_version_id"))
 
 
-def system_values_shown(*, dataset: Dataset) -> dict[tuple[int, str], float | None]:
-    """Per (system id, metric slug) the number of the newest metric version whose job is done:
+def system_values_shown(*, dataset: Dataset) -> dict[tuple[int, str], tuple[float | None, float | None, float | None]]:
+    """Per (system id, metric slug) (value, low, high) of the newest metric version whose job is done:
     while a new version is being computed, the previous one stays on the board (no empty cells in
     between). A dataset job (no system) covers every system of the dataset."""
     finished = _finished(dataset)
-    shown: dict[tuple[int, str], float | None] = {}
+    shown: dict[tuple[int, str], tuple] = {}
     rows = (SystemScore.objects.filter(system__dataset=dataset).order_by("metric_version__created_at", "id")
-            .values_list("system_id", "metric_version_id", "metric_version__metric__slug", "value"))
-    for system_id, version_id, slug, value in rows:
+            .values_list("system_id", "metric_version_id", "metric_version__metric__slug", "value", "low", "high"))
+    for system_id, version_id, slug, value, low, high in rows:
         if (system_id, version_id) in finished or (None, version_id) in finished:
-            shown[(system_id, slug)] = value  # later versions overwrite
+            shown[(system_id, slug)] = (value, low, high)  # later versions overwrite
     return shown
 
 

@@ -11,7 +11,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from catalog.models import System
+import numpy as np
+
 from evaluation import metrics as registry
+from evaluation.metaeval.bootstrap import cluster_bootstrap
+from evaluation.metrics import Metric
 from scoring.models import EvaluationJob, JobBatch, Score, SystemScore
 from scoring.signals import job_ended
 from submissions.models import Submission
@@ -44,11 +48,15 @@ def system_scores_compute(*, job: EvaluationJob) -> list[SystemScore]:
     results = []
     for system in systems:
         rows = list(Score.objects.filter(metric_version=job.metric_version, caption__system=system)
-                    .order_by("caption_id").values_list("value", "statistics"))
+                    .order_by("caption_id").values_list("value", "statistics", "caption__item_id"))
         if not rows:
             continue
-        values = [value for value, _ in rows if value is not None]
-        statistics = [s for value, s in rows if value is not None]
+        values = [value for value, _, _ in rows if value is not None]
+        statistics = [s for value, s, _ in rows if value is not None]
+        low = high = None
+        if type(implementation).aggregate is Metric.aggregate and len(values) > 1:  # the number is a mean
+            items = [item for value, _, item in rows if value is not None]
+            low, high = mean_interval(np.array(values), items)
         try:
             corpus = implementation.aggregate(values, None if None in statistics else statistics)
         except ValueError:  # statistics missing (scores stored before the metric kept them)
@@ -56,8 +64,17 @@ def system_scores_compute(*, job: EvaluationJob) -> list[SystemScore]:
         results.append(SystemScore.objects.update_or_create(
             system=system, metric_version=job.metric_version,
             defaults={"value": corpus, "mean": sum(values) / len(values) if values else None,
-                      "count": len(values), "failed": len(rows) - len(values)})[0])
+                      "low": low, "high": high, "count": len(values), "failed": len(rows) - len(values)})[0])
     return results
+
+
+def mean_interval(values: np.ndarray, items: list, replicates: int = 1000, seed: int = 12345) -> tuple[float, float]:
+    """95% percentile interval of a system's mean score, resampling its items."""
+    def statistic(weights):
+        return [float(np.average(values, weights=weights))] if weights is not None else [float(values.mean())]
+
+    interval = cluster_bootstrap(statistic, items, replicates=replicates, seed=seed)[0]
+    return interval.low, interval.high
 
 
 def job_end(*, job_id: int, status: str, error: str = "") -> None:

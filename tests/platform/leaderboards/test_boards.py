@@ -76,7 +76,7 @@ def test_the_owner_sees_a_private_submission(demo_dataset, board):
 def test_downloads_carry_the_same_numbers(client, demo_dataset, board):
     data = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?sort=test_words&download=json").json()
     assert [s["name"] for s in data["systems"]][:2] == ["Long captions", "Broken"]
-    assert data["systems"][0]["scores"]["test_words"] == {"value": 6.0, "state": "value"}
+    assert data["systems"][0]["scores"]["test_words"] == {"value": 6.0, "state": "value", "low": 6.0, "high": 6.0}
     assert data["systems"][0]["paper_url"] == "https://example.org/paper"
     response = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?download=csv")
     table = list(csv.DictReader(io.StringIO(response.content.decode())))
@@ -156,3 +156,14 @@ def test_significance_clusters_on_the_board_and_the_p_value_matrix(client, demo_
     detail = client.get(f"/datasets/{demo_dataset.slug}/significance/", {
         "protocol": "flickr8k-expert/paper@1", "dimension": "overall", "statistic": "tau_c"}).content.decode()
     assert detail.count("<tr>") == 4 and "CIDEr-D" in detail and "METEOR" in detail
+
+
+def test_intervals_where_the_number_is_a_mean(client, demo_dataset, board):
+    _, rows = captioner_board(demo_dataset)
+    words = next(row for row in rows if row.system.name == "Long captions").cells["test_words"]
+    assert words.low == words.value == words.high == 6.0  # every caption has six words: no spread
+    data = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?download=json").json()
+    long_scores = next(s for s in data["systems"] if s["name"] == "Long captions")["scores"]
+    assert long_scores["test_words"]["low"] == 6.0
+    page = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/").content.decode()
+    assert 'title="95% interval [6.0000, 6.0000]"' in page

@@ -226,3 +226,13 @@ def test_a_metric_gone_from_the_code_fails_planning_instead_of_retrying(demo_dat
     assert submission_plan(submission_id=submission.pk) == []
     submission.refresh_from_db()
     assert submission.status == "failed" and submission.error.startswith("cannot be scored: unknown metric(s): retired_metric")
+
+
+def test_corpus_numbers_get_no_resampled_interval_but_means_do(demo_dataset, captioner):
+    submission = submit(captioner, demo_dataset, ["bleu_4", "rouge_l"],
+                        caption=lambda item: item.references[1] if item.pk % 2 else "a dog on the grass")
+    run_jobs(EvaluationJob.objects.filter(submission=submission))
+    bleu = SystemScore.objects.get(system=submission.system, metric_version__metric__slug="bleu_4")
+    rouge = SystemScore.objects.get(system=submission.system, metric_version__metric__slug="rouge_l")
+    assert bleu.low is None and bleu.high is None  # corpus BLEU is not a mean of caption scores
+    assert rouge.low < rouge.value < rouge.high
