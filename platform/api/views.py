@@ -27,10 +27,43 @@ class ScoreCursor(CursorPagination):
     max_page_size = 5000
 
 
-class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
+class IsStaffOrReadOnly(permissions.BasePermission):
+    def has_permission(self, request, view) -> bool:
+        return request.method in permissions.SAFE_METHODS or bool(request.user and request.user.is_staff)
+
+
+class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Public datasets; staff POST a canonical JSONL file (`file`, optional `slug`, `title`) to
+    create or update one (the whole file is checked first; one transaction)."""
+
     serializer_class = serializers.DatasetSerializer
     lookup_field = "slug"
+    permission_classes = [IsStaffOrReadOnly]
     queryset = Dataset.objects.filter(is_public=True).order_by("slug")
+
+    def create(self, request: Request, *args, **kwargs) -> Response:
+        import tempfile
+        from pathlib import Path
+
+        from catalog.importers.errors import ImportFormatError
+        from catalog.importers.registry import read_bundle
+        from catalog.services.imports import dataset_import
+
+        upload = request.data.get("file")
+        if upload is None or not hasattr(upload, "read"):
+            raise ValidationError({"file": "a canonical JSONL file is required"})
+        with tempfile.TemporaryDirectory(prefix="capbench-upload-") as folder:
+            path = Path(folder) / Path(upload.name).name
+            path.write_bytes(upload.read())
+            try:
+                bundle = read_bundle("canonical", path)
+            except ImportFormatError as error:
+                raise ValidationError({"file": str(error).replace(folder + "/", "")}) from None
+        outcome = dataset_import(bundle=bundle, source_path=f"api upload {upload.name}",
+                                 slug=request.data.get("slug") or None, title=request.data.get("title") or None)
+        body = {**serializers.DatasetSerializer(outcome.dataset).data, "changed": outcome.changed,
+                "counts": outcome.counts}
+        return Response(body, status=status.HTTP_201_CREATED if outcome.changed else status.HTTP_200_OK)
 
     @action(detail=True)
     def items(self, request: Request, slug: str) -> Response:

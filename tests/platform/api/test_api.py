@@ -123,3 +123,24 @@ def test_metrics_correlations_and_the_schema(demo_dataset):
     assert schema.status_code == 200 and "/api/v1/submissions/" in schema.json()["paths"]
     docs = client.get("/api/v1/docs/").content.decode()
     assert "swagger-ui" in docs and "cdn" not in docs.lower()
+
+
+def test_staff_create_datasets_from_canonical_jsonl_and_others_cannot(client, demo_dataset, captioner,
+                                                                      django_user_model):
+    download = client.get("/datasets/demo/download.jsonl").content
+    upload = SimpleUploadedFile("demo.jsonl", download)
+    member = APIClient()
+    member.force_authenticate(captioner)
+    assert member.post("/api/v1/datasets/", {"file": upload}, format="multipart").status_code == 403
+    staff = APIClient()
+    staff.force_authenticate(django_user_model.objects.create_user("curator", is_staff=True))
+    created = staff.post("/api/v1/datasets/", {"file": SimpleUploadedFile("demo.jsonl", download),
+                                               "slug": "demo-copy", "title": "Demo copy"}, format="multipart")
+    assert created.status_code == 201 and created.json()["slug"] == "demo-copy"
+    assert created.json()["counts"]["items"] == 100
+    again = staff.post("/api/v1/datasets/", {"file": SimpleUploadedFile("demo.jsonl", download),
+                                             "slug": "demo-copy"}, format="multipart")
+    assert again.status_code == 200 and again.json()["changed"] is False
+    broken = staff.post("/api/v1/datasets/", {"file": SimpleUploadedFile("bad.jsonl", b'{"type": "item"}\n')},
+                        format="multipart")
+    assert broken.status_code == 400 and "bad.jsonl" in broken.json()["file"] and "line 1" in broken.json()["file"]
