@@ -4,7 +4,10 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+import csv
+import itertools
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -93,3 +96,26 @@ def withdraw(request: HttpRequest, pk: int) -> HttpResponse:
     submission_withdraw(submission=submission)
     messages.info(request, f"“{submission.method_name}” was withdrawn; its file and scores are kept.")
     return redirect("submissions:mine")
+
+
+def scores_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    """Every per-caption score of the submission (one row per caption and metric), streamed."""
+    submission = get_object_or_404(Submission.objects.select_related("system"), pk=pk)
+    if not selectors.submission_visible(submission=submission, viewer=request.user):
+        raise Http404("no such submission")
+    rows = (Score.objects.filter(caption__system=submission.system)
+            .order_by("caption__item__external_id", "metric_version__metric__slug")
+            .values_list("caption__item__external_id", "caption__text", "metric_version__metric__slug",
+                         "metric_version__config_hash", "value", "error"))
+    buffer = _Echo()
+    writer = csv.writer(buffer)
+    header = ["image_id", "caption", "metric", "metric_version", "value", "error"]
+    lines = itertools.chain([writer.writerow(header)], (writer.writerow(row) for row in rows.iterator()))
+    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-scores.csv"'
+    return response
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value

@@ -71,3 +71,23 @@ def test_private_submissions_are_the_owners_and_withdrawal_keeps_the_data(client
     submission.refresh_from_db()
     assert submission.status == "withdrawn" and not submission.is_public
     assert submission.system.captions.count() == 100
+
+
+def test_per_caption_scores_download_as_csv(client, demo_dataset, captioner):
+    import csv
+    import io
+
+    from scoring.models import EvaluationJob
+    from scoring.services.planning import submission_plan
+    from tests.platform.scoring.inline import run_jobs
+
+    client.force_login(captioner)
+    upload(client, demo_dataset, results(demo_dataset))
+    submission = Submission.objects.get()
+    Submission.objects.filter(pk=submission.pk).update(metrics=["rouge_l"])
+    submission_plan(submission_id=submission.pk)
+    run_jobs(EvaluationJob.objects.filter(submission=submission))
+    response = client.get(f"/submissions/{submission.pk}/scores.csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert len(rows) == 100 and {row["metric"] for row in rows} == {"rouge_l"}
+    assert rows[0]["caption"].startswith("<b>caption</b>") and float(rows[0]["value"]) >= 0
