@@ -101,10 +101,12 @@ def test_a_new_user_submits_and_finds_the_system_on_the_board(live_server, worke
     wait_until(lambda: page.request.get(f"{base}/api/v1/correlations/?dataset=demo&metric=rouge_l").json()["count"],
                120, workers, "the dataset's ROUGE-L correlations")
     page.goto(f"{base}/metrics/")
+    assert "#1" in page.inner_text("#metric-board")  # the significance cluster of the only metric
+    page.screenshot(path=str(artefacts / "5-metric-board.png"), full_page=True)
     page.click("#metric-board a:has-text('ROUGE-L')")
     page.wait_for_selector("#chart-scatter .main-svg", timeout=30_000)
     page.wait_for_selector("#chart-heatmap .main-svg")
-    page.screenshot(path=str(artefacts / "5-metric-charts.png"), full_page=True)
+    page.screenshot(path=str(artefacts / "6-metric-charts.png"), full_page=True)
 
     board = page.request.get(f"{base}/api/v1/leaderboards/demo/").json()
     ours = next(system for system in board["systems"] if system["name"] == "Ada's <b>captioner</b>")
