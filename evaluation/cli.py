@@ -1,6 +1,7 @@
 """`python -m evaluation ...`: the metric library without the platform, for GPU boxes and researchers.
 
     python -m evaluation metrics list
+    python -m evaluation models list | fetch NAME
     python -m evaluation score --metric SLUG --input rows.jsonl --output scores.jsonl
 
 Input lines: {"id": "...", "candidate": "...", "references": ["...", ...], "image": "optional path"}.
@@ -97,17 +98,41 @@ def score_file(slug: str, source: Path, target: Path, stream: TextIO = sys.stder
     return written
 
 
+def models_command(args: argparse.Namespace) -> int:
+    from evaluation.backbones.catalogue import provisioned
+    from evaluation.backbones.fetch import fetch
+    from evaluation.backbones.store import model_dir
+
+    if args.action == "list":
+        print(f"model store: {model_dir()}")
+        for name, present, where in provisioned():
+            print(f"{name}\t{'provisioned' if present else 'missing'}\t{where}")
+        return 0
+    try:
+        print(f"{args.name}: stored in {fetch(args.name)}")
+    except (KeyError, RuntimeError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evaluation", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     metric_commands = commands.add_parser("metrics").add_subparsers(dest="action", required=True)
     metric_commands.add_parser("list", help="every registered metric and whether it can run here")
+    model_commands = commands.add_parser("models").add_subparsers(dest="action", required=True)
+    model_commands.add_parser("list", help="the model catalogue and what the local store holds")
+    fetching = model_commands.add_parser("fetch", help="download a model into the store (needs network)")
+    fetching.add_argument("name")
     score = commands.add_parser("score", help="score a JSONL file of rows")
     score.add_argument("--metric", required=True)
     score.add_argument("--input", required=True, type=Path)
     score.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
+    if args.command == "models":
+        return models_command(args)
     if args.command == "metrics":
         for slug in metrics.slugs():
             availability = metrics.get(slug).availability()

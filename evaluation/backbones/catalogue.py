@@ -1,0 +1,139 @@
+"""Which models the metrics load, by their real names, and where each lives in the local store.
+
+    $CAPBENCH_MODEL_DIR/open_clip/<architecture>/<pretrained>.(safetensors|bin|pt)
+    $CAPBENCH_MODEL_DIR/open_clip/<architecture>/<architecture>.json   (optional config override)
+    $CAPBENCH_MODEL_DIR/hf/<org>/<name>/                                (save_pretrained folder)
+    $CAPBENCH_MODEL_DIR/checkpoints/<relative path>                     (fine-tuned weights)
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from evaluation.backbones.store import model_dir
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+
+
+@dataclass(frozen=True)
+class OpenClipModel:
+    architecture: str   # open_clip's model name, e.g. "ViT-B-32-quickgelu"
+    pretrained: str     # open_clip's pretrained tag, e.g. "openai"
+
+    @property
+    def name(self) -> str:
+        return f"{self.architecture}/{self.pretrained}"
+
+    @property
+    def folder(self) -> Path:
+        return model_dir() / "open_clip" / self.architecture
+
+    def weights(self) -> Path | None:
+        for suffix in WEIGHT_SUFFIXES:
+            candidate = self.folder / f"{self.pretrained}{suffix}"
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def config_override(self) -> Path | None:
+        candidate = self.folder / f"{self.architecture}.json"
+        return candidate if candidate.is_file() else None
+
+    def missing(self) -> str:
+        return (f"open_clip {self.name} weights are not in the model store ({self.folder}/{self.pretrained}.pt); "
+                f"run `python -m evaluation models fetch {self.name}` on a machine with network")
+
+
+@dataclass(frozen=True)
+class HfModel:
+    repo_id: str        # e.g. "roberta-large"
+
+    @property
+    def name(self) -> str:
+        return self.repo_id
+
+    @property
+    def folder(self) -> Path:
+        return model_dir() / "hf" / self.repo_id
+
+    def present(self) -> bool:
+        return (self.folder / "config.json").is_file()
+
+    def missing(self) -> str:
+        return (f"{self.repo_id} is not in the model store ({self.folder}); "
+                f"run `python -m evaluation models fetch {self.repo_id}` on a machine with network")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    name: str           # e.g. "pacscore/clip_ViT-B-32.pth"
+    source: str         # where a person gets it (no public registry serves these)
+
+    @property
+    def path(self) -> Path:
+        return model_dir() / "checkpoints" / self.name
+
+    def missing(self) -> str:
+        return f"checkpoint {self.name} is not in the model store ({self.path}); get it from {self.source}"
+
+
+CATALOGUE: dict[str, OpenClipModel | HfModel | Checkpoint] = {m.name: m for m in (
+    OpenClipModel("ViT-B-32-quickgelu", "openai"),
+    OpenClipModel("ViT-B-16", "openai"),
+    OpenClipModel("ViT-L-14", "openai"),
+    OpenClipModel("ViT-L-14", "laion2b_s32b_b82k"),
+    HfModel("roberta-large"),
+    Checkpoint("pacscore/clip_ViT-B-32.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"),
+    Checkpoint("pacscore/openClip_ViT-L-14.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"),
+)}
+
+
+def file_sha256(path: Path) -> str:
+    """The weights' sha256, remembered beside the file (keyed by size and mtime) so a 1 GB
+    checkpoint is hashed once, not at every metric sync."""
+    stat = path.stat()
+    sidecar = path.with_name(path.name + ".sha256")
+    stamp = f"{stat.st_size} {stat.st_mtime_ns}"
+    if sidecar.is_file():
+        recorded = sidecar.read_text().split()
+        if len(recorded) == 3 and " ".join(recorded[:2]) == stamp:
+            return recorded[2]
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    try:
+        sidecar.write_text(f"{stamp} {digest.hexdigest()}\n")
+    except OSError:
+        pass  # a read-only store: hash again next time
+    return digest.hexdigest()
+
+
+def folder_sha256(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.endswith(".sha256")):
+        digest.update(str(path.relative_to(folder)).encode())
+        digest.update(file_sha256(path).encode())
+    return digest.hexdigest()
+
+
+def provisioned() -> list[tuple[str, bool, str]]:
+    """(name, present, where) for every catalogue entry."""
+    rows = []
+    for name, entry in CATALOGUE.items():
+        if isinstance(entry, OpenClipModel):
+            weights = entry.weights()
+            rows.append((name, weights is not None, str(weights or entry.folder)))
+        elif isinstance(entry, HfModel):
+            rows.append((name, entry.present(), str(entry.folder)))
+        else:
+            rows.append((name, entry.path.is_file(), str(entry.path)))
+    return rows
+
+
+def offline() -> None:
+    """Nothing is fetched from a hub while scoring."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

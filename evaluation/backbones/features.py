@@ -1,0 +1,56 @@
+"""Image embeddings on disk, keyed by (media content sha256, model fingerprint, preprocessing
+version): a new submission on a known dataset encodes only its captions."""
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from pathlib import Path
+
+import numpy as np
+
+from evaluation.backbones.store import model_dir
+
+_FILE_SHA: dict[tuple[str, int, int], str] = {}
+
+
+def feature_dir() -> Path:
+    configured = os.environ.get("CAPBENCH_FEATURE_DIR")
+    return Path(configured) if configured else model_dir().parent / "features"
+
+
+def media_sha256(path: str | Path) -> str:
+    """Content hash of a media file, remembered per (path, size, mtime) in this process."""
+    stat = os.stat(path)
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _FILE_SHA:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _FILE_SHA[key] = digest.hexdigest()
+    return _FILE_SHA[key]
+
+
+class FeatureCache:
+    def __init__(self, model_key: str, root: Path | None = None):
+        self.folder = (root or feature_dir()) / model_key
+        self.hits = self.misses = 0
+
+    def _path(self, sha: str) -> Path:
+        return self.folder / sha[:2] / f"{sha}.npy"
+
+    def get(self, sha: str) -> np.ndarray | None:
+        path = self._path(sha)
+        if path.is_file():
+            self.hits += 1
+            return np.load(path)
+        self.misses += 1
+        return None
+
+    def put(self, sha: str, vector: np.ndarray) -> None:
+        path = self._path(sha)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.npy")
+        np.save(partial, np.asarray(vector, dtype=np.float32))
+        os.replace(partial, path)  # readers never see half a file
