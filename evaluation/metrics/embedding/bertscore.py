@@ -1,0 +1,136 @@
+"""BERTScore F1 as bert-score computes it with lang="en" (metrics.md §9): roberta-large, layer 17,
+idf off, greedy cosine matching of L2-normalised token embeddings. The similarity matrix includes
+<s> and </s> but their weight is 0; P, R and F are each maximised over the references
+independently. An empty sentence gives P = R = 0. Optional baseline rescaling (x − b)/(1 − b)."""
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
+from evaluation.backbones.clip import best_device
+from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.registry import register
+
+MODEL = HfModel("roberta-large")
+LAYER = 17
+BASELINE = {"P": 0.83150584, "R": 0.8314941, "F": 0.83122575}  # rescale_baseline/en/roberta-large.tsv, layer 17
+
+
+def greedy_match(candidate: np.ndarray, reference: np.ndarray, candidate_weights: np.ndarray,
+                 reference_weights: np.ndarray) -> tuple[float, float, float]:
+    """P, R, F of two sequences of L2-normalised token embeddings (rows), weights summing to 1."""
+    if not candidate_weights.sum() or not reference_weights.sum():
+        return 0.0, 0.0, 0.0
+    similarity = candidate @ reference.T
+    precision = float(similarity.max(axis=1) @ candidate_weights)
+    recall = float(similarity.max(axis=0) @ reference_weights)
+    f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+    return precision, recall, f1
+
+
+class TokenEmbedder:
+    """roberta-large (or what the store holds under that name) through transformers, layer 17."""
+
+    def __init__(self, model: HfModel, layer: int, batch: int = 64):
+        self.spec, self.layer, self.batch = model, layer, batch
+        self.device = best_device()
+        self._lock = threading.Lock()
+        self._loaded = None
+
+    def _load(self):
+        with self._lock:
+            if self._loaded is None:
+                if not self.spec.present():
+                    raise MetricUnavailable(self.spec.missing())
+                offline()
+                from transformers import AutoModel, AutoTokenizer
+
+                tokenizer = AutoTokenizer.from_pretrained(self.spec.folder, add_prefix_space=True)
+                model = AutoModel.from_pretrained(self.spec.folder).to(self.device).eval()
+                if model.config.num_hidden_layers < self.layer:
+                    raise MetricUnavailable(f"{self.spec.name} has {model.config.num_hidden_layers} layers; "
+                                            f"BERTScore reads layer {self.layer}")
+                self._loaded = (tokenizer, model)
+        return self._loaded
+
+    def embed(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per text: normalised token embeddings and idf-off weights (0 on <s> and </s>)."""
+        import torch
+
+        tokenizer, model = self._load()
+        distinct = list(dict.fromkeys(texts))
+        found = {}
+        for start in range(0, len(distinct), self.batch):
+            part = distinct[start:start + self.batch]
+            ids = [tokenizer.encode(text.strip(), add_special_tokens=True, truncation=True,
+                                    max_length=tokenizer.model_max_length) if text.strip()
+                   else tokenizer.encode("", add_special_tokens=True) for text in part]
+            width = max(len(row) for row in ids)
+            padded = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
+            mask = torch.zeros((len(ids), width), dtype=torch.long)
+            for index, row in enumerate(ids):
+                padded[index, :len(row)] = torch.tensor(row)
+                mask[index, :len(row)] = 1
+            with torch.no_grad():
+                hidden = model(input_ids=padded.to(self.device), attention_mask=mask.to(self.device),
+                               output_hidden_states=True).hidden_states[self.layer]
+            hidden = hidden / hidden.norm(dim=-1, keepdim=True)
+            for index, (text, row) in enumerate(zip(part, ids, strict=True)):
+                weights = np.ones(len(row))
+                weights[0] = weights[-1] = 0.0  # <s> and </s>
+                total = weights.sum()
+                found[text] = (hidden[index, :len(row)].float().cpu().numpy(), weights / total if total else weights)
+        return [found[text] for text in texts]
+
+    def fingerprint(self) -> str:
+        return f"{self.spec.name}/{folder_sha256(self.spec.folder)[:16]}" if self.spec.present() else "absent"
+
+
+@functools.lru_cache(maxsize=4)
+def token_embedder(model: HfModel, layer: int) -> TokenEmbedder:
+    return TokenEmbedder(model, layer)
+
+
+@register("bertscore")
+class BertScore(Metric):
+    slug, name, family = "bertscore", "BERTScore", "embedding"
+    needs = frozenset({"references", "gpu"})
+    citation = "T. Zhang, V. Kishore, F. Wu, K. Q. Weinberger and Y. Artzi (2020). BERTScore. ICLR."
+    description = "F1 of greedy token matching with roberta-large layer-17 embeddings, best reference."
+
+    def __init__(self, rescale: bool = False):
+        self.rescale = rescale
+
+    @property
+    def embedder(self) -> TokenEmbedder:
+        return token_embedder(MODEL, LAYER)
+
+    def config(self) -> dict:
+        return {"model": MODEL.name, "layer": LAYER, "idf": False, "rescale": self.rescale,
+                "weights": self.embedder.fingerprint()}
+
+    def availability(self) -> Availability:
+        return Availability(MODEL.present(), "" if MODEL.present() else MODEL.missing())
+
+    def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
+        if not MODEL.present():
+            raise MetricUnavailable(MODEL.missing())
+        if any(not row.references for row in rows):
+            raise ValueError("BERTScore needs at least one reference per row")
+        texts = [row.candidate for row in rows] + [ref for row in rows for ref in row.references]
+        embedded = dict(zip(texts, self.embedder.embed(texts), strict=True))
+        scores, details = [], []
+        for row in rows:
+            candidate = embedded[row.candidate]
+            triples = [greedy_match(candidate[0], embedded[ref][0], candidate[1], embedded[ref][1])
+                       for ref in row.references]
+            best = {key: max(t[i] for t in triples) for i, key in enumerate("PRF")}  # each maximised alone
+            if self.rescale:
+                best = {key: (value - BASELINE[key]) / (1 - BASELINE[key]) for key, value in best.items()}
+            scores.append(best["F"])
+            details.append(best)
+        return MetricResult(scores=scores, corpus=float(np.mean(scores)) if scores else None, details=details)

@@ -1,0 +1,91 @@
+"""BERTScore on a tiny random RoBERTa (17 layers) saved where roberta-large lives in the store:
+greedy matching by hand, and the bert-score package as the oracle on the same model."""
+import numpy as np
+import pytest
+
+from evaluation.metrics import CaptionRow, MetricUnavailable
+from evaluation.metrics.embedding.bertscore import BASELINE, BertScore, greedy_match, token_embedder
+
+CORPUS = ["a dog runs on the grass", "two children sit on a bench", "a man rides a bike down a hill",
+          "a woman holds an umbrella in the rain", "the cat sleeps on a red sofa", "people walk in the city"]
+
+
+@pytest.fixture
+def roberta_store(tmp_path, monkeypatch):
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaConfig, RobertaModel, RobertaTokenizerFast
+
+    folder = tmp_path / "models" / "hf" / "roberta-large"
+    folder.mkdir(parents=True)
+    trainer = ByteLevelBPETokenizer()
+    trainer.train_from_iterator(CORPUS * 20, vocab_size=400, min_frequency=1,
+                                special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    tokenizer = RobertaTokenizerFast(tokenizer_object=trainer, bos_token="<s>", eos_token="</s>", sep_token="</s>",
+                                     cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+                                     model_max_length=128)
+    tokenizer.save_pretrained(folder)
+    torch.manual_seed(0)
+    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=17, num_attention_heads=2,
+                           intermediate_size=32, max_position_embeddings=140, pad_token_id=tokenizer.pad_token_id)
+    RobertaModel(config).save_pretrained(folder)
+    monkeypatch.setenv("CAPBENCH_MODEL_DIR", str(tmp_path / "models"))
+    token_embedder.cache_clear()
+    yield folder
+    token_embedder.cache_clear()
+
+
+def test_greedy_matching_by_hand():
+    a, b, c = np.eye(3)
+    candidate = np.stack([a, b])
+    reference = np.stack([a, c])
+    p, r, f = greedy_match(candidate, reference, np.array([0.5, 0.5]), np.array([0.5, 0.5]))
+    assert (p, r) == (0.5, 0.5) and f == pytest.approx(0.5)
+    assert greedy_match(candidate, reference, np.zeros(2), np.array([0.5, 0.5])) == (0.0, 0.0, 0.0)
+
+
+def rows():
+    return [CaptionRow("0", "a dog runs on grass", ("a dog runs on the grass", "the cat sleeps")),
+            CaptionRow("1", "children on a bench", ("two children sit on a bench",)),
+            CaptionRow("2", "a man in the rain", ("a woman holds an umbrella in the rain", "people walk")),
+            CaptionRow("3", "", ("a man rides a bike",))]
+
+
+def test_matches_the_bert_score_package_on_the_same_model(roberta_store, monkeypatch):
+    import sys
+
+    import bert_score  # a dev dependency, the oracle
+    from transformers import AutoTokenizer
+
+    scorer = sys.modules["bert_score.score"]  # the module (the package attribute is the function)
+
+    # Under transformers 5 `encode(..., add_prefix_space=True)` (what bert-score passes) is silently
+    # ignored; the option must be given when the tokenizer is built, as we do. Give the oracle the same.
+    monkeypatch.setattr(scorer, "get_tokenizer",
+                        lambda model_type, use_fast=False: AutoTokenizer.from_pretrained(model_type, add_prefix_space=True))
+    result = BertScore().score(rows())
+    for row, ours in zip(rows()[:3], result.details[:3], strict=True):
+        best = {"P": -1.0, "R": -1.0, "F": -1.0}
+        for reference in row.references:
+            p, r, f = bert_score.score([row.candidate], [reference], model_type=str(roberta_store), num_layers=17,
+                                       idf=False, batch_size=8, device="cpu")
+            best = {"P": max(best["P"], p.item()), "R": max(best["R"], r.item()), "F": max(best["F"], f.item())}
+        assert ours == pytest.approx(best, abs=1e-5)  # P, R, F each maximised over references alone
+    assert result.details[3] == {"P": 0.0, "R": 0.0, "F": 0.0}  # empty candidate
+
+
+def test_batched_equals_one_by_one_and_rescaling(roberta_store):
+    together = BertScore().score(rows()).scores
+    assert together == pytest.approx([BertScore().score([row]).scores[0] for row in rows()], abs=1e-6)
+    rescaled = BertScore(rescale=True).score(rows()[:1]).details[0]
+    plain = BertScore().score(rows()[:1]).details[0]
+    assert rescaled["F"] == pytest.approx((plain["F"] - BASELINE["F"]) / (1 - BASELINE["F"]))
+
+
+def test_without_the_model_bertscore_refuses(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPBENCH_MODEL_DIR", str(tmp_path / "empty"))
+    token_embedder.cache_clear()
+    assert "roberta-large is not in the model store" in BertScore().availability().reason
+    with pytest.raises(MetricUnavailable):
+        BertScore().score(rows())
+    token_embedder.cache_clear()
