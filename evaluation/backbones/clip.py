@@ -9,16 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, file_sha256
+from evaluation.backbones.device import best_device
 from evaluation.backbones.features import FeatureCache, media_sha256
-from evaluation.metrics.base import MetricUnavailable
 
 PREPROCESSING_VERSION = "open_clip-val-transform-1"
-
-
-def best_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 class ClipEncoder:
@@ -53,6 +47,8 @@ class ClipEncoder:
             if self._loaded is None:
                 reason = self.unavailable_reason()
                 if reason:
+                    from evaluation.metrics.base import MetricUnavailable  # (the metrics package imports us)
+
                     raise MetricUnavailable(reason)
                 import open_clip
                 import torch

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
-from evaluation.backbones.clip import best_device
+from evaluation.backbones.device import best_device
 from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.registry import register
 
