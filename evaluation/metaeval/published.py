@@ -28,8 +28,15 @@ PASCAL_ACCURACY = {
 }
 
 
-def published_value(dataset: str, metric: str, dimension: str, statistic: str) -> float | None:
-    """The papers' number (×100) for a board cell, where one is known."""
+# The rows the papers' numbers were computed on: a slice or a re-cut of a dataset is not comparable.
+PUBLISHED_ROWS = {"flickr8k-expert": 16992, "flickr8k-cf": 47830, "pascal50s": 1000}
+
+
+def published_value(dataset: str, metric: str, dimension: str, statistic: str, rows: int | None = None) -> float | None:
+    """The papers' number (×100) for a board cell, where one is known and the cell was computed on
+    the same rows (`rows`: the cell's n; a demo slice of the dataset gets none)."""
+    if rows is not None and PUBLISHED_ROWS.get(dataset) != rows:
+        return None
     if statistic in ("tau_b", "tau_c"):
         return KENDALL.get((dataset, metric), {}).get(statistic)
     if dataset == "pascal50s" and statistic == "accuracy":

@@ -155,8 +155,9 @@ def metric_board(*, protocol_name: str, level: str = "caption", family: str | No
     for row in rows.values():
         row.values = [row.cells.get(key) for key, _ in ordered]
         row.ranks = [clusters.get(key, {}).get(row.column.slug) for key, _ in ordered]
-        row.published = [published_value(dataset.source_format, row.column.slug, dimension, statistic)
-                         if protocol_name == "paper" else None for _, (dataset, dimension, statistic) in ordered]
+        row.published = [published_value(dataset.source_format, row.column.slug, dimension, statistic, result.n)
+                         if protocol_name == "paper" and result is not None else None
+                         for result, (_, (dataset, dimension, statistic)) in zip(row.values, ordered, strict=True)]
     return [header for _, header in ordered], sorted(rows.values(), key=lambda r: r.column.slug)
 
 

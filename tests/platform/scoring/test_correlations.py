@@ -26,6 +26,11 @@ def test_flickr8k_expert_correlations_match_the_papers(shared_data):
             assert abs(round(100 * cell.value, 1) - KENDALL[("flickr8k-expert", slug)][statistic]) <= TOLERANCE + 1e-9
             assert cell.n == 16992 and cell.left_out == 0 and cell.low < cell.value < cell.high
         assert cells[("flickr8k-expert/canonical@1", "tau_b")].value == cells[("flickr8k-expert/paper@1", "tau_b")].value
+    # On the whole dataset the board puts the papers' numbers beside ours.
+    from leaderboards.selectors import metric_board
+
+    _, rows = metric_board(protocol_name="paper")
+    assert sorted(p for row in rows if row.column.slug == "cider_d" for p in row.published) == [43.6, 43.9]
 
 
 def test_pascal50s_accuracy_per_category_from_stored_scores(shared_data):
