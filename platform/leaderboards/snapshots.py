@@ -54,7 +54,7 @@ def board_build(dataset: Dataset) -> dict:
         for row in targets:
             if slug in row["cells"]:
                 row["cells"][slug].update(state=status, note=error)
-    for (system_id, slug), (value, low, high) in system_values_shown(dataset=dataset).items():
+    for (system_id, slug), (_, value, low, high) in system_values_shown(dataset=dataset).items():
         row = rows.get(system_id)
         if row and slug in row["cells"] and value is not None and not math.isnan(value):
             row["cells"][slug].update(value=value, state="value", note="", low=low, high=high)

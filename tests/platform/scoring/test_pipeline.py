@@ -14,7 +14,7 @@ from scoring.services import contexts
 from scoring.services.batches import batch_run
 from scoring.services.lifecycle import batches_recover_worker, jobs_reap
 from scoring.services.metrics import metrics_sync
-from scoring.selectors import system_scores_shown
+from scoring.selectors import system_values_shown
 from scoring.services.planning import dataset_plan, submission_plan, versions_rescore
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create
@@ -159,12 +159,12 @@ def test_a_new_metric_version_rescores_and_the_old_numbers_stay_shown_until_done
     assert versions_rescore() == []  # planned once
     new_version = planned[0].metric_version
     assert new_version != old_version
-    shown = system_scores_shown(dataset=demo_dataset)
-    assert [score.metric_version for score in shown] == [old_version]  # no empty cell while re-scoring
+    shown = system_values_shown(dataset=demo_dataset)
+    assert [score.metric_version_id for score in shown.values()] == [old_version.pk]  # no empty cell meanwhile
     assert Score.objects.filter(metric_version=old_version).count() == 100
     run_jobs(planned)
-    shown = system_scores_shown(dataset=demo_dataset)
-    assert [score.metric_version for score in shown] == [new_version]
+    shown = system_values_shown(dataset=demo_dataset)
+    assert [score.metric_version_id for score in shown.values()] == [new_version.pk]
     assert Score.objects.filter(metric_version=old_version).count() == 100  # kept for the record
 
 
