@@ -68,6 +68,25 @@ def naive_seconds(architecture: str, store: Path, rows: list[CaptionRow], device
     return time.perf_counter() - started
 
 
+def local_clip_processor(folder: Path) -> None:
+    """A CLIPProcessor without the hub: open_clip's BPE vocabulary and merges (the OpenAI ones) written
+    in the HF layout, with CLIP's resize/crop/normalise image processor."""
+    import json
+
+    from open_clip.tokenizer import SimpleTokenizer
+    from transformers import CLIPImageProcessor, CLIPProcessor, CLIPTokenizer
+
+    bpe = SimpleTokenizer()
+    (folder / "vocab.json").write_text(json.dumps(bpe.encoder))
+    merges = sorted(bpe.bpe_ranks, key=bpe.bpe_ranks.get)
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(" ".join(pair) for pair in merges) + "\n")
+    bos, eos = bpe.decoder[bpe.sot_token_id], bpe.decoder[bpe.eot_token_id]
+    tokenizer = CLIPTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"), bos_token=bos, eos_token=eos,
+                              pad_token=eos, unk_token=eos)
+    images = CLIPImageProcessor(size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224})
+    CLIPProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(folder)
+
+
 def torchmetrics_seconds(rows: list[CaptionRow], device: str, architecture: str) -> float | None:
     try:
         import torch
@@ -80,22 +99,32 @@ def torchmetrics_seconds(rows: list[CaptionRow], device: str, architecture: str)
              "ViT-L-14": ("openai/clip-vit-large-patch14", 1024, 24, 14, 768, 768)}
     if architecture not in sizes:
         return None
-    name, width, layers, patch, text_width, projection = sizes[architecture]
+    _, width, layers, patch, text_width, projection = sizes[architecture]
     with tempfile.TemporaryDirectory() as folder:
         config = CLIPConfig(vision_config={"hidden_size": width, "num_hidden_layers": layers, "patch_size": patch,
                                            "intermediate_size": 4 * width, "num_attention_heads": width // 64},
                             text_config={"hidden_size": text_width, "intermediate_size": 4 * text_width,
                                          "num_attention_heads": text_width // 64}, projection_dim=projection)
         CLIPModel(config).save_pretrained(folder)
-        try:
-            CLIPProcessor.from_pretrained(name).save_pretrained(folder)  # needs the hub; else skip
-        except Exception:
-            return None
-        metric = CLIPScore(model_name_or_path=folder).to(device)
+        local_clip_processor(Path(folder))  # the OpenAI BPE vocabulary, from open_clip's copy (no hub here)
+
+        class TensorFeatures(CLIPModel):
+            """transformers 5 returns an output object where torchmetrics 1.9 expects the projected tensor."""
+
+            def get_image_features(self, *args, **kwargs):
+                out = super().get_image_features(*args, **kwargs)
+                return out if isinstance(out, torch.Tensor) else out.pooler_output
+
+            def get_text_features(self, *args, **kwargs):
+                out = super().get_text_features(*args, **kwargs)
+                return out if isinstance(out, torch.Tensor) else out.pooler_output
+
+        metric = CLIPScore(model_name_or_path=lambda: (TensorFeatures.from_pretrained(folder),
+                                                       CLIPProcessor.from_pretrained(folder))).to(device)
         started = time.perf_counter()
         for start in range(0, len(rows), 64):
             part = rows[start:start + 64]
-            pixels = [torch.from_numpy(np.asarray(Image.open(r.media).convert("RGB"))).permute(2, 0, 1) for r in part]
+            pixels = [torch.from_numpy(np.array(Image.open(r.media).convert("RGB"))).permute(2, 0, 1) for r in part]
             metric.update(pixels, ["A photo depicts " + r.candidate for r in part])
         metric.compute()
         return time.perf_counter() - started
@@ -115,7 +144,8 @@ def main() -> int:
     os.environ["CAPBENCH_MODEL_DIR"] = str(work / "models")
     os.environ["CAPBENCH_FEATURE_DIR"] = str(work / "features")
     images = make_images(work / "images", args.images)
-    rows = [CaptionRow(str(i), f"a photo of object {i % 97} next to thing {i % 13}", (), images[i % len(images)])
+    # Every caption distinct (as in a real submission), so text deduplication earns us nothing here.
+    rows = [CaptionRow(str(i), f"a photo of object {i} next to thing {i % 13}", (), images[i % len(images)])
             for i in range(args.captions)]
     print(f"device {device}; {args.captions:,} captions over {len(images):,} images (500×375 JPEG)")
     for architecture in args.architectures:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.fixtures.models"]  # model_store, pac_checkpoint, images
+pytest_plugins = ["tests.fixtures.models"]  # model_store, pac_checkpoint, roberta_store, polos_store, images
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -69,7 +69,9 @@ class HfModel:
 @dataclass(frozen=True)
 class Checkpoint:
     name: str           # e.g. "pacscore/clip_ViT-B-32.pth"
-    source: str         # where a person gets it (no public registry serves these)
+    source: str         # where a person gets it
+    url: str = ""       # a direct download (a zip holding `member`), where the authors publish one
+    member: str = ""    # the file's name inside that zip
 
     @property
     def path(self) -> Path:
@@ -87,6 +89,9 @@ CATALOGUE: dict[str, OpenClipModel | HfModel | Checkpoint] = {m.name: m for m in
     HfModel("roberta-large"),
     Checkpoint("pacscore/clip_ViT-B-32.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"),
     Checkpoint("pacscore/openClip_ViT-L-14.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"),
+    HfModel("princeton-nlp/sup-simcse-roberta-base"),
+    Checkpoint("polos/reprod.ckpt", "the Polos README (github.com/keio-smilab24/Polos)",
+               url="https://polos-polaris.s3.ap-northeast-1.amazonaws.com/reprod.zip", member="reprod.ckpt"),
 )}
 
 

@@ -1,5 +1,7 @@
 """A CLIP model loaded by its real open_clip name from the local store, encoding images and texts
-in batches (halved on out-of-memory), L2-normalised, one instance per process and configuration."""
+in batches (halved on out-of-memory), one instance per process and configuration. Features come
+back L2-normalised (CLIP-S, PAC-S) or raw (Polos feeds the unnormalised projections to its head);
+the image feature cache keeps the raw ones, so both share it."""
 from __future__ import annotations
 
 import functools
@@ -12,7 +14,7 @@ from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, file_sha25
 from evaluation.backbones.device import best_device
 from evaluation.backbones.features import FeatureCache, media_sha256
 
-PREPROCESSING_VERSION = "open_clip-val-transform-1"
+PREPROCESSING_VERSION = "open_clip-val-transform-raw-2"
 
 
 class ClipEncoder:
@@ -68,17 +70,31 @@ class ClipEncoder:
                 self._loaded = (model, preprocess, open_clip.get_tokenizer(self.spec.architecture))
         return self._loaded
 
-    def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
-        """One normalised row per text; each distinct text is encoded once."""
+    def model(self):
+        """The loaded open_clip model (for checks against a checkpoint's copy of it)."""
+        return self._load()[0]
+
+    def encode_texts(self, texts: Sequence[str], normalise: bool = True) -> np.ndarray:
+        """One row per text (L2-normalised unless `normalise=False`); each distinct text is encoded once."""
         model, _, tokenizer = self._load()
         distinct = list(dict.fromkeys(texts))
-        rows = self._batched(distinct, self.text_batch,
-                             lambda part: model.encode_text(tokenizer(part).to(self.device)))
+        if not distinct:
+            return np.zeros((0, 0), dtype=np.float32)
+        tokens = tokenizer(distinct)
+        # Batches of similar length, each cut after its longest text: far less padding to encode.
+        order = sorted(range(len(distinct)), key=lambda i: int(tokens[i].argmax()))
+        encoded = self._batched(order, self.text_batch,
+                                lambda part: encode_text_trimmed(model, tokens[part].to(self.device)))
+        rows = np.empty_like(encoded)
+        rows[order] = encoded
         index = {text: i for i, text in enumerate(distinct)}
-        return rows[[index[text] for text in texts]] if len(texts) else rows
+        rows = rows[[index[text] for text in texts]]
+        return unit_rows(rows) if normalise else rows
 
-    def encode_images(self, paths: Sequence[str], cache: FeatureCache | None = None) -> np.ndarray:
-        """One normalised row per image path, from the feature cache where the content was seen."""
+    def encode_images(self, paths: Sequence[str], cache: FeatureCache | None = None,
+                      normalise: bool = True) -> np.ndarray:
+        """One row per image path (L2-normalised unless `normalise=False`), from the feature cache
+        where the same content was seen before."""
         model, preprocess, _ = self._load()
         shas = [media_sha256(path) for path in paths]
         found: dict[str, np.ndarray] = {}
@@ -103,10 +119,13 @@ class ClipEncoder:
                 found[sha] = vector
                 if cache is not None:
                     cache.put(sha, vector)
-        return np.stack([found[sha] for sha in shas]) if shas else np.zeros((0, 0), dtype=np.float32)
+        if not shas:
+            return np.zeros((0, 0), dtype=np.float32)
+        rows = np.stack([found[sha] for sha in shas])
+        return unit_rows(rows) if normalise else rows
 
     def _batched(self, items: list, size: int, encode) -> np.ndarray:
-        """Encode in batches; on CUDA out-of-memory, halve the batch and go on."""
+        """Encode in batches (raw float32 features); on CUDA out-of-memory, halve the batch and go on."""
         import torch
 
         out, start = [], 0
@@ -121,7 +140,6 @@ class ClipEncoder:
                 torch.cuda.empty_cache()
                 size = max(1, size // 2)
                 continue
-            features = features / features.norm(dim=-1, keepdim=True)
             out.append(features.cpu().numpy())
             start += len(part)
         return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
@@ -129,6 +147,31 @@ class ClipEncoder:
     def feature_cache(self) -> FeatureCache:
         key = "_".join([self.fingerprint().replace("/", "_"), PREPROCESSING_VERSION, self.precision])
         return FeatureCache(key)
+
+
+def encode_text_trimmed(model, tokens):
+    """open_clip's `encode_text` on tokens cut after the batch's last end-of-text token. For CLIP's
+    causal text transformer pooled at end-of-text, padding after it cannot change the output; the
+    77-token padding otherwise costs several times the work on short captions. Other text towers
+    go through `encode_text` unchanged."""
+    import torch
+
+    causal = getattr(model, "attn_mask", None) is not None and getattr(model, "text_pool_type", "") == "argmax"
+    if not causal or not hasattr(model, "token_embedding"):
+        return model.encode_text(tokens)
+    length = int(tokens.argmax(dim=-1).max()) + 1
+    tokens = tokens[:, :length]
+    cast = model.transformer.get_cast_dtype()
+    x = model.token_embedding(tokens).to(cast) + model.positional_embedding[:length].to(cast)
+    x = model.ln_final(model.transformer(x, attn_mask=model.attn_mask[:length, :length]))
+    x = x[torch.arange(x.shape[0], device=x.device), tokens.argmax(dim=-1)]
+    if isinstance(model.text_projection, torch.nn.Linear):
+        return model.text_projection(x)
+    return x @ model.text_projection if model.text_projection is not None else x
+
+
+def unit_rows(rows: np.ndarray) -> np.ndarray:
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
 @functools.lru_cache(maxsize=8)

@@ -2,7 +2,11 @@
 through its own library and write it into the local store in the layout the metrics load."""
 from __future__ import annotations
 
+import shutil
 import tempfile
+import urllib.request
+import zipfile
+from pathlib import Path
 
 from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenClipModel
 
@@ -12,7 +16,9 @@ def fetch(name: str) -> str:
         raise KeyError(f"unknown model {name!r} (known: {', '.join(CATALOGUE)})")
     entry = CATALOGUE[name]
     if isinstance(entry, Checkpoint):
-        raise RuntimeError(f"{entry.name} is not on a public hub: {entry.missing()}")
+        if not entry.url:
+            raise RuntimeError(f"{entry.name} has no direct download: {entry.missing()}")
+        return fetch_checkpoint(entry)
     if isinstance(entry, OpenClipModel):
         import open_clip
         import torch
@@ -30,3 +36,19 @@ def fetch(name: str) -> str:
     AutoModel.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
     AutoTokenizer.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
     return str(entry.folder)
+
+
+def fetch_checkpoint(entry: Checkpoint) -> str:
+    """Download the authors' zip, take the one file the metric loads, move it into place whole."""
+    with tempfile.TemporaryDirectory(prefix="capbench-fetch-") as work:
+        archive = Path(work) / "download.zip"
+        with urllib.request.urlopen(entry.url) as response, archive.open("wb") as handle:  # noqa: S310 (catalogue URL)
+            shutil.copyfileobj(response, handle)
+        with zipfile.ZipFile(archive) as bundle:
+            members = [name for name in bundle.namelist() if Path(name).name == entry.member]
+            if not members:
+                raise RuntimeError(f"{entry.url} holds no {entry.member}")
+            extracted = Path(bundle.extract(members[0], work))
+        entry.path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(extracted), entry.path)
+    return str(entry.path)

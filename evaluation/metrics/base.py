@@ -52,6 +52,9 @@ class Metric(ABC):
     needs: ClassVar[frozenset[str]] = frozenset({"references"})  # references / media / gpu / api
     citation: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    # Choices we made where the paper or the reference code leaves one open (shown on the metric's page;
+    # each one that moves numbers is also in `config()`, so changing it makes a new version).
+    notes: ClassVar[tuple[str, ...]] = ()
     # Per-row scores depend on the whole batch (CIDEr-D's document frequencies).
     corpus_dependent: ClassVar[bool] = False
 

@@ -37,11 +37,12 @@ class SystemSerializer(serializers.ModelSerializer):
 class MetricSerializer(serializers.ModelSerializer):
     version = serializers.CharField(source="current_version.version", default=None)
     config_hash = serializers.CharField(source="current_version.config_hash", default=None)
+    config = serializers.JSONField(source="current_version.config", default=None)
 
     class Meta:
         model = Metric
-        fields = ["slug", "name", "family", "higher_is_better", "needs", "queue", "version", "config_hash",
-                  "available", "unavailable_reason", "citation", "description"]
+        fields = ["slug", "name", "family", "higher_is_better", "needs", "queue", "version", "config_hash", "config",
+                  "available", "unavailable_reason", "citation", "description", "notes"]
 
 
 class ScoreSerializer(serializers.ModelSerializer):

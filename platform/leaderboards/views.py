@@ -1,6 +1,8 @@
 """Board pages and their CSV/JSON downloads (thin: selectors build the tables)."""
 from __future__ import annotations
 
+import json
+
 import csv
 import io
 
@@ -45,7 +47,8 @@ def metric_board(request: HttpRequest) -> HttpResponse:
 
 
 def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    metric = get_object_or_404(Metric, slug=slug)
+    metric = get_object_or_404(Metric.objects.select_related("current_version"), slug=slug)
+    config_text = json.dumps(metric.current_version.config, indent=2, sort_keys=True) if metric.current_version else ""
     datasets = list(Dataset.objects.filter(is_public=True, correlations__metric_version__metric=metric)
                     .distinct().order_by("title"))
     chosen = next((d for d in datasets if d.slug == request.GET.get("dataset")), datasets[0] if datasets else None)
@@ -64,7 +67,8 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
             if categories:
                 figures = {"categories": charts.category_bars(categories, metric.name)}
     return render(request, "leaderboards/metric_detail.html", {
-        "metric": metric, "datasets": datasets, "dataset": chosen, "results": results, "figures": figures})
+        "metric": metric, "datasets": datasets, "dataset": chosen, "results": results, "figures": figures,
+        "config_text": config_text})
 
 
 def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:

@@ -19,6 +19,7 @@ class Metric(models.Model):
     corpus_dependent = models.BooleanField(default=False)
     citation = models.TextField(blank=True)
     description = models.TextField(blank=True)
+    notes = models.JSONField(default=list, blank=True, help_text="implementation choices, shown on the metric page")
     current_version = models.ForeignKey("MetricVersion", null=True, blank=True, on_delete=models.SET_NULL,
                                         related_name="+", help_text="what the registry computes now")
     is_registered = models.BooleanField(default=True, help_text="false once the code no longer has it")

@@ -1,2 +1,2 @@
-"""Embedding metrics: CLIP-S, RefCLIP-S, PAC-S, RefPAC-S, BERTScore."""
-from evaluation.metrics.embedding import bertscore, clip_score  # noqa: F401  (registers)
+"""Embedding metrics: CLIP-S, RefCLIP-S, PAC-S, RefPAC-S, BERTScore, Polos."""
+from evaluation.metrics.embedding import bertscore, clip_score, polos  # noqa: F401  (registers)

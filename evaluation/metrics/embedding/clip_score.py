@@ -87,6 +87,8 @@ class ClipScore(_ClipFamily):
     needs = frozenset({"media", "gpu"})
     citation = "J. Hessel, A. Holtzman, M. Forbes, R. Le Bras and Y. Choi (2021). CLIPScore. EMNLP."
     description = "Reference-free image–caption cosine of CLIP ViT-B/32, 2.5·max(cos, 0)."
+    notes = ("open_clip ViT-B-32-quickgelu/openai (the OpenAI weights); fp16 on CUDA as clip.load does, fp32 on CPU "
+             "(4th-decimal differences).",)
 
 
 @register("ref_clip_s")
@@ -95,6 +97,8 @@ class RefClipScore(ClipScore):
     needs = frozenset({"media", "references", "gpu"})
     uses_references = True
     description = "Harmonic mean of CLIP-S and the best raw text–reference cosine."
+    notes = ClipScore.notes + ("The text–reference term is the raw cosine, not clipped at 0 and not scaled by w, "
+                               "as the reference code computes it (the paper writes max(·, 0)).",)
 
 
 @register("pac_s")

@@ -21,6 +21,7 @@ def metrics_sync() -> list[MetricVersion]:
                 "higher_is_better": implementation.higher_is_better, "needs": sorted(implementation.needs),
                 "queue": implementation.queue, "corpus_dependent": implementation.corpus_dependent,
                 "citation": implementation.citation, "description": implementation.description,
+                "notes": list(implementation.notes),
                 "is_registered": True, "available": availability.available,
                 "unavailable_reason": availability.reason})
             version, is_new = MetricVersion.objects.get_or_create(

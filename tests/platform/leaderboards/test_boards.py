@@ -116,6 +116,18 @@ def test_metric_detail_page_has_its_charts_and_serves_plotly_itself(client, demo
     assert "flickr8k-expert/paper@1" in page and "tau_c" in page
 
 
+def test_metric_page_shows_our_implementation_choices_and_configuration(client, db):
+    from scoring.services.metrics import metrics_sync
+
+    metrics_sync()
+    page = client.get("/metrics/polos/").content.decode()
+    assert "How CapBench computes it" in page and "one sentence&#x27;s own tokens" in page
+    assert "&quot;layer_norm_scope&quot;: &quot;sentence&quot;" in page
+    assert "Unavailable here:" in page and "polos/reprod.ckpt is not in the model store" in page
+    api = client.get("/api/v1/metrics/polos/").json()
+    assert api["config"]["layer_norm_scope"] == "sentence" and len(api["notes"]) == 2
+
+
 def test_heatmap_rows_are_shares_of_each_human_rating():
     import numpy as np
 

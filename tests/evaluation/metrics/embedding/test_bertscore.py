@@ -1,38 +1,10 @@
-"""BERTScore on a tiny random RoBERTa (17 layers) saved where roberta-large lives in the store:
+"""BERTScore on a tiny random RoBERTa (17 layers, the `roberta_store` fixture) where roberta-large lives:
 greedy matching by hand, and the bert-score package as the oracle on the same model."""
 import numpy as np
 import pytest
 
 from evaluation.metrics import CaptionRow, MetricUnavailable
 from evaluation.metrics.embedding.bertscore import BASELINE, BertScore, greedy_match, token_embedder
-
-CORPUS = ["a dog runs on the grass", "two children sit on a bench", "a man rides a bike down a hill",
-          "a woman holds an umbrella in the rain", "the cat sleeps on a red sofa", "people walk in the city"]
-
-
-@pytest.fixture
-def roberta_store(tmp_path, monkeypatch):
-    import torch
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import RobertaConfig, RobertaModel, RobertaTokenizerFast
-
-    folder = tmp_path / "models" / "hf" / "roberta-large"
-    folder.mkdir(parents=True)
-    trainer = ByteLevelBPETokenizer()
-    trainer.train_from_iterator(CORPUS * 20, vocab_size=400, min_frequency=1,
-                                special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
-    tokenizer = RobertaTokenizerFast(tokenizer_object=trainer, bos_token="<s>", eos_token="</s>", sep_token="</s>",
-                                     cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
-                                     model_max_length=128)
-    tokenizer.save_pretrained(folder)
-    torch.manual_seed(0)
-    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=17, num_attention_heads=2,
-                           intermediate_size=32, max_position_embeddings=140, pad_token_id=tokenizer.pad_token_id)
-    RobertaModel(config).save_pretrained(folder)
-    monkeypatch.setenv("CAPBENCH_MODEL_DIR", str(tmp_path / "models"))
-    token_embedder.cache_clear()
-    yield folder
-    token_embedder.cache_clear()
 
 
 def test_greedy_matching_by_hand():

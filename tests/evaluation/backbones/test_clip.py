@@ -1,0 +1,55 @@
+"""The CLIP encoder: raw and normalised features from one cache of raw image features."""
+import numpy as np
+import pytest
+
+from evaluation.backbones.clip import clip_encoder
+from evaluation.backbones.catalogue import OpenClipModel
+
+MODEL = OpenClipModel("ViT-B-32-quickgelu", "openai")
+
+
+def test_normalised_rows_are_the_raw_rows_scaled_to_unit_length(model_store, images):
+    encoder = clip_encoder(MODEL)
+    raw = encoder.encode_images(images, normalise=False)
+    unit = encoder.encode_images(images)
+    assert np.linalg.norm(unit, axis=1) == pytest.approx(np.ones(len(images)), abs=1e-6)
+    assert not np.allclose(np.linalg.norm(raw, axis=1), 1.0)
+    assert unit == pytest.approx(raw / np.linalg.norm(raw, axis=1, keepdims=True), abs=1e-6)
+    texts = ["a dog", "a cat", "a dog"]
+    raw_texts = encoder.encode_texts(texts, normalise=False)
+    assert raw_texts[0] == pytest.approx(raw_texts[2])
+    assert encoder.encode_texts(texts) == pytest.approx(raw_texts / np.linalg.norm(raw_texts, axis=1, keepdims=True),
+                                                        abs=1e-6)
+
+
+def test_the_cache_keeps_raw_features_and_serves_both_forms(model_store, images):
+    encoder = clip_encoder(MODEL)
+    cache = encoder.feature_cache()
+    raw = encoder.encode_images(images[:2], cache=cache, normalise=False)
+    encoded = encoder.images_encoded
+    unit = encoder.encode_images(images[:2], cache=encoder.feature_cache())
+    assert encoder.images_encoded == encoded  # the second call read the cache
+    assert unit == pytest.approx(raw / np.linalg.norm(raw, axis=1, keepdims=True), abs=1e-6)
+    stored = sorted(cache.folder.rglob("*.npy"))
+    assert len(stored) == 2
+    assert all(abs(np.linalg.norm(np.load(path)) - 1.0) > 1e-3 for path in stored)  # raw, not unit rows
+
+
+def test_trimmed_text_encoding_equals_open_clip_on_the_full_77_tokens(model_store):
+    import open_clip
+    import torch
+
+    from evaluation.backbones.clip import encode_text_trimmed
+
+    encoder = clip_encoder(MODEL)
+    model = encoder.model()
+    tokenizer = open_clip.get_tokenizer("ViT-B-32-quickgelu")
+    texts = ["a dog", "a photo depicts two children sitting on a long wooden bench in a sunny park", "cat"]
+    tokens = tokenizer(texts)
+    with torch.no_grad():
+        full = model.encode_text(tokens).numpy()
+        trimmed = encode_text_trimmed(model, tokens).numpy()
+    assert trimmed == pytest.approx(full, abs=1e-5)
+    # and through the encoder, whose batches are sorted by length and put back in order
+    assert encoder.encode_texts(texts, normalise=False) == pytest.approx(full, abs=1e-5)
+    assert encoder.encode_texts([]).shape == (0, 0)
