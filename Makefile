@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 export PYTHONPATH := $(CURDIR)/platform:$(CURDIR)
 
-.PHONY: run test install install-dev lint clean-state
+.PHONY: run test install install-dev lint clean-state browser
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,13 @@ install-dev: $(VENV)/.installed-dev
 run: $(VENV)/.installed
 	$(PY) -m capbench.run
 
+# The browser test drives Debian's chromium (Playwright never downloads one); install it where we can.
+browser:
+	@command -v chromium >/dev/null || ! command -v apt-get >/dev/null || [ "$$(id -u)" != 0 ] || \
+		(apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null))
+
 # DATABASE_URL / REDIS_URL when set, else embedded PostgreSQL and Valkey in .capbench/test.
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-dev browser
 	$(PY) -m ruff check platform evaluation tests bench
 	DJANGO_SETTINGS_MODULE=capbench.settings.test \
 		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest $(PYTEST_ARGS)
