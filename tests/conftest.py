@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.fixtures.models"]  # model_store, pac_checkpoint, roberta_store, polos_store, images
+# model_store, pac_checkpoint, roberta_store, polos_store, llava_store, images; judge_server
+pytest_plugins = ["tests.fixtures.models", "tests.fixtures.judges"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -49,6 +49,7 @@ class OpenClipModel:
 @dataclass(frozen=True)
 class HfModel:
     repo_id: str        # e.g. "roberta-large"
+    vision_language: bool = False   # fetched and loaded as an image-text-to-text model with its processor
 
     @property
     def name(self) -> str:
@@ -90,6 +91,8 @@ CATALOGUE: dict[str, OpenClipModel | HfModel | Checkpoint] = {m.name: m for m in
     Checkpoint("pacscore/clip_ViT-B-32.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"),
     Checkpoint("pacscore/openClip_ViT-L-14.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"),
     HfModel("princeton-nlp/sup-simcse-roberta-base"),
+    HfModel("llava-hf/llava-1.5-13b-hf", vision_language=True),
+    HfModel("llava-hf/llava-1.5-7b-hf", vision_language=True),
     Checkpoint("polos/reprod.ckpt", "the Polos README (github.com/keio-smilab24/Polos)",
                url="https://polos-polaris.s3.ap-northeast-1.amazonaws.com/reprod.zip", member="reprod.ckpt"),
 )}

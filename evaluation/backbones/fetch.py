@@ -30,9 +30,13 @@ def fetch(name: str) -> str:
             torch.save(model.state_dict(), target)
         return str(target)
     assert isinstance(entry, HfModel)
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoModel, AutoModelForImageTextToText, AutoProcessor, AutoTokenizer
 
     entry.folder.mkdir(parents=True, exist_ok=True)
+    if entry.vision_language:
+        AutoModelForImageTextToText.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
+        AutoProcessor.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
+        return str(entry.folder)
     AutoModel.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
     AutoTokenizer.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
     return str(entry.folder)

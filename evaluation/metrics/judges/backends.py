@@ -1,0 +1,329 @@
+"""Where judge prompts are answered: any OpenAI-compatible chat-completions endpoint (OpenAI, Azure,
+a local vLLM/SGLang server), or a transformers vision-language model from the local model store.
+Both return the same `JudgeReply`: the text, each generated token with its log-probability and top
+alternatives, and the tokens used. Replies are cached on disk by everything that determines them."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
+from evaluation.backbones.device import best_device
+from evaluation.backbones.store import model_dir
+from evaluation.metrics.judges.parsing import Token
+
+
+@dataclass(frozen=True)
+class JudgeParams:
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int | None = None
+    top_logprobs: int = 5
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    prompt: str
+    image: bytes | None = None          # the encoded picture sent with the prompt
+    image_mime: str = "image/jpeg"
+    detail: str = "low"                 # OpenAI's image detail
+    as_system: bool = False             # no picture: the prompt goes as one system message (G-VEval)
+    sample: int = 0                     # another draw of the same prompt (after an unparseable reply)
+    watch: tuple[str, ...] = ()         # tokens whose log-probability is wanted at every position
+
+    def key(self, backend: str, params: JudgeParams) -> str:
+        image = hashlib.sha256(self.image).hexdigest() if self.image is not None else None
+        text = json.dumps({"backend": backend, "params": asdict(params), "prompt": self.prompt, "image": image,
+                           "mime": self.image_mime, "detail": self.detail, "system": self.as_system,
+                           "sample": self.sample, "watch": list(self.watch)}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class JudgeReply:
+    text: str
+    tokens: list[Token]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str = ""
+    watched: list[dict[str, float]] = field(default_factory=list)   # per position, for `watch`
+    cached: bool = False
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "tokens": [[t.text, t.logprob, t.top] for t in self.tokens],
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "model": self.model, "watched": self.watched}
+
+    @classmethod
+    def from_json(cls, data: dict) -> JudgeReply:
+        return cls(data["text"], [Token(t, lp, top) for t, lp, top in data["tokens"]], data["prompt_tokens"],
+                   data["completion_tokens"], data["model"], data.get("watched", []), cached=True)
+
+
+class JudgeFailed(RuntimeError):
+    """The backend gave no reply (after its retries); the message says why."""
+
+
+def judge_cache_dir() -> Path:
+    configured = os.environ.get("CAPBENCH_JUDGE_CACHE_DIR")
+    return Path(configured) if configured else model_dir().parent / "judge-replies"
+
+
+class ReplyCache:
+    def __init__(self, root: Path | None = None):
+        self.root = root or judge_cache_dir()
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> JudgeReply | None:
+        path = self._path(key)
+        return JudgeReply.from_json(json.loads(path.read_text())) if path.is_file() else None
+
+    def put(self, key: str, reply: JudgeReply) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+        partial.write_text(json.dumps(reply.to_json()))
+        os.replace(partial, path)
+
+
+class Backend:
+    """Answers requests, `concurrency` at a time, through the reply cache."""
+
+    name: str = ""
+    concurrency: int = 1
+
+    def unavailable_reason(self) -> str | None:
+        raise NotImplementedError
+
+    def fingerprint(self) -> str:
+        """Everything that determines a reply (the cache key's backend part)."""
+        raise NotImplementedError
+
+    def identity(self) -> str:
+        """What goes into a metric's configuration: a new model or new weights make a new version."""
+        return self.fingerprint()
+
+    def _complete(self, requests: Sequence[JudgeRequest], params: JudgeParams) -> list[JudgeReply]:
+        raise NotImplementedError
+
+    def complete(self, requests: Sequence[JudgeRequest], params: JudgeParams,
+                 cache: ReplyCache | None = None) -> list[JudgeReply | JudgeFailed]:
+        """One reply (or the failure) per request, in order; cached replies are not asked again."""
+        fingerprint = self.fingerprint()
+        keys = [request.key(fingerprint, params) for request in requests]
+        out: list[JudgeReply | JudgeFailed | None] = [cache.get(key) if cache else None for key in keys]
+        todo = [i for i, reply in enumerate(out) if reply is None]
+        for index, reply in zip(todo, self._complete([requests[i] for i in todo], params), strict=True):
+            out[index] = reply
+            if cache is not None and isinstance(reply, JudgeReply):
+                cache.put(keys[index], reply)
+        return out  # type: ignore[return-value]
+
+
+class OpenAICompatible(Backend):
+    """Chat completions with logprobs through the `openai` client, any base URL. Rate limits (429)
+    wait for Retry-After (else exponential backoff) and retry up to `rate_limit_attempts`; timeouts,
+    connection errors and 5xx retry up to `error_attempts`; other errors fail the request."""
+
+    def __init__(self, model: str, base_url: str | None, api_key: str | None, *, concurrency: int = 4,
+                 timeout: float = 60.0, rate_limit_attempts: int = 8, error_attempts: int = 3, backoff: float = 1.0,
+                 backoff_cap: float = 30.0, sleep: Callable[[float], None] = time.sleep):
+        self.model, self.base_url, self.api_key = model, base_url, api_key
+        self.name = f"openai-compatible:{model}"
+        self.concurrency, self.timeout = max(1, concurrency), timeout
+        self.rate_limit_attempts, self.error_attempts = rate_limit_attempts, error_attempts
+        self.backoff, self.backoff_cap, self.sleep = backoff, backoff_cap, sleep
+        self._client = None
+        self._lock = threading.Lock()
+
+    def unavailable_reason(self) -> str | None:
+        if not self.base_url and not self.api_key:
+            return ("no judge endpoint is configured: set CAPBENCH_JUDGE_BASE_URL (an OpenAI-compatible server) "
+                    "and/or CAPBENCH_JUDGE_API_KEY")
+        return None
+
+    def fingerprint(self) -> str:
+        return f"{self.name}@{self.base_url or 'https://api.openai.com/v1'}"
+
+    def identity(self) -> str:
+        return self.name  # the same model behind another URL (OpenAI, Azure) is the same judge
+
+    def client(self):
+        with self._lock:
+            if self._client is None:
+                from openai import OpenAI
+
+                self._client = OpenAI(base_url=self.base_url, api_key=self.api_key or "unused", max_retries=0,
+                                      timeout=self.timeout)
+        return self._client
+
+    def messages(self, request: JudgeRequest) -> list[dict]:
+        if request.image is None:
+            role = "system" if request.as_system else "user"
+            return [{"role": role, "content": request.prompt}]
+        url = f"data:{request.image_mime};base64,{base64.b64encode(request.image).decode()}"
+        return [{"role": "user", "content": [{"type": "text", "text": request.prompt},
+                                             {"type": "image_url", "image_url": {"url": url, "detail": request.detail}}]}]
+
+    def _complete(self, requests: Sequence[JudgeRequest], params: JudgeParams) -> list[JudgeReply | JudgeFailed]:
+        if not requests:
+            return []
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests))) as pool:
+            return list(pool.map(lambda request: self._one(request, params), requests))
+
+    def _one(self, request: JudgeRequest, params: JudgeParams) -> JudgeReply | JudgeFailed:
+        import openai
+
+        limited = failed = 0
+        arguments = {"model": self.model, "messages": self.messages(request), "temperature": params.temperature,
+                     "top_p": params.top_p, "frequency_penalty": 0, "presence_penalty": 0, "n": 1,
+                     "logprobs": params.top_logprobs > 0, "seed": params.seed}
+        if params.top_logprobs:
+            arguments["top_logprobs"] = params.top_logprobs
+        if params.max_tokens:
+            arguments["max_tokens"] = params.max_tokens
+        while True:
+            try:
+                response = self.client().chat.completions.create(**arguments)
+                return self.reply(response)
+            except openai.RateLimitError as error:
+                limited += 1
+                if limited >= self.rate_limit_attempts:
+                    return JudgeFailed(f"rate limited {limited} times by {self.fingerprint()}")
+                self.sleep(self._wait(error, limited))
+            except (openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError) as error:
+                failed += 1
+                if failed >= self.error_attempts:
+                    return JudgeFailed(f"{type(error).__name__} {failed} times from {self.fingerprint()}: {error}")
+                self.sleep(min(self.backoff_cap, self.backoff * 2 ** (failed - 1)))
+            except openai.APIError as error:
+                return JudgeFailed(f"{type(error).__name__} from {self.fingerprint()}: {error}")
+            except (AttributeError, IndexError, TypeError) as error:
+                return JudgeFailed(f"malformed reply from {self.fingerprint()}: {error}")
+
+    def _wait(self, error, attempt: int) -> float:
+        header = getattr(getattr(error, "response", None), "headers", {}).get("retry-after")
+        try:
+            wait = float(header) if header is not None else self.backoff * 2 ** (attempt - 1)
+        except ValueError:
+            wait = self.backoff * 2 ** (attempt - 1)
+        return min(self.backoff_cap, max(0.0, wait))
+
+    @staticmethod
+    def reply(response) -> JudgeReply:
+        choice = response.choices[0]
+        tokens = []
+        content = choice.logprobs.content if choice.logprobs is not None and choice.logprobs.content else []
+        for item in content:
+            tokens.append(Token(item.token, item.logprob, {alt.token: alt.logprob for alt in item.top_logprobs or []}))
+        usage = response.usage
+        return JudgeReply(choice.message.content or "", tokens, usage.prompt_tokens if usage else 0,
+                          usage.completion_tokens if usage else 0, response.model or "")
+
+
+class LocalVLM(Backend):
+    """A transformers image-text-to-text model (LLaVA-1.5, Qwen2-VL …) from the model store,
+    generating in batches and reading the same token log-probabilities from its logits."""
+
+    def __init__(self, model: HfModel, *, batch: int = 8, top_logprobs: int = 5):
+        self.spec, self.batch, self.top = model, batch, top_logprobs
+        self.name = f"transformers:{model.name}"
+        self.device = best_device()
+        self._lock = threading.Lock()
+        self._loaded = None
+
+    def unavailable_reason(self) -> str | None:
+        return None if self.spec.present() else self.spec.missing()
+
+    def fingerprint(self) -> str:
+        return f"{self.name}@{folder_sha256(self.spec.folder)[:16]}" if self.spec.present() else f"{self.name}@absent"
+
+    def _load(self):
+        with self._lock:
+            if self._loaded is None:
+                offline()
+                import torch
+                from transformers import AutoModelForImageTextToText, AutoProcessor
+
+                processor = AutoProcessor.from_pretrained(self.spec.folder)
+                processor.tokenizer.padding_side = "left"
+                dtype = torch.float16 if self.device == "cuda" else torch.float32
+                model = AutoModelForImageTextToText.from_pretrained(self.spec.folder, dtype=dtype).to(self.device)
+                self._loaded = (processor, model.eval())
+        return self._loaded
+
+    def _complete(self, requests: Sequence[JudgeRequest], params: JudgeParams) -> list[JudgeReply | JudgeFailed]:
+        out: list[JudgeReply | JudgeFailed] = []
+        for start in range(0, len(requests), self.batch):
+            part = list(requests[start:start + self.batch])
+            try:
+                out.extend(self._generate(part, params))
+            except Exception as error:  # noqa: BLE001 (one bad batch must not stop the job)
+                out.extend(JudgeFailed(f"{self.name} failed: {type(error).__name__}: {error}") for _ in part)
+        return out
+
+    def _generate(self, requests: list[JudgeRequest], params: JudgeParams) -> list[JudgeReply]:
+        import io
+
+        import torch
+        from PIL import Image
+
+        processor, model = self._load()
+        tokenizer = processor.tokenizer
+        texts, images = [], []
+        for request in requests:
+            content = [{"type": "text", "text": request.prompt}]
+            if request.image is not None:
+                content.insert(0, {"type": "image"})
+                images.append(Image.open(io.BytesIO(request.image)).convert("RGB"))
+            texts.append(processor.apply_chat_template([{"role": "user", "content": content}],
+                                                       add_generation_prompt=True))
+        inputs = processor(images=images or None, text=texts, padding=True, return_tensors="pt").to(self.device)
+        torch.manual_seed(params.seed)
+        sampling = params.temperature > 0
+        with torch.no_grad():
+            generated = model.generate(**inputs, do_sample=sampling, temperature=params.temperature if sampling else None,
+                                       top_p=params.top_p if sampling else None, max_new_tokens=params.max_tokens or 256,
+                                       output_logits=True, return_dict_in_generate=True,
+                                       pad_token_id=tokenizer.pad_token_id)
+        width = inputs["input_ids"].shape[1]
+        stop = {tokenizer.eos_token_id, tokenizer.pad_token_id}
+        replies = []
+        for row, request in enumerate(requests):
+            ids = generated.sequences[row, width:].tolist()
+            tokens, watched = [], []
+            watch_ids = {text: tokenizer.convert_tokens_to_ids(text) for text in request.watch}
+            for step, token_id in enumerate(ids):
+                if token_id in stop:
+                    break
+                logprobs = torch.log_softmax(generated.logits[step][row].float(), dim=-1)
+                best = torch.topk(logprobs, min(max(params.top_logprobs or self.top, 1), logprobs.shape[-1]))
+                top = {tokenizer.decode([int(i)]): float(v) for v, i in zip(best.values, best.indices, strict=True)}
+                tokens.append(Token(tokenizer.decode([token_id]), float(logprobs[token_id]), top))
+                watched.append({text: float(logprobs[i]) for text, i in watch_ids.items() if i is not None})
+            text = tokenizer.decode(ids[:len(tokens)], skip_special_tokens=True)
+            replies.append(JudgeReply(text, tokens, int(inputs["attention_mask"][row].sum()), len(tokens),
+                                      self.spec.name, watched))
+        return replies
+
+
+def api_backend() -> OpenAICompatible:
+    """The configured OpenAI-compatible endpoint (settings come from the environment)."""
+    return OpenAICompatible(
+        model=os.environ.get("CAPBENCH_JUDGE_MODEL", "gpt-4o-2024-05-13"),
+        base_url=os.environ.get("CAPBENCH_JUDGE_BASE_URL") or None,
+        api_key=os.environ.get("CAPBENCH_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY") or None,
+        concurrency=int(os.environ.get("CAPBENCH_JUDGE_CONCURRENCY", "4")),
+        timeout=float(os.environ.get("CAPBENCH_JUDGE_TIMEOUT", "60")))

@@ -1,0 +1,111 @@
+"""What every language-model judge shares: requests built per row, answered by a backend through
+the reply cache, parsed into a number; a reply without a number is drawn again (up to `draws`
+times) and then recorded as a failure with the reply kept, never as a 0. The score detail keeps
+the reasoning text, what the number was computed from and the tokens used."""
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.judges.backends import (
+    Backend,
+    JudgeFailed,
+    JudgeParams,
+    JudgeReply,
+    JudgeRequest,
+    LocalVLM,
+    ReplyCache,
+)
+from evaluation.metrics.judges.parsing import Unparseable
+from evaluation.metrics.judges.prompts import prompt_sha
+
+MIME = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp", ".gif": "image/gif"}
+
+
+def image_bytes(path: str) -> tuple[bytes, str]:
+    return Path(path).read_bytes(), MIME.get(Path(path).suffix.lower(), "image/jpeg")
+
+
+class RowProblem(ValueError):
+    """This row cannot be judged (no image, no references …); recorded for the row alone."""
+
+
+class JudgeMetric(Metric):
+    family = "judge"
+    params = JudgeParams()
+    prompts: tuple[str, ...] = ()
+    draws = 3   # replies drawn before a row without a number is recorded as failed
+
+    @abstractmethod
+    def backend(self) -> Backend:
+        """The backend this metric is configured to use."""
+
+    @abstractmethod
+    def request(self, row: CaptionRow, draw: int) -> JudgeRequest:
+        """The prompt (and picture) for one row; raises RowProblem when the row cannot be judged."""
+
+    @abstractmethod
+    def parse(self, row: CaptionRow, reply: JudgeReply) -> tuple[float, dict]:
+        """The row's number and what it was read from; raises Unparseable."""
+
+    def config(self) -> dict:
+        return {"backend": self.backend().identity(), "params": asdict(self.params), "draws": self.draws,
+                "prompts": {name: prompt_sha(name) for name in self.prompts}}
+
+    def availability(self) -> Availability:
+        reason = self.backend().unavailable_reason()
+        return Availability(reason is None, reason or "")
+
+    def prepare(self, rows: Sequence[CaptionRow], backend: Backend, cache: ReplyCache) -> None:
+        """Work shared by rows before they are judged (VisCE²'s visual context per image)."""
+
+    def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
+        backend = self.backend()
+        reason = backend.unavailable_reason()
+        if reason:
+            raise MetricUnavailable(reason)
+        cache = ReplyCache()
+        self.prepare(rows, backend, cache)
+        scores = [math.nan] * len(rows)
+        details: list[dict] = [{"draws": 0, "prompt_tokens": 0, "completion_tokens": 0} for _ in rows]
+        pending = list(range(len(rows)))
+        # Greedy decoding on a local model gives the same reply every time: one draw is all there is.
+        draws = 1 if self.params.temperature == 0 and isinstance(backend, LocalVLM) else self.draws
+        for draw in range(draws):
+            requests = {}
+            for index in pending:
+                try:
+                    requests[index] = self.request(rows[index], draw)
+                except (RowProblem, OSError) as error:
+                    details[index]["error"] = str(error)
+            order = list(requests)
+            replies = backend.complete([requests[i] for i in order], self.params, cache)
+            still = []
+            for index, reply in zip(order, replies, strict=True):
+                detail = details[index]
+                detail["draws"] += 1
+                if isinstance(reply, JudgeFailed):
+                    detail["error"] = str(reply)
+                    continue
+                detail["prompt_tokens"] += reply.prompt_tokens
+                detail["completion_tokens"] += reply.completion_tokens
+                detail["reply"] = reply.text
+                detail["model"] = reply.model
+                try:
+                    value, read = self.parse(rows[index], reply)
+                except Unparseable as error:
+                    detail["error"] = f"unparseable reply: {error}"
+                    still.append(index)
+                    continue
+                detail.pop("error", None)
+                detail.update(read)
+                scores[index] = value
+            pending = still
+            if not pending:
+                break
+        kept = [value for value in scores if not math.isnan(value)]
+        return MetricResult(scores=scores, corpus=sum(kept) / len(kept) if kept else None, details=details)

@@ -1,0 +1,89 @@
+"""VisCE² (seed 000), metrics.md §14: a vision-language model first writes a structured visual
+context of the image (objects, their features, their relationships), once per image; then it rates
+each candidate 0–100 given the image and that context.
+
+Two parses of the rating are kept: the released one (the first run of digits, unclipped, none → 0)
+in the detail as `reference_parse`, and ours as the score: the first number must lie in 0–100, and
+a reply without one is drawn again and then recorded as a failure, never as 0. Temperature 0.2 as
+released, with the sampling seed pinned; contexts and ratings are cached, so a re-run is identical.
+"""
+from __future__ import annotations
+
+import os
+
+from evaluation.backbones.catalogue import CATALOGUE, HfModel
+from evaluation.metrics.base import CaptionRow
+from evaluation.metrics.judges.backends import Backend, JudgeParams, JudgeReply, JudgeRequest, LocalVLM, ReplyCache, api_backend
+from evaluation.metrics.judges.base import JudgeMetric, RowProblem, image_bytes
+from evaluation.metrics.judges.parsing import first_integer, strict_rating
+from evaluation.metrics.judges.prompts import fill, prompt_text
+from evaluation.metrics.registry import register
+
+LLAVA: HfModel = CATALOGUE["llava-hf/llava-1.5-13b-hf"]  # type: ignore[assignment]
+CONTEXT_PROMPT, RATING_PROMPT = "visce2/visual_context.txt", "visce2/evaluate.txt"
+
+
+def local_or_api(variable: str, model: HfModel) -> Backend:
+    """The store's VLM unless `variable` says "api" (then the configured OpenAI-compatible endpoint)."""
+    if os.environ.get(variable, "local") == "api":
+        return api_backend()
+    return _local(model)
+
+
+_LOCAL: dict[HfModel, LocalVLM] = {}
+
+
+def _local(model: HfModel) -> LocalVLM:
+    """One loaded model per process."""
+    if model not in _LOCAL:
+        _LOCAL[model] = LocalVLM(model)
+    return _LOCAL[model]
+
+
+@register("visce2")
+class VisCE2(JudgeMetric):
+    slug, name = "visce2", "VisCE²"
+    needs = frozenset({"media", "gpu"})
+    params = JudgeParams(temperature=0.2, max_tokens=1024, top_logprobs=0, seed=0)
+    prompts = (CONTEXT_PROMPT, RATING_PROMPT)
+    citation = ("Vision Language Model-based Caption Evaluation Method Leveraging Visual Context Extraction "
+                "(VisCE², 2024); github.com/Silviase/VisCE2.")
+    description = "A VLM extracts objects, attributes and relations, then rates the caption 0–100 with them."
+    notes = ("Score = our strict parse (first number, must be within 0–100; none → failure). The released parse "
+             "(first digits, unclipped, none → 0) is kept in each score's detail as reference_parse.",
+             "LLaVA-1.5-13B through transformers (llava-hf) in fp16, not the released 4-bit original-LLaVA loader; "
+             "temperature 0.2 with a pinned seed.")
+
+    def backend(self) -> Backend:
+        return local_or_api("CAPBENCH_VISCE2_BACKEND", LLAVA)
+
+    def prepare(self, rows, backend: Backend, cache: ReplyCache) -> None:
+        """Step 1, once per distinct image (and cached across jobs)."""
+        media = list(dict.fromkeys(row.media for row in rows if row.media))
+        requests = []
+        for path in media:
+            try:
+                requests.append(JudgeRequest(prompt_text(CONTEXT_PROMPT), *image_bytes(path)))
+            except OSError:
+                requests.append(None)
+        asked = [r for r in requests if r is not None]
+        replies = iter(backend.complete(asked, self.params, cache))
+        self._contexts = {path: (next(replies) if request is not None else None)
+                          for path, request in zip(media, requests, strict=True)}
+
+    def visual_context(self, media: str) -> str:
+        reply = self._contexts.get(media)
+        if reply is None or not isinstance(reply, JudgeReply):
+            raise RowProblem(f"no visual context for this image: {reply}" if reply else
+                             "the image or video file is not attached")
+        return reply.text
+
+    def request(self, row: CaptionRow, draw: int) -> JudgeRequest:
+        if not row.media:
+            raise RowProblem("VisCE² needs the image of this caption")
+        prompt = fill(RATING_PROMPT, candidate=row.candidate, context=self.visual_context(row.media))
+        return JudgeRequest(prompt, *image_bytes(row.media), sample=draw)
+
+    def parse(self, row: CaptionRow, reply: JudgeReply) -> tuple[float, dict]:
+        read = {"reference_parse": first_integer(reply.text), "visual_context": self.visual_context(row.media)}
+        return strict_rating(reply.text), read

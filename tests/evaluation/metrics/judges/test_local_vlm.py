@@ -1,0 +1,65 @@
+"""The local backend on a tiny random LLaVA loaded through transformers from the store: the same
+reply structure as the endpoint (tokens, log-probabilities, watched digits), batching that changes
+nothing, caching, and VisCE²/FLEUR running on it end to end."""
+import math
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from evaluation.backbones.catalogue import CATALOGUE
+from evaluation.metrics import CaptionRow, get
+from evaluation.metrics.judges.backends import JudgeParams, JudgeRequest, LocalVLM, ReplyCache
+
+DIGITS = tuple("0123456789")
+
+
+@pytest.fixture
+def picture(tmp_path):
+    path = tmp_path / "grey.png"
+    Image.fromarray(np.full((30, 40, 3), 100, dtype=np.uint8)).save(path)
+    return str(path)
+
+
+def test_replies_carry_tokens_logprobs_and_watched_digits_and_batching_changes_nothing(llava_store, picture):
+    backend = LocalVLM(CATALOGUE["llava-hf/llava-1.5-13b-hf"], batch=4)
+    image = open(picture, "rb").read()
+    requests = [JudgeRequest("rate the caption a dog", image, "image/png", watch=DIGITS),
+                JudgeRequest("rate the caption from 0 to 100: two children sit on a bench", image, "image/png")]
+    params = JudgeParams(max_tokens=5, top_logprobs=3)
+    together = backend.complete(requests, params)
+    alone = [backend.complete([request], params)[0] for request in requests]
+    for a, b in zip(together, alone, strict=True):
+        assert a.text == b.text and [t.text for t in a.tokens] == [t.text for t in b.tokens]
+        assert [t.logprob for t in a.tokens] == pytest.approx([t.logprob for t in b.tokens], abs=1e-4)
+    reply = together[0]
+    assert len(reply.tokens) == reply.completion_tokens == 5 and reply.prompt_tokens > 16
+    assert all(1 <= len(token.top) <= 3 and token.logprob <= 0 for token in reply.tokens)  # (ids may decode alike)
+    assert reply.tokens[0].logprob == pytest.approx(max(reply.tokens[0].top.values()))  # greedy: the top token
+    assert len(reply.watched) == 5 and set(reply.watched[0]) == set(DIGITS)
+    assert sum(math.exp(v) for v in reply.watched[0].values()) < 1
+    assert together[1].watched == [{}] * 5
+
+
+def test_local_replies_are_cached(llava_store, picture, tmp_path):
+    backend = LocalVLM(CATALOGUE["llava-hf/llava-1.5-13b-hf"])
+    cache = ReplyCache(tmp_path / "cache")
+    request = JudgeRequest("rate the caption a cat", open(picture, "rb").read(), "image/png")
+    first = backend.complete([request], JudgeParams(max_tokens=4), cache)[0]
+    second = backend.complete([request], JudgeParams(max_tokens=4), cache)[0]
+    assert second.cached and second.text == first.text and len(list((tmp_path / "cache").rglob("*.json"))) == 1
+
+
+def test_visce2_and_fleur_run_on_the_local_model_and_record_what_they_read(llava_store, picture):
+    rows = [CaptionRow("1", "a dog", (), picture), CaptionRow("2", "a grey square", (), picture)]
+    visce2 = get("visce2").score(rows)
+    for value, detail in zip(visce2.scores, visce2.details, strict=True):
+        assert detail["draws"] >= 1 and "reply" in detail and detail["prompt_tokens"] > 0
+        if math.isnan(value):   # a random model: a reply without a number in 0–100 is a failure, not 0
+            assert detail["error"].startswith("unparseable reply")
+        else:
+            assert 0 <= value <= 100 and detail["visual_context"]
+    fleur = get("fleur").score(rows)
+    for value, detail in zip(fleur.scores, fleur.details, strict=True):
+        assert detail["draws"] == 1   # greedy on a local model: drawing again gives the same reply
+        assert math.isnan(value) == ("error" in detail)
