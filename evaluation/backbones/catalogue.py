@@ -79,7 +79,8 @@ class Checkpoint:
         return model_dir() / "checkpoints" / self.name
 
     def missing(self) -> str:
-        return f"checkpoint {self.name} is not in the model store ({self.path}); get it from {self.source}"
+        fetch = f", or run `python -m evaluation models fetch {self.name}` on a machine with network" if self.url else ""
+        return f"checkpoint {self.name} is not in the model store ({self.path}); get it from {self.source}{fetch}"
 
 
 CATALOGUE: dict[str, OpenClipModel | HfModel | Checkpoint] = {m.name: m for m in (
