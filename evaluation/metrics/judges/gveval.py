@@ -43,13 +43,13 @@ class _GVEval(JudgeMetric):
     def prompts(self):
         return (f"gveval/img/{self.setting}.txt", f"gveval/vid/{self.setting}.txt")
 
-    def picture(self, row: CaptionRow) -> tuple[bytes, str, str, bool]:
+    def picture(self, row: CaptionRow) -> tuple[bytes, str, str]:
         if not row.media:
             raise RowProblem(f"{self.name} needs the image or video of this caption")
         if is_video(row.media):
-            return video_composite_png(row.media), "image/png", "high", True
+            return video_composite_png(row.media), "image/png", "high"
         content, mime = image_bytes(row.media)
-        return content, mime, "low", False
+        return content, mime, "low"
 
     def request(self, row: CaptionRow, draw: int) -> JudgeRequest:
         video = bool(row.media) and is_video(row.media)
@@ -61,7 +61,7 @@ class _GVEval(JudgeMetric):
         prompt = fill(f"gveval/{'vid' if video else 'img'}/{self.setting}.txt", **values)
         if not self.uses_image:
             return JudgeRequest(prompt, as_system=True, sample=draw)
-        content, mime, detail, _ = self.picture(row)
+        content, mime, detail = self.picture(row)
         return JudgeRequest(prompt, content, mime, detail, sample=draw)
 
     def parse(self, row: CaptionRow, reply: JudgeReply) -> tuple[float, dict]:
@@ -108,7 +108,7 @@ class GVEvalAccr(_GVEval):
         if not row.references:
             raise RowProblem(f"{self.name} needs at least one reference")
         prompt = fill("gveval/vid/accr/ref-only.txt", Caption=row.candidate, Reference=references_text(row.references))
-        content, mime, detail, _ = self.picture(row)
+        content, mime, detail = self.picture(row)
         return JudgeRequest(prompt, content, mime, detail, sample=draw)
 
     def parse(self, row: CaptionRow, reply: JudgeReply) -> tuple[float, dict]:

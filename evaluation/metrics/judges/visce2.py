@@ -9,6 +9,7 @@ released, with the sampling seed pinned; contexts and ratings are cached, so a r
 """
 from __future__ import annotations
 
+import functools
 import os
 
 from evaluation.backbones.catalogue import CATALOGUE, HfModel
@@ -30,14 +31,10 @@ def local_or_api(variable: str, model: HfModel) -> Backend:
     return _local(model)
 
 
-_LOCAL: dict[HfModel, LocalVLM] = {}
-
-
+@functools.lru_cache(maxsize=2)
 def _local(model: HfModel) -> LocalVLM:
-    """One loaded model per process."""
-    if model not in _LOCAL:
-        _LOCAL[model] = LocalVLM(model)
-    return _LOCAL[model]
+    """One loaded model per process (as every other backbone)."""
+    return LocalVLM(model)
 
 
 @register("visce2")
