@@ -49,7 +49,14 @@ class OpenClipModel:
 @dataclass(frozen=True)
 class HfModel:
     repo_id: str        # e.g. "roberta-large"
-    vision_language: bool = False   # fetched and loaded as an image-text-to-text model with its processor
+    # How transformers loads it (and `models fetch` saves it): "text" (AutoModel + tokenizer),
+    # "image-text-to-text" (+ processor), "depth-estimation" (+ image processor), "mask-generation"
+    # (SAM + processor), "text2text" (a seq2seq model + tokenizer).
+    task: str = "text"
+
+    @property
+    def vision_language(self) -> bool:
+        return self.task == "image-text-to-text"
 
     @property
     def name(self) -> str:
@@ -64,6 +71,26 @@ class HfModel:
 
     def missing(self) -> str:
         return (f"{self.repo_id} is not in the model store ({self.folder}); "
+                f"run `python -m evaluation models fetch {self.repo_id}` on a machine with network")
+
+
+@dataclass(frozen=True)
+class DiffusersPipeline:
+    repo_id: str        # e.g. "black-forest-labs/FLUX.1-dev"
+
+    @property
+    def name(self) -> str:
+        return self.repo_id
+
+    @property
+    def folder(self) -> Path:
+        return model_dir() / "hf" / self.repo_id
+
+    def present(self) -> bool:
+        return (self.folder / "model_index.json").is_file()
+
+    def missing(self) -> str:
+        return (f"the {self.repo_id} pipeline is not in the model store ({self.folder}); "
                 f"run `python -m evaluation models fetch {self.repo_id}` on a machine with network")
 
 
@@ -83,7 +110,7 @@ class Checkpoint:
         return f"checkpoint {self.name} is not in the model store ({self.path}); get it from {self.source}{fetch}"
 
 
-CATALOGUE: dict[str, OpenClipModel | HfModel | Checkpoint] = {m.name: m for m in (
+CATALOGUE: dict[str, OpenClipModel | HfModel | DiffusersPipeline | Checkpoint] = {m.name: m for m in (
     OpenClipModel("ViT-B-32-quickgelu", "openai"),
     OpenClipModel("ViT-B-16", "openai"),
     OpenClipModel("ViT-L-14", "openai"),
@@ -92,8 +119,24 @@ CATALOGUE: dict[str, OpenClipModel | HfModel | Checkpoint] = {m.name: m for m in
     Checkpoint("pacscore/clip_ViT-B-32.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"),
     Checkpoint("pacscore/openClip_ViT-L-14.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"),
     HfModel("princeton-nlp/sup-simcse-roberta-base"),
-    HfModel("llava-hf/llava-1.5-13b-hf", vision_language=True),
-    HfModel("llava-hf/llava-1.5-7b-hf", vision_language=True),
+    HfModel("llava-hf/llava-1.5-13b-hf", task="image-text-to-text"),
+    HfModel("llava-hf/llava-1.5-7b-hf", task="image-text-to-text"),
+    HfModel("Qwen/Qwen2-VL-7B-Instruct", task="image-text-to-text"),
+    DiffusersPipeline("black-forest-labs/FLUX.1-dev"),
+    DiffusersPipeline("stabilityai/stable-diffusion-xl-base-1.0"),
+    DiffusersPipeline("stable-diffusion-v1-5/stable-diffusion-v1-5"),
+    OpenClipModel("EVA01-g-14", "laion400m_s11b_b41k"),
+    HfModel("depth-anything/Depth-Anything-V2-Large-hf", task="depth-estimation"),
+    Checkpoint("ultralytics/yolov8x.pt", "the ultralytics release assets (`YOLO('yolov8x.pt')` downloads it; copy the "
+               "file here)"),
+    Checkpoint("alpha_clip/clip_l14_grit20m_fultune_2xe.pth", "the Alpha-CLIP model zoo (github.com/SunzeY/AlphaCLIP, "
+               "model-zoo.md: Google Drive or OpenXLab)"),
+    Checkpoint("mobilesamv2/ObjectAwareModel.pt", "the MobileSAMv2 weight bundle (github.com/ChaoningZhang/MobileSAM, "
+               "MobileSAMv2 README, Google Drive)"),
+    HfModel("facebook/sam-vit-base", task="mask-generation"),
+    HfModel("lizhuang144/flan-t5-base-VG-factual-sg", task="text2text"),
+    Checkpoint("camscore/fusion.pt", "CapBench itself: `manage.py metrics train camscore --dataset SLUG` trains it on "
+               "the platform's human judgments"),
     Checkpoint("polos/reprod.ckpt", "the Polos README (github.com/keio-smilab24/Polos)",
                url="https://polos-polaris.s3.ap-northeast-1.amazonaws.com/reprod.zip", member="reprod.ckpt"),
 )}
@@ -135,7 +178,7 @@ def provisioned() -> list[tuple[str, bool, str]]:
         if isinstance(entry, OpenClipModel):
             weights = entry.weights()
             rows.append((name, weights is not None, str(weights or entry.folder)))
-        elif isinstance(entry, HfModel):
+        elif isinstance(entry, HfModel | DiffusersPipeline):
             rows.append((name, entry.present(), str(entry.folder)))
         else:
             rows.append((name, entry.path.is_file(), str(entry.path)))

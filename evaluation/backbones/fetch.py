@@ -8,7 +8,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenClipModel
+from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, DiffusersPipeline, HfModel, OpenClipModel
 
 
 def fetch(name: str) -> str:
@@ -29,16 +29,26 @@ def fetch(name: str) -> str:
             target = entry.folder / f"{entry.pretrained}.pt"
             torch.save(model.state_dict(), target)
         return str(target)
+    if isinstance(entry, DiffusersPipeline):
+        from diffusers import DiffusionPipeline
+
+        DiffusionPipeline.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
+        return str(entry.folder)
     assert isinstance(entry, HfModel)
     from transformers import AutoModel, AutoModelForImageTextToText, AutoProcessor, AutoTokenizer
 
     entry.folder.mkdir(parents=True, exist_ok=True)
-    if entry.vision_language:
-        AutoModelForImageTextToText.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
-        AutoProcessor.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
-        return str(entry.folder)
-    AutoModel.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
-    AutoTokenizer.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
+    from transformers import AutoImageProcessor, AutoModelForDepthEstimation, AutoModelForSeq2SeqLM, SamModel
+
+    model, companion = {
+        "text": (AutoModel, AutoTokenizer),
+        "image-text-to-text": (AutoModelForImageTextToText, AutoProcessor),
+        "depth-estimation": (AutoModelForDepthEstimation, AutoImageProcessor),
+        "mask-generation": (SamModel, AutoProcessor),
+        "text2text": (AutoModelForSeq2SeqLM, AutoTokenizer),
+    }[entry.task]
+    model.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
+    companion.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
     return str(entry.folder)
 
 

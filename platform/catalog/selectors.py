@@ -1,7 +1,7 @@
 """Reads of catalog content for pages and commands."""
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment
 
@@ -34,10 +34,21 @@ def dataset_items_sample(*, dataset: Dataset, limit: int = 10) -> QuerySet[Item]
             .prefetch_related("captions__judgments").order_by("id")[:limit])
 
 
-def dataset_items_page(*, dataset: Dataset, query: str = "") -> QuerySet[Item]:
-    """Items in order, optionally those whose id or a caption or reference contains `query`."""
+def captions_visible(viewer=None) -> Q:
+    """The dataset's own captions, public submissions' and the viewer's own submissions'."""
+    visible = Q(system__submission__isnull=True) | Q(system__submission__is_public=True)
+    if viewer is not None and viewer.is_authenticated:
+        visible |= Q(system__submission__owner=viewer)
+    return visible
+
+
+def dataset_items_page(*, dataset: Dataset, query: str = "", viewer=None) -> QuerySet[Item]:
+    """Items in order, optionally those whose id or a caption or reference contains `query`; each
+    with the captions `viewer` may see (a private submission's are its owner's)."""
     items = Item.objects.filter(dataset=dataset)
     if query:
         items = items.filter(Q(external_id__icontains=query) | Q(captions__text__icontains=query)
                              | Q(references__icontains=query)).distinct()
-    return items.select_related("media").prefetch_related("captions__judgments", "captions__system").order_by("id")
+    captions = Caption.objects.filter(captions_visible(viewer)).select_related("system").order_by("id")
+    return (items.select_related("media")
+            .prefetch_related(Prefetch("captions", queryset=captions), "captions__judgments").order_by("id"))

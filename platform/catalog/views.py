@@ -34,7 +34,7 @@ def dataset_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def item_browser(request: HttpRequest, slug: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
     query = request.GET.get("q", "").strip()
-    page = Paginator(selectors.dataset_items_page(dataset=dataset, query=query), 20).get_page(request.GET.get("page"))
+    page = Paginator(selectors.dataset_items_page(dataset=dataset, query=query, viewer=request.user), 20).get_page(request.GET.get("page"))
     return render(request, "catalog/item_browser.html", {"dataset": dataset, "page": page, "query": query})
 
 

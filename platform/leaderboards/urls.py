@@ -5,6 +5,8 @@ from leaderboards import views
 app_name = "leaderboards"
 urlpatterns = [
     path("datasets/<slug:slug>/leaderboard/", views.captioner_board, name="captioner"),
+    path("datasets/<slug:slug>/items/<int:pk>/", views.item_detail, name="item"),
+    path("generated/<str:key>.png", views.generated_picture, name="generated"),
     path("metrics/", views.metric_board, name="metrics"),
     path("metrics/<slug:slug>/", views.metric_detail, name="metric-detail"),
     path("datasets/<slug:slug>/significance/", views.significance_detail, name="significance"),

@@ -6,7 +6,7 @@ import json
 import csv
 import io
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from catalog.models import Dataset
@@ -69,6 +69,26 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "leaderboards/metric_detail.html", {
         "metric": metric, "datasets": datasets, "dataset": chosen, "results": results, "figures": figures,
         "config_text": config_text})
+
+
+def item_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    from catalog.models import Item
+    from leaderboards.items import item_page
+
+    item = get_object_or_404(Item.objects.select_related("media", "dataset"), pk=pk, dataset__slug=slug,
+                             dataset__is_public=True)
+    return render(request, "leaderboards/item.html", {"page": item_page(item=item, viewer=request.user),
+                                                      "dataset": item.dataset, "item": item})
+
+
+def generated_picture(request: HttpRequest, key: str) -> FileResponse:
+    """A picture a cycle metric generated from a caption, by its cache key (never a path)."""
+    from evaluation.backbones.t2i import generated_path
+
+    path = generated_path(key)
+    if path is None:
+        raise Http404("no generated picture with this key on this server")
+    return FileResponse(path.open("rb"), content_type="image/png")
 
 
 def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:

@@ -5,6 +5,7 @@ alternatives, and the tokens used. Replies are cached on disk by everything that
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import os
@@ -16,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
+from evaluation.backbones.catalogue import CATALOGUE, HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
 from evaluation.backbones.store import model_dir
 from evaluation.metrics.judges.parsing import Token
@@ -115,6 +116,15 @@ class Backend:
         """What goes into a metric's configuration: a new model or new weights make a new version."""
         return self.fingerprint()
 
+    counting: str = ""   # how `prompt_tokens` counts
+
+    def prompt_tokens(self, request: JudgeRequest) -> int:
+        """The prompt tokens this request would be billed or computed for, without sending it."""
+        raise NotImplementedError
+
+    def is_cached(self, request: JudgeRequest, params: JudgeParams, cache: ReplyCache) -> bool:
+        return cache.get(request.key(self.fingerprint(), params)) is not None
+
     def _complete(self, requests: Sequence[JudgeRequest], params: JudgeParams) -> list[JudgeReply]:
         raise NotImplementedError
 
@@ -168,6 +178,17 @@ class OpenAICompatible(Backend):
                 self._client = OpenAI(base_url=self.base_url, api_key=self.api_key or "unused", max_retries=0,
                                       timeout=self.timeout)
         return self._client
+
+    counting = "approximate: text at 4 characters a token, pictures by OpenAI's tile rule"
+    MESSAGE_OVERHEAD = 7   # role and separators around the one message, and the reply's priming
+
+    def prompt_tokens(self, request: JudgeRequest) -> int:
+        from evaluation.metrics.judges.estimate import image_tokens, text_tokens
+
+        tokens = text_tokens(request.prompt) + self.MESSAGE_OVERHEAD
+        if request.image is not None:
+            tokens += image_tokens(*picture_size(request.image), request.detail)
+        return tokens
 
     def messages(self, request: JudgeRequest) -> list[dict]:
         if request.image is None:
@@ -243,9 +264,42 @@ class LocalVLM(Backend):
         self.device = best_device()
         self._lock = threading.Lock()
         self._loaded = None
+        self._processor = None
+
+    counting = "exact: the model's own processor and chat template"
 
     def unavailable_reason(self) -> str | None:
         return None if self.spec.present() else self.spec.missing()
+
+    def processor(self):
+        with self._lock:
+            if self._processor is None:
+                offline()
+                from transformers import AutoProcessor
+
+                self._processor = AutoProcessor.from_pretrained(self.spec.folder)
+                self._processor.tokenizer.padding_side = "left"
+        return self._processor
+
+    def inputs(self, requests: Sequence[JudgeRequest]):
+        """The processor's tensors for a batch: the chat template, the pictures, left padding."""
+        import io
+
+        from PIL import Image
+
+        processor = self.processor()
+        texts, images = [], []
+        for request in requests:
+            content = [{"type": "text", "text": request.prompt}]
+            if request.image is not None:
+                content.insert(0, {"type": "image"})
+                images.append(Image.open(io.BytesIO(request.image)).convert("RGB"))
+            texts.append(processor.apply_chat_template([{"role": "user", "content": content}],
+                                                       add_generation_prompt=True))
+        return processor(images=images or None, text=texts, padding=True, return_tensors="pt")
+
+    def prompt_tokens(self, request: JudgeRequest) -> int:
+        return int(self.inputs([request])["attention_mask"][0].sum())
 
     def fingerprint(self) -> str:
         return f"{self.name}@{folder_sha256(self.spec.folder)[:16]}" if self.spec.present() else f"{self.name}@absent"
@@ -255,14 +309,12 @@ class LocalVLM(Backend):
             if self._loaded is None:
                 offline()
                 import torch
-                from transformers import AutoModelForImageTextToText, AutoProcessor
+                from transformers import AutoModelForImageTextToText
 
-                processor = AutoProcessor.from_pretrained(self.spec.folder)
-                processor.tokenizer.padding_side = "left"
                 dtype = torch.float16 if self.device == "cuda" else torch.float32
                 model = AutoModelForImageTextToText.from_pretrained(self.spec.folder, dtype=dtype).to(self.device)
-                self._loaded = (processor, model.eval())
-        return self._loaded
+                self._loaded = model.eval()
+        return self.processor(), self._loaded
 
     def _complete(self, requests: Sequence[JudgeRequest], params: JudgeParams) -> list[JudgeReply | JudgeFailed]:
         out: list[JudgeReply | JudgeFailed] = []
@@ -275,22 +327,11 @@ class LocalVLM(Backend):
         return out
 
     def _generate(self, requests: list[JudgeRequest], params: JudgeParams) -> list[JudgeReply]:
-        import io
-
         import torch
-        from PIL import Image
 
         processor, model = self._load()
         tokenizer = processor.tokenizer
-        texts, images = [], []
-        for request in requests:
-            content = [{"type": "text", "text": request.prompt}]
-            if request.image is not None:
-                content.insert(0, {"type": "image"})
-                images.append(Image.open(io.BytesIO(request.image)).convert("RGB"))
-            texts.append(processor.apply_chat_template([{"role": "user", "content": content}],
-                                                       add_generation_prompt=True))
-        inputs = processor(images=images or None, text=texts, padding=True, return_tensors="pt").to(self.device)
+        inputs = self.inputs(requests).to(self.device)
         torch.manual_seed(params.seed)
         sampling = params.temperature > 0
         with torch.no_grad():
@@ -319,6 +360,15 @@ class LocalVLM(Backend):
         return replies
 
 
+def picture_size(content: bytes) -> tuple[int, int]:
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(content)) as image:
+        return image.size
+
+
 def api_backend() -> OpenAICompatible:
     """The configured OpenAI-compatible endpoint (settings come from the environment)."""
     return OpenAICompatible(
@@ -327,3 +377,37 @@ def api_backend() -> OpenAICompatible:
         api_key=os.environ.get("CAPBENCH_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY") or None,
         concurrency=int(os.environ.get("CAPBENCH_JUDGE_CONCURRENCY", "4")),
         timeout=float(os.environ.get("CAPBENCH_JUDGE_TIMEOUT", "60")))
+
+
+class Misconfigured(Backend):
+    """What a judge is given when its settings name no usable model: unavailable, saying why."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        self.name = "misconfigured"
+
+    def unavailable_reason(self) -> str | None:
+        return self.reason
+
+    def fingerprint(self) -> str:
+        return f"misconfigured:{self.reason}"
+
+
+def configured_backend(prefix: str, default: HfModel) -> Backend:
+    """`{prefix}_BACKEND=api`: the configured endpoint. Otherwise the local vision-language model
+    named by `{prefix}_MODEL` (a catalogue name), `default` when unset; one per process."""
+    if os.environ.get(f"{prefix}_BACKEND", "local") == "api":
+        return api_backend()
+    name = os.environ.get(f"{prefix}_MODEL") or default.name
+    entry = CATALOGUE.get(name)
+    if not isinstance(entry, HfModel) or not entry.vision_language:
+        known = ", ".join(sorted(n for n, e in CATALOGUE.items() if isinstance(e, HfModel) and e.vision_language))
+        return Misconfigured(f"{prefix}_MODEL={name!r} is not a vision-language model of the catalogue "
+                             f"(one of: {known})")
+    return local_vlm(entry)
+
+
+@functools.lru_cache(maxsize=2)
+def local_vlm(model: HfModel) -> LocalVLM:
+    """One loaded model per process (as every other backbone)."""
+    return LocalVLM(model)

@@ -20,6 +20,7 @@ from evaluation.metrics.judges.backends import (
     LocalVLM,
     ReplyCache,
 )
+from evaluation.metrics.judges.estimate import Estimate, price_of
 from evaluation.metrics.judges.parsing import Unparseable
 from evaluation.metrics.judges.prompts import prompt_sha
 
@@ -39,6 +40,8 @@ class JudgeMetric(Metric):
     params = JudgeParams()
     prompts: tuple[str, ...] = ()
     draws = 3   # replies drawn before a row without a number is recorded as failed
+    # The reply length an estimate assumes before any reply of this metric has been seen (tokens).
+    assumed_completion_tokens = 150
 
     @abstractmethod
     def backend(self) -> Backend:
@@ -63,6 +66,54 @@ class JudgeMetric(Metric):
     def prepare(self, rows: Sequence[CaptionRow], backend: Backend, cache: ReplyCache) -> None:
         """Work shared by rows before they are judged (VisCE²'s visual context per image)."""
 
+    def shared_detail(self, row: CaptionRow) -> dict:
+        """What the shared work gave this row, kept in its detail whether or not it gets a number."""
+        return {}
+
+    def planned(self, rows: Sequence[CaptionRow], backend: Backend, cache: ReplyCache,
+                completion: float) -> tuple[list[tuple[JudgeRequest, float]], int]:
+        """The first-draw requests a run would send, each with its expected completion tokens, and
+        how many rows cannot be judged. Shared work (VisCE²'s contexts) comes first."""
+        planned, unjudgeable = [], 0
+        for row in rows:
+            try:
+                planned.append((self.request(row, 0), completion))
+            except (RowProblem, OSError):
+                unjudgeable += 1
+        return planned, unjudgeable
+
+    def estimate(self, rows: Sequence[CaptionRow], *, observed_completion: tuple[float, int] | None = None,
+                 cache: ReplyCache | None = None) -> Estimate:
+        """Tokens and cost of scoring `rows`, sending nothing. `observed_completion` is the mean
+        completion tokens of this metric's earlier replies and how many there were."""
+        backend = self.backend()
+        reason = backend.unavailable_reason()
+        if reason:
+            raise MetricUnavailable(reason)
+        cache = cache or ReplyCache()
+        if observed_completion and observed_completion[1]:
+            completion, seen = observed_completion
+            basis = f"observed: mean {completion:.0f} per reply over {seen:,} earlier scored captions"
+        else:
+            completion = self.assumed_completion_tokens
+            basis = f"assumed: {completion} per reply, no earlier replies of this metric"
+        planned, unjudgeable = self.planned(rows, backend, cache, completion)
+        todo = [(request, expected) for request, expected in planned if not backend.is_cached(request, self.params, cache)]
+        prompt = sum(backend.prompt_tokens(request) for request, _ in todo)
+        expected = round(sum(e for _, e in todo))
+        bound = self.params.max_tokens * len(todo) if self.params.max_tokens else None
+        price = price_of(getattr(backend, "model", None))
+        return Estimate(
+            metric=self.slug, backend=backend.identity(), counting=backend.counting, rows=len(rows),
+            unjudgeable=unjudgeable, requests=len(planned), cached=len(planned) - len(todo),
+            images=sum(request.image is not None for request, _ in todo), prompt_tokens=prompt,
+            completion_tokens=expected, completion_basis=basis, completion_tokens_max=bound,
+            price_basis=price.basis if price else ("a local model: no per-token price" if isinstance(backend, LocalVLM)
+                                                   else "unknown: set CAPBENCH_JUDGE_PRICE_INPUT and _OUTPUT "
+                                                        "(USD per million tokens)"),
+            cost_usd=price.cost(prompt, expected) if price else None,
+            cost_usd_max=price.cost(prompt, bound) if price and bound is not None else None)
+
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         backend = self.backend()
         reason = backend.unavailable_reason()
@@ -82,6 +133,9 @@ class JudgeMetric(Metric):
                     requests[index] = self.request(rows[index], draw)
                 except (RowProblem, OSError) as error:
                     details[index]["error"] = str(error)
+                    continue
+                if draw == 0:
+                    details[index].update(self.shared_detail(rows[index]))
             order = list(requests)
             replies = backend.complete([requests[i] for i in order], self.params, cache)
             still = []

@@ -16,6 +16,7 @@ class Clair(JudgeMetric):
     slug, name = "clair", "CLAIR"
     needs = frozenset({"references", "api"})
     params = JudgeParams(temperature=0.0, max_tokens=1024, top_logprobs=0)
+    assumed_completion_tokens = 60
     prompts = ("clair/clair.txt",)
     citation = ("D. M. Chan, S. Petryk, J. E. Gonzalez, T. Darrell and J. Canny (2023). CLAIR: Evaluating Image "
                 "Captions with Large Language Models. EMNLP.")

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from evaluation.backbones.catalogue import HfModel
 from evaluation.metrics.base import CaptionRow
-from evaluation.metrics.judges.backends import JudgeParams, JudgeReply, JudgeRequest
+from evaluation.metrics.judges.backends import JudgeParams, JudgeReply, JudgeRequest, configured_backend
 from evaluation.metrics.judges.base import JudgeMetric, RowProblem, image_bytes
 from evaluation.metrics.judges.parsing import DIGITS, fleur_smoothed
 from evaluation.metrics.judges.prompts import fill
-from evaluation.metrics.judges.visce2 import LLAVA, local_or_api
+from evaluation.metrics.judges.visce2 import LLAVA
 from evaluation.metrics.registry import register
 
 PROMPT = "fleur/fleur.txt"
@@ -22,6 +22,7 @@ class Fleur(JudgeMetric):
     slug, name = "fleur", "FLEUR"
     needs = frozenset({"media", "gpu"})
     params = JudgeParams(temperature=0.0, max_tokens=512, top_logprobs=20)
+    assumed_completion_tokens = 60
     prompts = (PROMPT,)
     citation = ("FLEUR: An Explainable Reference-Free Evaluation Metric for Image Captioning Using a Large "
                 "Multimodal Model (ACL 2024); github.com/Yebin46/FLEUR.")
@@ -30,7 +31,7 @@ class Fleur(JudgeMetric):
              "(digits outside them count 0); the local model reads them from the full vocabulary.",)
 
     def backend(self):
-        return local_or_api("CAPBENCH_FLEUR_BACKEND", MODEL)
+        return configured_backend("CAPBENCH_FLEUR", MODEL)
 
     def request(self, row: CaptionRow, draw: int) -> JudgeRequest:
         if not row.media:

@@ -101,6 +101,7 @@ class GVEvalAccr(_GVEval):
     notes = ("The ref-only ACCR prompt with the 3-frame composite attached: the published MSVD-Eval protocol "
              "(the released code attaches the frames in its ref-only runs).",) + _GVEval.notes[1:]
     prompts = ("gveval/vid/accr/ref-only.txt",)
+    assumed_completion_tokens = 300     # four reasoned dimensions
 
     def request(self, row: CaptionRow, draw: int) -> JudgeRequest:
         if not row.media or not is_video(row.media):

@@ -9,12 +9,16 @@ released, with the sampling seed pinned; contexts and ratings are cached, so a r
 """
 from __future__ import annotations
 
-import functools
-import os
-
 from evaluation.backbones.catalogue import CATALOGUE, HfModel
 from evaluation.metrics.base import CaptionRow
-from evaluation.metrics.judges.backends import Backend, JudgeParams, JudgeReply, JudgeRequest, LocalVLM, ReplyCache, api_backend
+from evaluation.metrics.judges.backends import (
+    Backend,
+    JudgeParams,
+    JudgeReply,
+    JudgeRequest,
+    ReplyCache,
+    configured_backend,
+)
 from evaluation.metrics.judges.base import JudgeMetric, RowProblem, image_bytes
 from evaluation.metrics.judges.parsing import first_integer, strict_rating
 from evaluation.metrics.judges.prompts import fill, prompt_text
@@ -22,19 +26,6 @@ from evaluation.metrics.registry import register
 
 LLAVA: HfModel = CATALOGUE["llava-hf/llava-1.5-13b-hf"]  # type: ignore[assignment]
 CONTEXT_PROMPT, RATING_PROMPT = "visce2/visual_context.txt", "visce2/evaluate.txt"
-
-
-def local_or_api(variable: str, model: HfModel) -> Backend:
-    """The store's VLM unless `variable` says "api" (then the configured OpenAI-compatible endpoint)."""
-    if os.environ.get(variable, "local") == "api":
-        return api_backend()
-    return _local(model)
-
-
-@functools.lru_cache(maxsize=2)
-def _local(model: HfModel) -> LocalVLM:
-    """One loaded model per process (as every other backbone)."""
-    return LocalVLM(model)
 
 
 @register("visce2")
@@ -49,10 +40,30 @@ class VisCE2(JudgeMetric):
     notes = ("Score = our strict parse (first number, must be within 0–100; none → failure). The released parse "
              "(first digits, unclipped, none → 0) is kept in each score's detail as reference_parse.",
              "LLaVA-1.5-13B through transformers (llava-hf) in fp16, not the released 4-bit original-LLaVA loader; "
-             "temperature 0.2 with a pinned seed.")
+             "temperature 0.2 with a pinned seed. CAPBENCH_VISCE2_MODEL picks another vision-language model of the "
+             "store (Qwen2-VL, LLaVA-1.5-7B); CAPBENCH_VISCE2_BACKEND=api sends both steps to the judge endpoint.")
+
+    assumed_completion_tokens = 10      # the rating: the prompt asks for a single number
+    assumed_context_tokens = 250        # step 1: a list of objects, attributes and relations
 
     def backend(self) -> Backend:
-        return local_or_api("CAPBENCH_VISCE2_BACKEND", LLAVA)
+        return configured_backend("CAPBENCH_VISCE2", LLAVA)
+
+    def planned(self, rows, backend: Backend, cache: ReplyCache, completion: float):
+        """Step 1 per distinct image, then the ratings; a context not yet written is stood in for by
+        text of the assumed length, so the ratings' prompts are counted at about their real size."""
+        contexts = []
+        self._contexts = {}
+        for path in dict.fromkeys(row.media for row in rows if row.media):
+            try:
+                request = JudgeRequest(prompt_text(CONTEXT_PROMPT), *image_bytes(path))
+            except OSError:
+                continue
+            contexts.append((request, self.assumed_context_tokens))
+            known = cache.get(request.key(backend.fingerprint(), self.params))
+            self._contexts[path] = known or JudgeReply("the " * self.assumed_context_tokens, [])
+        rated, unjudgeable = super().planned(rows, backend, cache, completion)
+        return contexts + rated, unjudgeable
 
     def prepare(self, rows, backend: Backend, cache: ReplyCache) -> None:
         """Step 1, once per distinct image (and cached across jobs)."""
@@ -81,6 +92,8 @@ class VisCE2(JudgeMetric):
         prompt = fill(RATING_PROMPT, candidate=row.candidate, context=self.visual_context(row.media))
         return JudgeRequest(prompt, *image_bytes(row.media), sample=draw)
 
+    def shared_detail(self, row: CaptionRow) -> dict:
+        return {"visual_context": self.visual_context(row.media)}
+
     def parse(self, row: CaptionRow, reply: JudgeReply) -> tuple[float, dict]:
-        read = {"reference_parse": first_integer(reply.text), "visual_context": self.visual_context(row.media)}
-        return strict_rating(reply.text), read
+        return strict_rating(reply.text), {"reference_parse": first_integer(reply.text)}

@@ -139,10 +139,22 @@ def _known_scores(version, keys: list[str]) -> dict[str, dict]:
 def _stored_fields(result, index: int) -> dict:
     value = result.scores[index]
     ok = value is not None and not math.isnan(value) and not math.isinf(value)
-    detail = result.details[index] if result.details else None
+    detail = storable(result.details[index]) if result.details else None
     return {"value": float(value) if ok else None, "detail": detail,
             "statistics": result.statistics[index] if result.statistics else None,
             "error": "" if ok else (detail or {}).get("error", "the metric returned no number for this caption")}
+
+
+def storable(value):
+    """PostgreSQL text and jsonb cannot hold NUL, which a model's byte-level reply can contain: each
+    one becomes U+FFFD, as an undecodable byte would."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {storable(key): storable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable(item) for item in value]
+    return value
 
 
 def _batch_record(batch: JobBatch, scores: list[Score], seconds: float, reused: int) -> bool:

@@ -36,13 +36,14 @@ class MissingWeights(Metric):
 
 @register("test_questions")
 class FailsOnQuestions(Metric):
-    """No number for candidates with '??' (a judge's unparseable answer, say)."""
+    """No number for candidates with '??' (a judge's unparseable answer, say, whose reply holds a NUL)."""
 
     slug, name, family = "test_questions", "Test: fails on ??", "test"
 
     def score(self, rows, context=None) -> MetricResult:
         scores = [math.nan if "??" in row.candidate else 1.0 for row in rows]
-        details = [{"error": "could not read a number in the answer"} if "??" in row.candidate else None
+        details = [{"error": "could not read a number in the answer", "reply": "no number\x00 here"}
+                   if "??" in row.candidate else None
                    for row in rows]
         return MetricResult(scores=scores, corpus=None, details=details)
 

@@ -125,6 +125,7 @@ def test_captions_a_metric_cannot_score_are_recorded_as_failures_not_numbers(dem
     failures = Score.objects.filter(metric_version=job.metric_version, value__isnull=True)
     assert failures.count() == expected_failures
     assert set(failures.values_list("error", flat=True)) == {"could not read a number in the answer"}
+    assert failures.first().detail["reply"] == "no number\ufffd here"   # PostgreSQL cannot store NUL
     summary = SystemScore.objects.get(system=submission.system)
     assert summary.failed == expected_failures and summary.count == 100 - expected_failures
 

@@ -1,5 +1,7 @@
-"""`manage.py scoring metrics|score-dataset|jobs|reap`: the scoring engine from the command line."""
+"""`manage.py scoring metrics|estimate|score-dataset|jobs|reap`: the scoring engine from the command line."""
 from __future__ import annotations
+
+import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -16,6 +18,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         actions.add_parser("metrics", help="sync the registry and list metrics with their availability")
+        estimate = actions.add_parser("estimate", help="tokens and cost of scoring a dataset with the judges; "
+                                                      "sends nothing")
+        estimate.add_argument("dataset")
+        estimate.add_argument("--metric", action="append", dest="metrics", help="slug (repeat); default every judge")
+        estimate.add_argument("--json", action="store_true", help="one JSON object per metric")
         score = actions.add_parser("score-dataset", help="score every candidate caption of a dataset")
         score.add_argument("dataset")
         score.add_argument("--metric", action="append", dest="metrics", help="slug (repeat); default every metric")
@@ -38,10 +45,30 @@ class Command(BaseCommand):
         if rescoring:
             self.stdout.write(f"re-scoring under the new versions: {len(rescoring)} job(s) planned")
 
-    def _score_dataset(self, options) -> None:
+    def _estimate(self, options) -> None:
+        from scoring.services.estimates import NotEstimated, dataset_estimate
+
+        try:
+            estimates = dataset_estimate(dataset=self._dataset(options), slugs=options["metrics"])
+        except (KeyError, ValueError) as error:
+            raise CommandError(error.args[0]) from None
+        for found in estimates:
+            if options["json"]:
+                body = found.to_json() if not isinstance(found, NotEstimated) else found.__dict__
+                self.stdout.write(json.dumps(body))
+            elif isinstance(found, NotEstimated):
+                self.stdout.write(f"{found.metric}: {found.reason}")
+            else:
+                self.stdout.write(estimate_text(found))
+
+    def _dataset(self, options) -> Dataset:
         dataset = Dataset.objects.filter(slug=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset {options['dataset']!r}")
+        return dataset
+
+    def _score_dataset(self, options) -> None:
+        dataset = self._dataset(options)
         try:
             jobs = dataset_plan(dataset=dataset, slugs=options["metrics"])
         except KeyError as error:
@@ -58,3 +85,16 @@ class Command(BaseCommand):
 
     def _reap(self, options) -> None:
         self.stdout.write(", ".join(f"{key} {value}" for key, value in jobs_reap().items()))
+
+
+def estimate_text(found) -> str:
+    cost = (f"${found.cost_usd:,.2f}" + (f" (at most ${found.cost_usd_max:,.2f})" if found.cost_usd_max is not None else "")
+            if found.cost_usd is not None else "no price")
+    bound = f", at most {found.completion_tokens_max:,}" if found.completion_tokens_max is not None else ""
+    return "\n".join([
+        f"{found.metric} on {found.backend}",
+        f"  rows {found.rows:,} ({found.unjudgeable:,} cannot be judged); requests {found.requests:,}, "
+        f"{found.cached:,} already cached; {found.images:,} pictures to send",
+        f"  prompt tokens {found.prompt_tokens:,} ({found.counting})",
+        f"  completion tokens {found.completion_tokens:,}{bound} ({found.completion_basis})",
+        f"  cost {cost} ({found.price_basis}); redraws after unparseable replies not counted"])

@@ -137,6 +137,7 @@ def test_visce2_extracts_the_context_once_per_image_and_rates_with_it(judge_serv
     assert result.scores[:2] == [85.0, 85.0]
     assert result.details[0]["reference_parse"] == 85.0 and result.details[0]["visual_context"].startswith("Object 1")
     assert math.isnan(result.scores[2]) and "outside 0–100" in result.details[2]["error"]
+    assert result.details[2]["visual_context"].startswith("Object 1")   # kept for a failure too (the item page)
     assert judge_server.requests[1]["temperature"] == 0.2 and judge_server.requests[1]["seed"] == 0
     before = len(judge_server.requests)
     get("visce2").score(rows[:2])                                  # every reply cached now

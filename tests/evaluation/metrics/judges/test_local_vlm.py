@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from evaluation.backbones.catalogue import CATALOGUE
-from evaluation.metrics import CaptionRow, get
+from evaluation.metrics import CaptionRow, MetricUnavailable, get
 from evaluation.metrics.judges.backends import JudgeParams, JudgeRequest, LocalVLM, ReplyCache
 
 DIGITS = tuple("0123456789")
@@ -63,3 +63,37 @@ def test_visce2_and_fleur_run_on_the_local_model_and_record_what_they_read(llava
     for value, detail in zip(fleur.scores, fleur.details, strict=True):
         assert detail["draws"] == 1   # greedy on a local model: drawing again gives the same reply
         assert math.isnan(value) == ("error" in detail)
+
+
+def test_qwen2_vl_answers_like_llava_and_batching_changes_nothing(qwen_store, picture):
+    backend = LocalVLM(CATALOGUE["Qwen/Qwen2-VL-7B-Instruct"], batch=4)
+    image = open(picture, "rb").read()
+    requests = [JudgeRequest("rate the caption a dog", image, "image/png", watch=DIGITS),
+                JudgeRequest("rate the caption from 0 to 100: two children sit on a bench and a man rides a bike",
+                             image, "image/png"),
+                JudgeRequest("rate the caption the cat sleeps")]        # no picture, in the same batch
+    params = JudgeParams(max_tokens=4, top_logprobs=3)
+    together = backend.complete(requests, params)
+    alone = [backend.complete([request], params)[0] for request in requests]
+    for a, b, request in zip(together, alone, requests, strict=True):
+        assert a.text == b.text and [t.text for t in a.tokens] == [t.text for t in b.tokens]
+        assert [t.logprob for t in a.tokens] == pytest.approx([t.logprob for t in b.tokens], abs=1e-4)
+        assert a.prompt_tokens == b.prompt_tokens == backend.prompt_tokens(request)
+    assert together[0].prompt_tokens > together[2].prompt_tokens   # the picture's merged patches are in the prompt
+    assert len(together[0].watched[0]) == 10 and together[0].model == "Qwen/Qwen2-VL-7B-Instruct"
+
+
+def test_a_judge_runs_on_the_model_its_settings_name(qwen_store, picture, monkeypatch):
+    monkeypatch.setenv("CAPBENCH_VISCE2_MODEL", "Qwen/Qwen2-VL-7B-Instruct")
+    metric = get("visce2")
+    assert metric.config()["backend"].startswith("transformers:Qwen/Qwen2-VL-7B-Instruct@")
+    result = metric.score([CaptionRow("1", "a dog", (), picture)])
+    assert result.details[0]["model"] == "Qwen/Qwen2-VL-7B-Instruct" and result.details[0]["visual_context"] is not None
+    monkeypatch.setenv("CAPBENCH_FLEUR_MODEL", "roberta-large")
+    fleur = get("fleur")
+    availability = fleur.availability()
+    assert not availability.available
+    assert "CAPBENCH_FLEUR_MODEL='roberta-large' is not a vision-language model" in availability.reason
+    assert "Qwen/Qwen2-VL-7B-Instruct" in availability.reason
+    with pytest.raises(MetricUnavailable, match="CAPBENCH_FLEUR_MODEL"):
+        fleur.estimate([CaptionRow("1", "a dog", (), picture)])

@@ -1,0 +1,153 @@
+"""Text-to-image generation for the cycle metrics (T2I cycle score, CAMScore): a diffusers pipeline
+loaded by its real name from the model store (Stable Diffusion, SDXL, FLUX: whatever
+`DiffusionPipeline` resolves from the folder's model_index.json), one seed per caption so the same
+caption always gives the same picture whatever it is batched with, and an on-disk cache of the
+pictures keyed by everything that determines them (caption, model weights, seed, steps, size,
+guidance). Both metrics read the same cached picture, and the platform shows it on the item page."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import secrets
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from evaluation.backbones.catalogue import CATALOGUE, DiffusersPipeline, folder_sha256, offline
+from evaluation.backbones.device import best_device
+from evaluation.backbones.store import model_dir
+
+DEFAULT_T2I = "black-forest-labs/FLUX.1-dev"
+KEY = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    model: str = DEFAULT_T2I
+    steps: int = 28            # FluxPipeline's default
+    guidance: float = 3.5      # FluxPipeline's default
+    size: int = 512            # CAMScore compares at 512×512; generating there saves 4× over FLUX's 1024
+    seed: int = 0              # added to each caption's own seed
+
+    @classmethod
+    def from_environment(cls) -> GenerationSettings:
+        default = cls()
+        return cls(model=os.environ.get("CAPBENCH_T2I_MODEL") or default.model,
+                   steps=int(os.environ.get("CAPBENCH_T2I_STEPS", default.steps)),
+                   guidance=float(os.environ.get("CAPBENCH_T2I_GUIDANCE", default.guidance)),
+                   size=int(os.environ.get("CAPBENCH_T2I_SIZE", default.size)),
+                   seed=int(os.environ.get("CAPBENCH_T2I_SEED", default.seed)))
+
+
+def caption_seed(caption: str, base: int) -> int:
+    """The caption's own seed: the same text always starts from the same noise."""
+    return (int(hashlib.sha256(caption.encode()).hexdigest()[:8], 16) + base) % 2**31
+
+
+def generated_dir() -> Path:
+    configured = os.environ.get("CAPBENCH_GENERATED_DIR")
+    return Path(configured) if configured else model_dir().parent / "generated"
+
+
+def generated_path(key: str) -> Path | None:
+    """Where the picture with this key is, if it exists (`key` is checked: never a path from outside)."""
+    if not KEY.match(key):
+        return None
+    path = generated_dir() / key[:2] / f"{key}.png"
+    return path if path.is_file() else None
+
+
+class TextToImage:
+    """Pictures for captions through one pipeline, generated in batches, cached on disk."""
+
+    def __init__(self, settings: GenerationSettings, *, batch: int = 4):
+        self.settings, self.batch = settings, batch
+        self.device = best_device()
+        self.generated = 0
+        self._lock = threading.Lock()
+        self._pipeline = None
+
+    @property
+    def spec(self) -> DiffusersPipeline | None:
+        entry = CATALOGUE.get(self.settings.model)
+        return entry if isinstance(entry, DiffusersPipeline) else None
+
+    def unavailable_reason(self) -> str | None:
+        if self.spec is None:
+            known = ", ".join(n for n, e in CATALOGUE.items() if isinstance(e, DiffusersPipeline))
+            return f"CAPBENCH_T2I_MODEL={self.settings.model!r} is not a text-to-image pipeline of the catalogue ({known})"
+        return None if self.spec.present() else self.spec.missing()
+
+    def fingerprint(self) -> str:
+        spec = self.spec
+        weights = folder_sha256(spec.folder)[:16] if spec is not None and spec.present() else "absent"
+        return f"{self.settings.model}@{weights}"
+
+    def identity(self) -> dict:
+        return {**asdict(self.settings), "weights": self.fingerprint()}
+
+    def key(self, caption: str) -> str:
+        text = json.dumps({"caption": caption, **self.identity()}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _load(self):
+        with self._lock:
+            if self._pipeline is None:
+                reason = self.unavailable_reason()
+                if reason:
+                    from evaluation.metrics.base import MetricUnavailable
+
+                    raise MetricUnavailable(reason)
+                offline()
+                import torch
+                from diffusers import DiffusionPipeline
+
+                dtype = torch.bfloat16 if self.device == "cuda" else torch.float32
+                pipeline = DiffusionPipeline.from_pretrained(self.spec.folder, dtype=dtype)
+                if getattr(pipeline, "safety_checker", None) is not None:
+                    pipeline.safety_checker = None  # a blacked-out picture would be scored as the caption's
+                pipeline.set_progress_bar_config(disable=True)
+                self._pipeline = pipeline.to(self.device)
+        return self._pipeline
+
+    def pictures(self, captions: Sequence[str]) -> list[Path]:
+        """One PNG per caption (cached ones are not generated again), in order."""
+        keys = [self.key(caption) for caption in captions]
+        todo = list(dict.fromkeys(caption for caption, key in zip(captions, keys, strict=True)
+                                  if generated_path(key) is None))
+        for start in range(0, len(todo), self.batch):
+            part = todo[start:start + self.batch]
+            for caption, picture in zip(part, self._generate(part), strict=True):
+                self._store(caption, picture)
+        return [generated_path(key) for key in keys]  # type: ignore[misc]
+
+    def _generate(self, captions: list[str]):
+        import torch
+
+        pipeline = self._load()
+        settings = self.settings
+        generators = [torch.Generator(device="cpu").manual_seed(caption_seed(c, settings.seed)) for c in captions]
+        with torch.no_grad():
+            output = pipeline(prompt=list(captions), num_inference_steps=settings.steps, guidance_scale=settings.guidance,
+                              height=settings.size, width=settings.size, generator=generators, output_type="pil")
+        self.generated += len(captions)
+        return output.images
+
+    def _store(self, caption: str, picture) -> None:
+        key = self.key(caption)
+        target = generated_dir() / key[:2] / f"{key}.png"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}")
+        picture.convert("RGB").save(partial, format="PNG")
+        target.with_suffix(".json").write_text(json.dumps({"caption": caption, **self.identity()}))
+        os.replace(partial, target)
+
+
+@functools.lru_cache(maxsize=2)
+def text_to_image(settings: GenerationSettings) -> TextToImage:
+    """One pipeline per process and settings."""
+    return TextToImage(settings)

@@ -1,0 +1,65 @@
+"""One item as a metric researcher reads it: the picture, the references, every candidate with its
+human judgments and its scores under the current metric versions, and what the metrics wrote about
+it (a judge's reasoning and score distribution, VisCE²'s visual context of the image)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from django.db.models import F, Prefetch
+
+from catalog.models import Caption, Item, Judgment
+from catalog.selectors import captions_visible
+from scoring.models import Score
+
+# Detail keys shown as their own parts of a reading rather than in the raw detail.
+REASONING, PICTURE, HOISTED = "reply", "generated_image", {"visual_context", "generated_image"}
+
+
+@dataclass
+class Reading:
+    slug: str
+    name: str
+    value: float | None
+    error: str
+    reasoning: str = ""
+    detail_text: str = ""
+    generated_image: str = ""     # the key of the picture a cycle metric generated from the caption
+
+
+@dataclass
+class Candidate:
+    caption: Caption
+    judgments: list[Judgment]
+    readings: list[Reading] = field(default_factory=list)
+
+
+@dataclass
+class ItemPage:
+    item: Item
+    candidates: list[Candidate]
+    visual_context: str = ""      # VisCE² step 1 for this image (the same for every candidate)
+    visual_context_model: str = ""
+
+
+def item_page(*, item: Item, viewer=None) -> ItemPage:
+    captions = (Caption.objects.filter(captions_visible(viewer), item=item).select_related("system")
+                .prefetch_related(Prefetch("judgments", queryset=Judgment.objects.order_by("dimension", "id")))
+                .order_by("system__name", "id"))
+    candidates = {caption.pk: Candidate(caption, list(caption.judgments.all())) for caption in captions}
+    page = ItemPage(item, list(candidates.values()))
+    scores = (Score.objects.filter(caption__in=list(candidates), metric_version=F("metric_version__metric__current_version"))
+              .select_related("metric_version__metric").order_by("metric_version__metric__slug"))
+    for score in scores:
+        detail = dict(score.detail or {})
+        context = detail.pop("visual_context", "")
+        if context and not page.visual_context:
+            page.visual_context, page.visual_context_model = context, detail.get("model", "")
+        reasoning = detail.pop(REASONING, "")
+        shown = {key: value for key, value in detail.items() if key not in HOISTED and key != "error"}
+        metric = score.metric_version.metric
+        candidates[score.caption_id].readings.append(Reading(
+            metric.slug, metric.name, score.value, score.error, reasoning,
+            json.dumps(shown, indent=1, ensure_ascii=False, sort_keys=True) if shown else "",
+            detail.get(PICTURE, "")))
+    return page

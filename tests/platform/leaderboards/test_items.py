@@ -1,0 +1,75 @@
+"""The item page: VisCE² run through the engine on a tiny local LLaVA shows its visual context once
+for the image and its reply under each candidate; a failed score shows why; a private submission's
+caption is its owner's alone (here and in the item browser)."""
+import hashlib
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from catalog.models import Caption, Dataset, Item, Media, System
+from scoring.models import Score
+from scoring.services.planning import dataset_plan
+from submissions.services import MethodInfo, submission_create
+from tests.platform.scoring.inline import run_jobs
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def one_item(tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    dataset = Dataset.objects.create(slug="tiny", title="Tiny", source_format="canonical", dimensions=["overall"])
+    content = tmp_path / "x.png"
+    Image.fromarray(np.full((30, 40, 3), 90, dtype=np.uint8)).save(content)
+    sha = hashlib.sha256(content.read_bytes()).hexdigest()
+    (settings.MEDIA_ROOT / sha[:2]).mkdir(parents=True)
+    (settings.MEDIA_ROOT / sha[:2] / f"{sha}.png").write_bytes(content.read_bytes())
+    media = Media.objects.create(dataset=dataset, name="x.png", sha256=sha, stored_path=f"{sha[:2]}/{sha}.png")
+    item = Item.objects.create(dataset=dataset, external_id="x.png", media=media, references=["a grey square"])
+    system = System.objects.create(dataset=dataset, slug="model-a", name="Model A")
+    for number, text in enumerate(("a grey square", "a <b>dog</b> on grass")):
+        Caption.objects.create(item=item, system=system, text=text, external_id=str(number))
+    return item
+
+
+def test_visce2_context_and_replies_are_shown_and_failures_say_why(client, llava_store, one_item):
+    run_jobs(dataset_plan(dataset=one_item.dataset, slugs=["visce2"]))
+    scores = list(Score.objects.filter(metric_version__metric__slug="visce2").order_by("caption_id"))
+    assert len(scores) == 2
+    context = scores[0].detail["visual_context"]
+    assert context and scores[1].detail["visual_context"] == context   # step 1 once per image
+    page = client.get(f"/datasets/tiny/items/{one_item.pk}/").content.decode()
+    assert page.count('id="visual-context"') == 1
+    from django.utils.html import escape
+
+    assert f'<pre class="reasoning">{escape(context)}</pre>' in page
+    assert page.count("<summary>Reasoning</summary>") == 2 and escape(scores[0].detail["reply"]) in page
+    assert "a &lt;b&gt;dog&lt;/b&gt; on grass" in page and "<b>dog</b>" not in page
+    for score in scores:
+        if score.value is None:        # a random model's reply may hold no number: shown as a failure, with why
+            assert escape(score.error) in page
+    Score.objects.filter(pk=scores[0].pk).update(value=None, error="unparseable reply: no number in 0–100")
+    page = client.get(f"/datasets/tiny/items/{one_item.pk}/").content.decode()
+    assert "unparseable reply: no number in 0–100" in page and "failed" in page
+
+
+def test_a_private_submissions_caption_is_its_owners_alone(client, one_item, captioner, django_user_model):
+    content = json.dumps([{"image_id": "x.png", "caption": "my secret caption"}]).encode()
+    submission_create(owner=captioner, dataset=one_item.dataset, file_name="r.json", content=content,
+                      method=MethodInfo("Secret"))
+    for url in (f"/datasets/tiny/items/{one_item.pk}/", "/datasets/tiny/items/"):
+        assert "my secret caption" not in client.get(url).content.decode()
+        assert "a grey square" in client.get(url).content.decode()
+    client.force_login(django_user_model.objects.create_user("someone", password="another long password"))
+    assert "my secret caption" not in client.get(f"/datasets/tiny/items/{one_item.pk}/").content.decode()
+    client.force_login(captioner)
+    for url in (f"/datasets/tiny/items/{one_item.pk}/", "/datasets/tiny/items/"):
+        assert "my secret caption" in client.get(url).content.decode()
+
+
+def test_the_item_browser_links_each_item_and_unknown_items_are_404(client, one_item):
+    assert f'href="/datasets/tiny/items/{one_item.pk}/"' in client.get("/datasets/tiny/items/").content.decode()
+    assert client.get(f"/datasets/tiny/items/{one_item.pk + 999}/").status_code == 404
+    assert client.get(f"/datasets/other/items/{one_item.pk}/").status_code == 404
