@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-# model_store, pac_checkpoint, roberta_store, polos_store, llava_store, images; judge_server
-pytest_plugins = ["tests.fixtures.models", "tests.fixtures.judges"]
+# model_store, pac_checkpoint, roberta_store, polos_store, llava_store, qwen_store, images; judge_server;
+# vision_store (tiny SD, EVA, B/16 and Alpha-CLIPs, YOLO, Depth Anything, SAM, FACTUAL T5)
+pytest_plugins = ["tests.fixtures.models", "tests.fixtures.judges", "tests.fixtures.vision"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -124,6 +124,23 @@ class ClipEncoder:
         rows = np.stack([found[sha] for sha in shas])
         return unit_rows(rows) if normalise else rows
 
+    def encode_pictures(self, pictures: Sequence, normalise: bool = True) -> np.ndarray:
+        """One row per PIL picture (crops, generated pictures held in memory); not cached."""
+        model, preprocess, _ = self._load()
+        if not pictures:
+            return np.zeros((0, 0), dtype=np.float32)
+
+        def encode(part):
+            import torch
+
+            pixels = torch.stack([preprocess(picture.convert("RGB")) for picture in part])
+            dtype = torch.float16 if self.precision == "fp16" else torch.float32
+            return model.encode_image(pixels.to(self.device, dtype=dtype))
+
+        rows = self._batched(list(pictures), self.image_batch, encode)
+        self.images_encoded += len(pictures)
+        return unit_rows(rows) if normalise else rows
+
     def _batched(self, items: list, size: int, encode) -> np.ndarray:
         """Encode in batches (raw float32 features); on CUDA out-of-memory, halve the batch and go on."""
         import torch

@@ -25,6 +25,8 @@ class Reading:
     reasoning: str = ""
     detail_text: str = ""
     generated_image: str = ""     # the key of the picture a cycle metric generated from the caption
+    phrases: list = field(default_factory=list)   # HICE-S: each phrase's correctness
+    regions: list = field(default_factory=list)   # HICE-S: each region's completeness and box
 
 
 @dataclass
@@ -56,10 +58,11 @@ def item_page(*, item: Item, viewer=None) -> ItemPage:
         if context and not page.visual_context:
             page.visual_context, page.visual_context_model = context, detail.get("model", "")
         reasoning = detail.pop(REASONING, "")
+        phrases, regions = detail.pop("phrases", []), detail.pop("regions", [])
         shown = {key: value for key, value in detail.items() if key not in HOISTED and key != "error"}
         metric = score.metric_version.metric
         candidates[score.caption_id].readings.append(Reading(
             metric.slug, metric.name, score.value, score.error, reasoning,
             json.dumps(shown, indent=1, ensure_ascii=False, sort_keys=True) if shown else "",
-            detail.get(PICTURE, "")))
+            detail.get(PICTURE, ""), phrases, regions))
     return page

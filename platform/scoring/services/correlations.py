@@ -32,12 +32,17 @@ def dataset_protocols(dataset: Dataset) -> list[Protocol]:
 def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> list[CorrelationResult]:
     scores = dict(Score.objects.filter(metric_version=metric_version, caption__item__dataset=dataset,
                                        caption__system__submission__isnull=True).values_list("caption_id", "value"))
+    held_out = _held_out_note(dataset, metric_version)
+    if held_out:
+        scores = _test_split_only(dataset, scores)
     cells = []
     for chosen in dataset_protocols(dataset):
         if dataset.kind == Dataset.Kind.RATING:
             cells += _rating_cells(dataset, chosen, scores)
         else:
             cells += _pairwise_cells(dataset, chosen, scores)
+    for cell in cells if held_out else []:
+        cell["detail"] = {**cell.get("detail", {}), "held_out": held_out}
     results = []
     with transaction.atomic():
         for cell in cells:
@@ -51,6 +56,25 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
                     result=result, defaults={"values": np.asarray(draws, dtype=np.float32).tobytes()})
             results.append(result)
     return results
+
+
+def _held_out_note(dataset: Dataset, metric_version: MetricVersion) -> str:
+    """A metric fitted on this dataset's judgments (CAMScore's fusion) is compared with them on the
+    test split only: its training and validation items are left out."""
+    fusion = metric_version.config.get("fusion")
+    trained = fusion.get("trained_on") if isinstance(fusion, dict) else None
+    if not isinstance(trained, dict) or trained.get("dataset") != dataset.slug:
+        return ""
+    return (f"trained on this dataset's {trained.get('split')} split and stopped on its {trained.get('validation')} "
+            "split: only the test split's captions are compared")
+
+
+def _test_split_only(dataset: Dataset, scores: dict[int, float | None]) -> dict[int, float | None]:
+    from catalog.models import Caption
+    from scoring.services.training import item_split
+
+    items = dict(Caption.objects.filter(pk__in=list(scores)).values_list("pk", "item__external_id"))
+    return {pk: value for pk, value in scores.items() if item_split(dataset.slug, items[pk]) == "test"}
 
 
 def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | None]) -> list[dict]:

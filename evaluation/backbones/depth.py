@@ -1,0 +1,59 @@
+"""A transformers depth-estimation model (Depth Anything V2) from the model store: relative inverse
+depth maps, resized back to each picture's size."""
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
+from evaluation.backbones.device import best_device
+
+
+class DepthEstimator:
+    def __init__(self, model: HfModel, *, batch: int = 8):
+        self.spec, self.batch = model, batch
+        self.device = best_device()
+        self._lock = threading.Lock()
+        self._loaded = None
+
+    def unavailable_reason(self) -> str | None:
+        return None if self.spec.present() else self.spec.missing()
+
+    def fingerprint(self) -> str:
+        return f"{self.spec.name}@{folder_sha256(self.spec.folder)[:16] if self.spec.present() else 'absent'}"
+
+    def _load(self):
+        with self._lock:
+            if self._loaded is None:
+                offline()
+                from transformers import AutoImageProcessor, AutoModelForDepthEstimation
+
+                processor = AutoImageProcessor.from_pretrained(self.spec.folder)
+                model = AutoModelForDepthEstimation.from_pretrained(self.spec.folder).to(self.device).eval()
+                self._loaded = (processor, model)
+        return self._loaded
+
+    def depths(self, pictures: Sequence) -> list[np.ndarray]:
+        """One (height, width) map per PIL picture."""
+        import torch
+
+        processor, model = self._load()
+        out = []
+        for start in range(0, len(pictures), self.batch):
+            part = [picture.convert("RGB") for picture in pictures[start:start + self.batch]]
+            inputs = processor(images=part, return_tensors="pt").to(self.device)
+            with torch.no_grad():
+                predicted = model(**inputs).predicted_depth.float()
+            for picture, depth in zip(part, predicted, strict=True):
+                resized = torch.nn.functional.interpolate(depth[None, None], size=picture.size[::-1], mode="bicubic",
+                                                          align_corners=False)
+                out.append(resized[0, 0].cpu().numpy())
+        return out
+
+
+@functools.lru_cache(maxsize=2)
+def depth_estimator(model: HfModel) -> DepthEstimator:
+    return DepthEstimator(model)

@@ -1,0 +1,53 @@
+"""An ultralytics YOLO detector loaded by name from the model store's checkpoints (YOLOv8x for
+CAMScore), returning boxes in pixels. Nothing is downloaded: YOLO_OFFLINE is set and its settings
+live under the store."""
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from evaluation.backbones.catalogue import Checkpoint, file_sha256
+from evaluation.backbones.device import best_device
+from evaluation.backbones.store import model_dir
+
+
+class Detector:
+    def __init__(self, checkpoint: Checkpoint, *, confidence: float = 0.25, iou: float = 0.7, size: int = 640):
+        self.checkpoint, self.confidence, self.iou, self.size = checkpoint, confidence, iou, size
+        self.device = best_device()
+        self._lock = threading.Lock()
+        self._model = None
+
+    def unavailable_reason(self) -> str | None:
+        return None if self.checkpoint.path.is_file() else self.checkpoint.missing()
+
+    def fingerprint(self) -> str:
+        path = self.checkpoint.path
+        return f"{self.checkpoint.name}@{file_sha256(path)[:16] if path.is_file() else 'absent'}"
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("YOLO_OFFLINE", "1")
+                os.environ.setdefault("YOLO_CONFIG_DIR", str(model_dir().parent / "ultralytics"))
+                from ultralytics import YOLO
+
+                self._model = YOLO(str(self.checkpoint.path))
+        return self._model
+
+    def boxes(self, pictures: Sequence) -> list[np.ndarray]:
+        """(k, 4) x1 y1 x2 y2 boxes in pixels per PIL picture, most confident first."""
+        if not pictures:
+            return []
+        results = self._load().predict(list(pictures), conf=self.confidence, iou=self.iou, imgsz=self.size,
+                                       device=self.device, verbose=False)
+        return [result.boxes.xyxy.cpu().numpy().astype(np.float64) for result in results]
+
+
+@functools.lru_cache(maxsize=2)
+def detector(checkpoint: Checkpoint, confidence: float = 0.25) -> Detector:
+    return Detector(checkpoint, confidence=confidence)

@@ -1,0 +1,76 @@
+"""Segment-everything the MobileSAMv2 way: an object-aware YOLO proposes boxes (its
+ObjectAwareModel.pt, at conf 0.4, IoU 0.9, 1024 px), and each box prompts a SAM mask decoder
+(one mask per box, logits > 0). SAM runs through transformers (`SamModel` + `SamProcessor` from the
+store, facebook/sam-vit-base by default): MobileSAMv2's EfficientViT image encoder is not packaged
+anywhere we can load by name, so the encoder is SAM's own (a documented substitution). Masks
+smaller than `min_area` of the picture are dropped and at most `max_masks` are kept, the detector's
+most confident first."""
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluation.backbones.catalogue import Checkpoint, HfModel, folder_sha256, offline
+from evaluation.backbones.detector import Detector
+from evaluation.backbones.device import best_device
+
+
+@dataclass
+class Regions:
+    masks: list[np.ndarray]           # (height, width) bool, one per kept region
+    boxes: list[list[float]]          # the prompting box of each, x1 y1 x2 y2 in pixels
+
+
+class Segmenter:
+    def __init__(self, proposer: Checkpoint, sam: HfModel, *, confidence: float = 0.4, iou: float = 0.9,
+                 size: int = 1024, max_masks: int = 32, min_area: float = 0.005):
+        self.detector = Detector(proposer, confidence=confidence, iou=iou, size=size)
+        self.sam, self.max_masks, self.min_area = sam, max_masks, min_area
+        self.device = best_device()
+        self._lock = threading.Lock()
+        self._loaded = None
+
+    def unavailable_reason(self) -> str | None:
+        return self.detector.unavailable_reason() or (None if self.sam.present() else self.sam.missing())
+
+    def fingerprint(self) -> str:
+        sam = folder_sha256(self.sam.folder)[:16] if self.sam.present() else "absent"
+        return f"{self.detector.fingerprint()}+{self.sam.name}@{sam}"
+
+    def settings(self) -> dict:
+        return {"confidence": self.detector.confidence, "iou": self.detector.iou, "size": self.detector.size,
+                "max_masks": self.max_masks, "min_area": self.min_area}
+
+    def _load(self):
+        with self._lock:
+            if self._loaded is None:
+                offline()
+                from transformers import SamModel, SamProcessor
+
+                processor = SamProcessor.from_pretrained(self.sam.folder)
+                self._loaded = (processor, SamModel.from_pretrained(self.sam.folder).to(self.device).eval())
+        return self._loaded
+
+    def regions(self, picture) -> Regions:
+        import torch
+
+        boxes = self.detector.boxes([picture])[0][:self.max_masks]
+        if not len(boxes):
+            return Regions([], [])
+        processor, model = self._load()
+        inputs = processor(images=picture.convert("RGB"), input_boxes=[boxes.tolist()], return_tensors="pt").to(self.device)
+        with torch.no_grad():
+            output = model(**inputs, multimask_output=False)
+        masks = processor.image_processor.post_process_masks(output.pred_masks.cpu(), inputs["original_sizes"].cpu(),
+                                                            inputs["reshaped_input_sizes"].cpu())[0][:, 0].numpy()
+        floor = self.min_area * masks.shape[1] * masks.shape[2]
+        kept = [i for i in range(len(masks)) if masks[i].sum() >= floor]
+        return Regions([masks[i].astype(bool) for i in kept], [boxes[i].round(1).tolist() for i in kept])
+
+
+@functools.lru_cache(maxsize=2)
+def segmenter(proposer: Checkpoint, sam: HfModel, confidence: float = 0.4) -> Segmenter:
+    return Segmenter(proposer, sam, confidence=confidence)
