@@ -90,7 +90,7 @@ def full_size_store(store: Path, kind: str) -> None:
     from transformers import DepthAnythingConfig, DepthAnythingForDepthEstimation, Dinov2Config, DPTImageProcessor
 
     full_size_pipeline(kind, store / "hf" / T2I[kind])
-    for architecture, pretrained in (("EVA01-g-14", "laion400m_s11b_b41k"), ("ViT-B-16", "openai")):
+    for architecture, pretrained in (("EVA01-g-14", "laion400m_s11b_b41k"), ("ViT-B-16-quickgelu", "openai")):
         target = store / "open_clip" / architecture / f"{pretrained}.pt"
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -121,14 +121,14 @@ def full_size_hice(store: Path) -> None:
     import torch
     from transformers import SamConfig, SamModel, SamProcessor, T5Config, T5ForConditionalGeneration
 
-    backbone = store / "open_clip" / "ViT-L-14" / "openai.pt"
+    backbone = store / "open_clip" / "ViT-L-14-quickgelu" / "openai.pt"
     if not backbone.exists():
         backbone.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(open_clip.create_model("ViT-L-14", pretrained=None).state_dict(), backbone)
+        torch.save(open_clip.create_model("ViT-L-14-quickgelu", pretrained=None).state_dict(), backbone)
     alpha = store / "checkpoints" / "alpha_clip" / "clip_l14_grit20m_fultune_2xe.pth"
     if not alpha.exists():
-        visual = {k.removeprefix("visual."): v for k, v in torch.load(backbone, weights_only=True).items()
-                  if k.startswith("visual.")}
+        visual = {k.removeprefix("visual.").replace(".attn.in_proj_", ".attn.in_proj."): v
+                  for k, v in torch.load(backbone, weights_only=True).items() if k.startswith("visual.")}
         visual["conv1_alpha.weight"] = torch.randn(visual["conv1.weight"].shape[0], 1, 14, 14) * 0.01
         alpha.parent.mkdir(parents=True, exist_ok=True)
         torch.save(visual, alpha)

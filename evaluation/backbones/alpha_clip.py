@@ -1,5 +1,5 @@
 """Alpha-CLIP (Sun et al. 2024) on open_clip: the OpenAI CLIP ViT (open_clip's layout matches the
-original's) with Alpha-CLIP's visual weights and its one addition, a bias-free convolution of the
+original's but for the attention's qkv naming, mapped on load; QuickGELU) with Alpha-CLIP's visual weights and its one addition, a bias-free convolution of the
 alpha mask whose output is added to the RGB patch embedding before the class token and positional
 embedding. It is attached as a forward hook on `visual.conv1`, so the rest of open_clip's forward
 runs unchanged. Text features are the plain CLIP text tower's (Alpha-CLIP leaves it frozen).
@@ -19,6 +19,12 @@ from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, file_sha25
 from evaluation.backbones.device import best_device
 
 ALPHA_MEAN, ALPHA_STD = 0.5, 0.26
+
+
+def authors_to_open_clip(key: str) -> str:
+    """Alpha-CLIP's attention keeps its qkv projection as a Linear (`attn.in_proj.weight`/`.bias`),
+    where open_clip (like OpenAI's nn.MultiheadAttention) has `attn.in_proj_weight`/`_bias`."""
+    return key.replace(".attn.in_proj.weight", ".attn.in_proj_weight").replace(".attn.in_proj.bias", ".attn.in_proj_bias")
 
 
 def square_crop_box(width: int, height: int) -> tuple[int, int, int, int]:
@@ -65,7 +71,7 @@ class AlphaClip:
                                                device="cpu", precision="fp32")
                 state = torch.load(self.checkpoint.path, map_location="cpu", weights_only=True)
                 state = state.get("state_dict", state)
-                state = {key.removeprefix("visual."): value for key, value in state.items()}
+                state = {authors_to_open_clip(key.removeprefix("visual.")): value for key, value in state.items()}
                 alpha_weight = state.pop("conv1_alpha.weight", None)
                 model.visual.load_state_dict(state)
                 conv = model.visual.conv1

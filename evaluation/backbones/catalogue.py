@@ -112,8 +112,9 @@ class Checkpoint:
 
 CATALOGUE: dict[str, OpenClipModel | HfModel | DiffusersPipeline | Checkpoint] = {m.name: m for m in (
     OpenClipModel("ViT-B-32-quickgelu", "openai"),
-    OpenClipModel("ViT-B-16", "openai"),
-    OpenClipModel("ViT-L-14", "openai"),
+    # OpenAI's towers were trained with QuickGELU: open_clip's "-quickgelu" configs, or the numbers drift.
+    OpenClipModel("ViT-B-16-quickgelu", "openai"),
+    OpenClipModel("ViT-L-14-quickgelu", "openai"),
     OpenClipModel("ViT-L-14", "laion2b_s32b_b82k"),
     HfModel("roberta-large"),
     Checkpoint("pacscore/clip_ViT-B-32.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"),

@@ -16,8 +16,9 @@ from evaluation.backbones.store import model_dir
 
 
 class Detector:
-    def __init__(self, checkpoint: Checkpoint, *, confidence: float = 0.25, iou: float = 0.7, size: int = 640):
-        self.checkpoint, self.confidence, self.iou, self.size = checkpoint, confidence, iou, size
+    def __init__(self, checkpoint: Checkpoint, *, confidence: float = 0.25, iou: float = 0.7, size: int = 640,
+                 batch: int = 16):
+        self.checkpoint, self.confidence, self.iou, self.size, self.batch = checkpoint, confidence, iou, size, batch
         self.device = best_device()
         self._lock = threading.Lock()
         self._model = None
@@ -41,11 +42,13 @@ class Detector:
 
     def boxes(self, pictures: Sequence) -> list[np.ndarray]:
         """(k, 4) x1 y1 x2 y2 boxes in pixels per PIL picture, most confident first."""
-        if not pictures:
-            return []
-        results = self._load().predict(list(pictures), conf=self.confidence, iou=self.iou, imgsz=self.size,
-                                       device=self.device, verbose=False)
-        return [result.boxes.xyxy.cpu().numpy().astype(np.float64) for result in results]
+        model, out = self._load(), []
+        for start in range(0, len(pictures), self.batch):     # ultralytics makes one batch of whatever it is given
+            with self._lock:                                   # its predictor keeps per-call state
+                results = model.predict(list(pictures[start:start + self.batch]), conf=self.confidence, iou=self.iou,
+                                        imgsz=self.size, device=self.device, verbose=False)
+            out.extend(result.boxes.xyxy.cpu().numpy().astype(np.float64) for result in results)
+        return out
 
 
 @functools.lru_cache(maxsize=2)

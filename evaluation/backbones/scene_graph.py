@@ -43,6 +43,7 @@ class SceneGraphParser:
         self._lock = threading.Lock()
         self._loaded = None
         self._parsed: dict[str, list[tuple[str, ...]]] = {}
+        self.remembered = 200_000
 
     def unavailable_reason(self) -> str | None:
         return None if self.spec.present() else self.spec.missing()
@@ -65,6 +66,8 @@ class SceneGraphParser:
         """The triplets of each text (sentences parsed apart and merged); each sentence once per process."""
         sentences = {text: [s for s in SENTENCE.split(text.strip()) if s] for text in texts}
         todo = list(dict.fromkeys(s for parts in sentences.values() for s in parts if s not in self._parsed))
+        if len(self._parsed) + len(todo) > self.remembered:
+            self._parsed.clear()                             # a long-lived worker keeps a bounded memo
         for start in range(0, len(todo), self.batch):
             part = todo[start:start + self.batch]
             for sentence, output in zip(part, self._generate(part), strict=True):
@@ -83,7 +86,7 @@ class SceneGraphParser:
         tokenizer, model = self._load()
         inputs = tokenizer([PREFIX + s for s in sentences], max_length=self.max_input, truncation=True, padding=True,
                            return_tensors="pt").to(self.device)
-        with torch.no_grad():
+        with self._lock, torch.no_grad():
             generated = model.generate(**inputs, num_beams=self.beams, max_length=self.max_output,
                                        decoder_start_token_id=model.config.pad_token_id, early_stopping=True)
         return tokenizer.batch_decode(generated, skip_special_tokens=True)

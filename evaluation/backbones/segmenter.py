@@ -1,10 +1,10 @@
 """Segment-everything the MobileSAMv2 way: an object-aware YOLO proposes boxes (its
 ObjectAwareModel.pt, at conf 0.4, IoU 0.9, 1024 px), and each box prompts a SAM mask decoder
-(one mask per box, logits > 0). SAM runs through transformers (`SamModel` + `SamProcessor` from the
+(one mask per box, logits > 0; 64 boxes per SAM pass). SAM runs through transformers (`SamModel` + `SamProcessor` from the
 store, facebook/sam-vit-base by default): MobileSAMv2's EfficientViT image encoder is not packaged
 anywhere we can load by name, so the encoder is SAM's own (a documented substitution). Masks
-smaller than `min_area` of the picture are dropped and at most `max_masks` are kept, the detector's
-most confident first."""
+covering less than `min_area` of the picture's centre square (what Alpha-CLIP sees) are dropped,
+then at most `max_masks` are kept, the detector's most confident first."""
 from __future__ import annotations
 
 import functools
@@ -44,6 +44,13 @@ class Segmenter:
         return {"confidence": self.detector.confidence, "iou": self.detector.iou, "size": self.detector.size,
                 "max_masks": self.max_masks, "min_area": self.min_area}
 
+    def large_enough(self, mask: np.ndarray) -> bool:
+        """At least `min_area` of the picture's centre square, the part the region encoder sees."""
+        height, width = mask.shape
+        side = min(height, width)
+        top, left = (height - side) // 2, (width - side) // 2
+        return bool(mask[top:top + side, left:left + side].sum() >= self.min_area * side * side)
+
     def _load(self):
         with self._lock:
             if self._loaded is None:
@@ -54,21 +61,32 @@ class Segmenter:
                 self._loaded = (processor, SamModel.from_pretrained(self.sam.folder).to(self.device).eval())
         return self._loaded
 
-    def regions(self, picture) -> Regions:
+    def regions(self, picture, *, prompts_per_pass: int = 64) -> Regions:
         import torch
 
-        boxes = self.detector.boxes([picture])[0][:self.max_masks]
+        boxes = self.detector.boxes([picture])[0]
         if not len(boxes):
             return Regions([], [])
         processor, model = self._load()
-        inputs = processor(images=picture.convert("RGB"), input_boxes=[boxes.tolist()], return_tensors="pt").to(self.device)
-        with torch.no_grad():
-            output = model(**inputs, multimask_output=False)
-        masks = processor.image_processor.post_process_masks(output.pred_masks.cpu(), inputs["original_sizes"].cpu(),
-                                                            inputs["reshaped_input_sizes"].cpu())[0][:, 0].numpy()
-        floor = self.min_area * masks.shape[1] * masks.shape[2]
-        kept = [i for i in range(len(masks)) if masks[i].sum() >= floor]
-        return Regions([masks[i].astype(bool) for i in kept], [boxes[i].round(1).tolist() for i in kept])
+        picture = picture.convert("RGB")
+        masks, kept_boxes, embeddings = [], [], None
+        for start in range(0, len(boxes), prompts_per_pass):
+            part = boxes[start:start + prompts_per_pass]
+            inputs = processor(images=picture, input_boxes=[part.tolist()], return_tensors="pt").to(self.device)
+            pixels = inputs.pop("pixel_values")
+            with torch.no_grad():
+                if embeddings is None:                     # the image encoder runs once per picture
+                    embeddings = model.get_image_embeddings(pixels)
+                output = model(**inputs, image_embeddings=embeddings, multimask_output=False)
+            found = processor.image_processor.post_process_masks(
+                output.pred_masks.cpu(), inputs["original_sizes"].cpu(), inputs["reshaped_input_sizes"].cpu())[0][:, 0]
+            for box, mask in zip(part, found.numpy(), strict=True):
+                if self.large_enough(mask):
+                    masks.append(mask.astype(bool))
+                    kept_boxes.append(box.round(1).tolist())
+            if len(masks) >= self.max_masks:
+                break
+        return Regions(masks[:self.max_masks], kept_boxes[:self.max_masks])
 
 
 @functools.lru_cache(maxsize=2)

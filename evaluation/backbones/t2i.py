@@ -1,8 +1,9 @@
 """Text-to-image generation for the cycle metrics (T2I cycle score, CAMScore): a diffusers pipeline
 loaded by its real name from the model store (Stable Diffusion, SDXL, FLUX: whatever
 `DiffusionPipeline` resolves from the folder's model_index.json), one seed per caption so the same
-caption always gives the same picture whatever it is batched with, and an on-disk cache of the
-pictures keyed by everything that determines them (caption, model weights, seed, steps, size,
+caption always starts from the same noise whatever it is batched with (batched kernels may still move
+a pixel value by a unit or two), and an on-disk cache of the pictures keyed by everything that
+determines them (caption, model weights, seed, steps, size,
 guidance). Both metrics read the same cached picture, and the platform shows it on the item page."""
 from __future__ import annotations
 
@@ -70,6 +71,7 @@ class TextToImage:
         self.generated = 0
         self._lock = threading.Lock()
         self._pipeline = None
+        self._fingerprint: str | None = None
 
     @property
     def spec(self) -> DiffusersPipeline | None:
@@ -83,9 +85,14 @@ class TextToImage:
         return None if self.spec.present() else self.spec.missing()
 
     def fingerprint(self) -> str:
-        spec = self.spec
-        weights = folder_sha256(spec.folder)[:16] if spec is not None and spec.present() else "absent"
-        return f"{self.settings.model}@{weights}"
+        """The pipeline's weights, hashed once per instance (a FLUX folder is tens of GB)."""
+        if self._fingerprint is None:
+            spec = self.spec
+            weights = folder_sha256(spec.folder)[:16] if spec is not None and spec.present() else "absent"
+            if weights == "absent":
+                return f"{self.settings.model}@absent"      # not remembered: the weights may arrive later
+            self._fingerprint = f"{self.settings.model}@{weights}"
+        return self._fingerprint
 
     def identity(self) -> dict:
         return {**asdict(self.settings), "weights": self.fingerprint()}
@@ -131,7 +138,7 @@ class TextToImage:
         pipeline = self._load()
         settings = self.settings
         generators = [torch.Generator(device="cpu").manual_seed(caption_seed(c, settings.seed)) for c in captions]
-        with torch.no_grad():
+        with self._lock, torch.no_grad():                    # the scheduler keeps per-call state
             output = pipeline(prompt=list(captions), num_inference_steps=settings.steps, guidance_scale=settings.guidance,
                               height=settings.size, width=settings.size, generator=generators, output_type="pil")
         self.generated += len(captions)

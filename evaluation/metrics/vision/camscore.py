@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from evaluation.metrics.vision.levels import (
 )
 
 SIDE = 512
-SEMANTIC: OpenClipModel = CATALOGUE["ViT-B-16/openai"]                                    # type: ignore[assignment]
+SEMANTIC: OpenClipModel = CATALOGUE["ViT-B-16-quickgelu/openai"]                          # type: ignore[assignment]
 YOLO: Checkpoint = CATALOGUE["ultralytics/yolov8x.pt"]                                    # type: ignore[assignment]
 DEPTH: HfModel = CATALOGUE["depth-anything/Depth-Anything-V2-Large-hf"]                  # type: ignore[assignment]
 FUSION: Checkpoint = CATALOGUE["camscore/fusion.pt"]                                      # type: ignore[assignment]
@@ -41,6 +42,15 @@ def square(path) -> object:
 
     with Image.open(path) as picture:
         return picture.convert("RGB").resize((SIDE, SIDE), Image.Resampling.BICUBIC)
+
+
+@dataclass
+class Seen:
+    picture: object              # the 512×512 square
+    whole: np.ndarray            # its CLIP feature
+    boxes: np.ndarray            # (k, 4) pixels
+    crops: np.ndarray            # (k, d) the boxes' CLIP features
+    depth: np.ndarray            # (512, 512) relative inverse depth
 
 
 def crop(picture, box) -> object:
@@ -97,37 +107,47 @@ class CamScore(CycleMetric):
         reason = self.unavailable_reason()
         return Availability(reason is None, reason or "")
 
-    def levels(self, rows: Sequence[CaptionRow]) -> tuple[list[int], list[dict]]:
-        """The raw level values of every row with a picture (in its detail), before any fusion."""
+    def levels(self, rows: Sequence[CaptionRow], *, chunk: int = 32) -> tuple[list[int], list[dict]]:
+        """The raw level values of every row with a picture (in its detail), before any fusion; `chunk`
+        rows at a time, so memory stays bounded however many rows come (a training split)."""
         reason = self.levels_unavailable()
         if reason:
             raise MetricUnavailable(reason)
         kept, details = picture_rows(rows)
-        if not kept:
-            return kept, details
-        generated = self.generated(rows, kept, details)
-        _, semantic, objects, depth = self.parts()
-        originals = [square(rows[i].media) for i in kept]
-        pictures = [square(path) for path in generated]
-        whole = semantic.encode_pictures(originals + pictures)
-        boxes = objects.boxes(originals + pictures)
-        depths = depth.depths(originals + pictures)
-        count = len(kept)
-        for k, i in enumerate(kept):
-            a, b = originals[k], pictures[k]
-            box_a, box_b = boxes[k], boxes[count + k]
-            crops = semantic.encode_pictures([crop(a, box) for box in box_a] + [crop(b, box) for box in box_b])
-            object_cost, pairs = object_matching(crops[:len(box_a)], crops[len(box_a):])
-            unit_a, unit_b = box_a / SIDE, box_b / SIDE
+        for start in range(0, len(kept), chunk):
+            self._compare(rows, kept[start:start + chunk], details)
+        return kept, details
+
+    def _compare(self, rows: Sequence[CaptionRow], part: list[int], details: list[dict]) -> None:
+        generated = self.generated(rows, part, details)
+        seen = self._look(list(dict.fromkeys([rows[i].media for i in part] + [str(path) for path in generated])))
+        for i, path in zip(part, generated, strict=True):
+            a, b = seen[rows[i].media], seen[str(path)]
+            object_cost, pairs = object_matching(a.crops, b.crops)
+            unit_a, unit_b = a.boxes / SIDE, b.boxes / SIDE
             details[i].update({
-                "pixel": pixel_distance(np.asarray(a) / 255.0, np.asarray(b) / 255.0),
-                "semantic": cosine(whole[k], whole[count + k]),
+                "pixel": pixel_distance(np.asarray(a.picture) / 255.0, np.asarray(b.picture) / 255.0),
+                "semantic": cosine(a.whole, b.whole),
                 "object": object_cost,
                 "ciou": mean_ciou_loss(unit_a, unit_b, pairs),
-                "depth": scale_invariant_log_error(depths[count + k], depths[k]),
+                "depth": scale_invariant_log_error(b.depth, a.depth),
                 "boxes_original": np.round(unit_a, 4).tolist(), "boxes_generated": np.round(unit_b, 4).tolist(),
                 "matches": [[a_index, b_index, round(cost, 4)] for a_index, b_index, cost in pairs]})
-        return kept, details
+
+    def _look(self, paths: list[str]) -> dict[str, Seen]:
+        """Each distinct picture once (an original shared by five captions, a caption written twice):
+        the 512×512 square, its CLIP feature, boxes, crops' features and depth map."""
+        _, semantic, objects, depth = self.parts()
+        pictures = [square(path) for path in paths]
+        whole = semantic.encode_pictures(pictures)
+        boxes = objects.boxes(pictures)
+        depths = depth.depths(pictures)
+        crops = semantic.encode_pictures([crop(p, box) for p, found in zip(pictures, boxes, strict=True) for box in found])
+        seen, start = {}, 0
+        for path, picture, feature, found, depth_map in zip(paths, pictures, whole, boxes, depths, strict=True):
+            seen[path] = Seen(picture, feature, found, crops[start:start + len(found)], depth_map)
+            start += len(found)
+        return seen
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         reason = self.unavailable_reason()

@@ -28,7 +28,7 @@ from evaluation.metrics.registry import register
 from evaluation.metrics.vision.levels import harmonic_mean
 
 W = 2.5
-BACKBONE: OpenClipModel = CATALOGUE["ViT-L-14/openai"]                                      # type: ignore[assignment]
+BACKBONE: OpenClipModel = CATALOGUE["ViT-L-14-quickgelu/openai"]                            # type: ignore[assignment]
 ALPHA: Checkpoint = CATALOGUE["alpha_clip/clip_l14_grit20m_fultune_2xe.pth"]               # type: ignore[assignment]
 PROPOSER: Checkpoint = CATALOGUE["mobilesamv2/ObjectAwareModel.pt"]                        # type: ignore[assignment]
 SAM: HfModel = CATALOGUE["facebook/sam-vit-base"]                                           # type: ignore[assignment]
@@ -60,7 +60,7 @@ class _Hice(Metric):
              "together, then resized.",
              "Regions: MobileSAMv2's object-aware YOLO boxes (conf 0.4, IoU 0.9, 1024 px) prompt SAM ViT-B through "
              "transformers (MobileSAMv2's EfficientViT encoder is not loadable by name); masks under 0.5% of the "
-             "picture dropped, at most 32 kept. No region → the whole picture is the one region.",
+             "centre square Alpha-CLIP sees are dropped, then at most 32 kept. No region → the whole picture is the one region.",
              "Phrases: FACTUAL (flan-t5-base-VG-factual-sg) triplets, read as \"subject predicate object\" "
              "(attributes as \"dog is brown\"), a lone entity as itself; each sentence parsed on its own. No triplet → "
              "the caption itself is the one phrase.",
@@ -145,7 +145,7 @@ class _Hice(Metric):
         if reference_triplets is not None:
             references = encoder.encode_texts(list(row.references))
             global_ttc = float((references @ texts[0]).max())
-            ref_phrases = [phrase(t) for t in reference_triplets] or list(row.references)
+            ref_phrases = list(dict.fromkeys(phrase(t) for t in reference_triplets)) or list(row.references)
             ref_texts = encoder.encode_texts(ref_phrases)
             p, r, _, _ = local_match(texts[1:] @ ref_texts.T)
             local_ttc = harmonic_mean([p, r])

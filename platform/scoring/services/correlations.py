@@ -32,9 +32,9 @@ def dataset_protocols(dataset: Dataset) -> list[Protocol]:
 def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> list[CorrelationResult]:
     scores = dict(Score.objects.filter(metric_version=metric_version, caption__item__dataset=dataset,
                                        caption__system__submission__isnull=True).values_list("caption_id", "value"))
-    held_out = _held_out_note(dataset, metric_version)
+    held_out, split = _held_out(dataset, metric_version)
     if held_out:
-        scores = _test_split_only(dataset, scores)
+        scores = _split_only(dataset, scores, split)
     cells = []
     for chosen in dataset_protocols(dataset):
         if dataset.kind == Dataset.Kind.RATING:
@@ -58,23 +58,26 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
     return results
 
 
-def _held_out_note(dataset: Dataset, metric_version: MetricVersion) -> str:
+def _held_out(dataset: Dataset, metric_version: MetricVersion) -> tuple[str, str]:
     """A metric fitted on this dataset's judgments (CAMScore's fusion) is compared with them on the
-    test split only: its training and validation items are left out."""
+    one split it neither trained nor stopped on: (the note saying so, that split), else ("", "")."""
+    from scoring.services.training import SPLITS
+
     fusion = metric_version.config.get("fusion")
     trained = fusion.get("trained_on") if isinstance(fusion, dict) else None
     if not isinstance(trained, dict) or trained.get("dataset") != dataset.slug:
-        return ""
+        return "", ""
+    [unseen] = sorted(set(SPLITS) - {trained.get("split"), trained.get("validation")}) or ["none"]
     return (f"trained on this dataset's {trained.get('split')} split and stopped on its {trained.get('validation')} "
-            "split: only the test split's captions are compared")
+            f"split: only the {unseen} split's captions are compared", unseen)
 
 
-def _test_split_only(dataset: Dataset, scores: dict[int, float | None]) -> dict[int, float | None]:
+def _split_only(dataset: Dataset, scores: dict[int, float | None], split: str) -> dict[int, float | None]:
     from catalog.models import Caption
     from scoring.services.training import item_split
 
     items = dict(Caption.objects.filter(pk__in=list(scores)).values_list("pk", "item__external_id"))
-    return {pk: value for pk, value in scores.items() if item_split(dataset.slug, items[pk]) == "test"}
+    return {pk: value for pk, value in scores.items() if item_split(dataset.slug, items[pk]) == split}
 
 
 def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | None]) -> list[dict]:

@@ -15,6 +15,7 @@ from catalog.models import Caption, Dataset, Item, Judgment, Media, System
 from scoring.models import Metric, Score
 from scoring.services.planning import dataset_plan
 from scoring.services.training import item_split
+from evaluation.metrics.vision.levels import harmonic_mean
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db
@@ -79,8 +80,13 @@ def test_camscore_is_trained_on_one_split_and_then_scores_through_the_engine(vis
     assert record["train_captions"] == 2 * splits.count("train") and record["split_rule"].startswith("sha256")
     Caption.objects.exclude(item__in=Item.objects.filter(dataset=rated).order_by("id")[:3]).delete()
     run_jobs(dataset_plan(dataset=rated, slugs=["camscore"]))
+    from evaluation.backbones.catalogue import CATALOGUE
+    from evaluation.metrics.vision.fusion import LEVELS, Fusion
+
     stored = list(Score.objects.filter(metric_version=metric.current_version))
-    assert len(stored) == 6 and all(0 < score.value < 1 for score in stored)
+    fusion = Fusion.load(CATALOGUE["camscore/fusion.pt"].path)
+    assert len(stored) == 6
+    assert [s.value for s in stored] == pytest.approx(fusion([{k: s.detail[k] for k in LEVELS} for s in stored]))
     assert all({"pixel", "semantic", "object", "ciou", "depth", "boxes_original", "matches", "generated_image"}
                <= set(score.detail) for score in stored)
 
@@ -101,7 +107,12 @@ def test_hice_scores_go_through_the_engine_and_the_item_page_shows_phrases_and_r
     run_jobs(dataset_plan(dataset=rated, slugs=["hice_s", "ref_hice_s"]))
     for slug in ("hice_s", "ref_hice_s"):
         stored = list(Score.objects.filter(metric_version__metric__slug=slug))
-        assert len(stored) == 2 and all(score.value is not None and score.value >= 0 for score in stored)
+        assert len(stored) == 2
+        for score in stored:
+            parts = [score.detail[key] for key in ("global_itc", "local_itc", "global_ttc", "local_ttc")
+                     if key in score.detail]
+            assert len(parts) == (4 if slug == "ref_hice_s" else 2)
+            assert score.value == pytest.approx(harmonic_mean(parts))
         assert all(score.detail["phrases"] and score.detail["regions"] for score in stored)
     page = client.get(f"/datasets/rated/items/{item.pk}/").content.decode()
     phrase = Score.objects.filter(metric_version__metric__slug="hice_s").first().detail["phrases"][0]["text"]
@@ -109,22 +120,26 @@ def test_hice_scores_go_through_the_engine_and_the_item_page_shows_phrases_and_r
     assert "Regions' completeness (their best phrase)" in page
 
 
-def test_a_metric_fitted_on_a_dataset_is_compared_with_it_on_the_test_split_only(client, rated):
+@pytest.mark.parametrize(("split", "validation", "unseen"), [("train", "validation", "test"),
+                                                             ("test", "train", "validation")])
+def test_a_metric_fitted_on_a_dataset_is_compared_with_it_on_its_unseen_split_only(client, rated, split, validation,
+                                                                                     unseen):
     from scoring.services.correlations import dataset_correlations
     from scoring.services.metrics import metrics_sync
 
     metrics_sync()
     metric = Metric.objects.get(slug="camscore")
     version = metric.versions.create(version="1", config_hash="fitted-on-rated", config={"fusion": {"trained_on": {
-        "dataset": "rated", "split": "train", "validation": "validation"}}})
+        "dataset": "rated", "split": split, "validation": validation}}})
     for caption in Caption.objects.filter(item__dataset=rated):
         Score.objects.create(caption=caption, metric_version=version, value=caption.judgments.first().value + caption.pk % 3,
                              input_key=str(caption.pk))
     results = dataset_correlations(dataset=rated, metric_version=version)
-    test_captions = sum(2 for external_id in Item.objects.filter(dataset=rated).values_list("external_id", flat=True)
-                        if item_split("rated", external_id) == "test")
-    assert results and {r.n for r in results if r.level == "caption"} == {test_captions}
-    assert all("only the test split's captions are compared" in r.detail["held_out"] for r in results)
+    unseen_captions = sum(2 for external_id in Item.objects.filter(dataset=rated).values_list("external_id", flat=True)
+                          if item_split("rated", external_id) == unseen)
+    assert results and {r.n for r in results if r.level == "caption"} == {unseen_captions}
+    assert all(f"only the {unseen} split's captions are compared" in r.detail["held_out"]
+               for r in results)
     Metric.objects.filter(pk=metric.pk).update(current_version=version)
     page = client.get("/metrics/camscore/", {"dataset": "rated"}).content.decode()
-    assert "Fitted on Rated's judgments: trained on this dataset&#x27;s train split" in page
+    assert f"Fitted on Rated's judgments: trained on this dataset&#x27;s {split} split" in page

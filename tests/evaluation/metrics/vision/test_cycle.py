@@ -76,19 +76,37 @@ def test_t2i_cycle_is_the_cosine_of_the_two_pictures_image_features(vision_store
 
 
 def test_camscore_levels_are_kept_with_boxes_and_matches(vision_store, photos):
+    import open_clip
+    import torch
+    from transformers import AutoImageProcessor, AutoModelForDepthEstimation
+
+    from evaluation.metrics.vision.levels import scale_invariant_log_error
+
     metric = get("camscore")
-    kept, details = metric.levels([CaptionRow("1", "a dog on grass", (), photos[0]), CaptionRow("2", "x", (), None)])
-    assert kept == [0] and "error" in details[1]
-    detail = details[0]
-    assert set(LEVELS) <= set(detail) and all(math.isfinite(detail[name]) for name in LEVELS)
-    original = np.asarray(Image.open(photos[0]).convert("RGB").resize((512, 512), Image.Resampling.BICUBIC)) / 255
-    generated = np.asarray(Image.open(generated_path(detail["generated_image"])).convert("RGB")
-                           .resize((512, 512), Image.Resampling.BICUBIC)) / 255
-    assert detail["pixel"] == pytest.approx(pixel_distance(original, generated))
-    assert -1 <= detail["semantic"] <= 1 and detail["depth"] >= 0 and 0 <= detail["object"] <= 2
-    assert detail["boxes_original"] and detail["boxes_generated"]                  # the random detector finds boxes
-    assert all(0 <= v <= 1 for box in detail["boxes_original"] for v in box)
-    assert len(detail["matches"]) == min(len(detail["boxes_original"]), len(detail["boxes_generated"]))
+    rows = [CaptionRow("1", "a dog on grass", (), photos[0]), CaptionRow("2", "x", (), None),
+            CaptionRow("3", "a red bus", (), photos[1])]
+    kept, details = metric.levels(rows, chunk=1)
+    assert kept == [0, 2] and "error" in details[1]
+    for row, detail in zip([rows[0], rows[2]], [details[0], details[2]], strict=True):
+        assert set(LEVELS) <= set(detail) and all(math.isfinite(detail[name]) for name in LEVELS)
+        squares = [Image.open(p).convert("RGB").resize((512, 512), Image.Resampling.BICUBIC)
+                   for p in (row.media, generated_path(detail["generated_image"]))]
+        assert detail["pixel"] == pytest.approx(pixel_distance(*(np.asarray(s) / 255 for s in squares)))
+        spec = CATALOGUE["ViT-B-16-quickgelu/openai"]
+        model, _, preprocess = open_clip.create_model_and_transforms("ViT-B-16-quickgelu", pretrained=str(spec.weights()))
+        with torch.no_grad():
+            features = torch.nn.functional.normalize(model.eval().encode_image(torch.stack([preprocess(s) for s in squares])),
+                                                     dim=-1)
+        assert detail["semantic"] == pytest.approx(float(features[0] @ features[1]), abs=1e-5)
+        folder = CATALOGUE["depth-anything/Depth-Anything-V2-Large-hf"].folder
+        processor, depth = AutoImageProcessor.from_pretrained(folder), AutoModelForDepthEstimation.from_pretrained(folder)
+        with torch.no_grad():
+            maps = depth(**processor(images=squares, return_tensors="pt")).predicted_depth
+        maps = torch.nn.functional.interpolate(maps[:, None], size=(512, 512), mode="bicubic", align_corners=False)[:, 0]
+        assert detail["depth"] == pytest.approx(scale_invariant_log_error(maps[1].numpy(), maps[0].numpy()), rel=1e-4)
+        assert detail["boxes_original"] and detail["boxes_generated"]              # the random detector finds boxes
+        assert all(0 <= v <= 1 for box in detail["boxes_original"] for v in box)
+        assert len(detail["matches"]) == min(len(detail["boxes_original"]), len(detail["boxes_generated"]))
     assert not metric.availability().available and "train it with `manage.py metrics train camscore" in \
         metric.availability().reason
 

@@ -60,7 +60,7 @@ def test_the_alpha_branch_equals_a_four_channel_patch_embedding(vision_store, ph
     import open_clip
 
     state = encoder._load()[0].visual.state_dict()
-    visual = open_clip.create_model("ViT-L-14", pretrained=None).visual.eval()     # a fresh tower, no hook
+    visual = open_clip.create_model("ViT-L-14-quickgelu", pretrained=None).visual.eval()     # a fresh tower, no hook
     alpha_weight = state.pop("conv1_alpha.weight")
     visual.load_state_dict(state)
     rgb_conv = visual.conv1
