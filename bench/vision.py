@@ -187,12 +187,10 @@ def timed(action) -> float:
     return time.perf_counter() - start
 
 
-def stage_timers(camscore) -> dict[str, float]:
-    """Accumulated seconds in each of CAMScore's models (the rest is decoding, resizing, matching)."""
-    _, semantic, objects, depth = camscore.parts()
-    spent = {"CLIP B/16 pictures and crops": 0.0, "YOLOv8x": 0.0, "Depth Anything V2 L": 0.0}
-    for name, owner, method in (("CLIP B/16 pictures and crops", semantic, "encode_pictures"),
-                                ("YOLOv8x", objects, "boxes"), ("Depth Anything V2 L", depth, "depths")):
+def stage_timers(stages: list[tuple[str, object, str]]) -> dict[str, float]:
+    """Seconds accumulated in each (name, object, method) from now on: the method is wrapped."""
+    spent = {name: 0.0 for name, _, _ in stages}
+    for name, owner, method in stages:
         original = getattr(owner, method)
 
         def wrapped(*args, _original=original, _name=name, **kwargs):
@@ -266,7 +264,9 @@ def main() -> None:
     every = detector.boxes
     detector.boxes = lambda pictures: [found[:args.boxes] for found in every(pictures)]
     warm = timed(lambda: camscore.levels(rows[:2]))
-    stages = stage_timers(camscore)
+    _, semantic, objects, depth = camscore.parts()   # the rest of the time: decoding, resizing, matching
+    stages = stage_timers([("CLIP B/16 pictures and crops", semantic, "encode_pictures"), ("YOLOv8x", objects, "boxes"),
+                           ("Depth Anything V2 L", depth, "depths")])
     levels = timed(lambda: camscore.levels(rows)) / len(rows)
     shares = ", ".join(f"{name} {seconds / len(rows):.3f} s ({seconds / (levels * len(rows)):.0%})"
                        for name, seconds in stages.items())
@@ -292,17 +292,8 @@ def hice_stages(rows: list[CaptionRow], store: Path) -> float:
     metric = get("hice_s")
     encoder, regions, parser = metric.parts()
     warm = timed(lambda: metric.score(rows[:1]))
-    spent = {"regions (proposer + SAM)": 0.0, "Alpha-CLIP": 0.0, "FACTUAL parse": 0.0}
-    for name, owner, method in (("regions (proposer + SAM)", regions, "regions"), ("Alpha-CLIP", encoder, "encode_regions"),
-                                ("FACTUAL parse", parser, "parse")):
-        original = getattr(owner, method)
-
-        def wrapped(*args, _original=original, _name=name, **kwargs):
-            result = []
-            spent[_name] += timed(lambda: result.append(_original(*args, **kwargs)))
-            return result[0]
-
-        setattr(owner, method, wrapped)
+    spent = stage_timers([("regions (proposer + SAM)", regions, "regions"), ("Alpha-CLIP", encoder, "encode_regions"),
+                          ("FACTUAL parse", parser, "parse")])
     fresh = rows[1:] or rows
     total = timed(lambda: metric.score(fresh)) / len(fresh)
     shares = ", ".join(f"{name} {seconds / len(fresh):.3f} s ({seconds / (total * len(fresh)):.0%})"

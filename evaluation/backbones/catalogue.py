@@ -75,16 +75,10 @@ class HfModel:
 
 
 @dataclass(frozen=True)
-class DiffusersPipeline:
-    repo_id: str        # e.g. "black-forest-labs/FLUX.1-dev"
+class DiffusersPipeline(HfModel):
+    """A diffusers pipeline folder (save_pretrained of the whole pipeline, with its model_index.json)."""
 
-    @property
-    def name(self) -> str:
-        return self.repo_id
-
-    @property
-    def folder(self) -> Path:
-        return model_dir() / "hf" / self.repo_id
+    task: str = "text-to-image"
 
     def present(self) -> bool:
         return (self.folder / "model_index.json").is_file()
@@ -179,7 +173,7 @@ def provisioned() -> list[tuple[str, bool, str]]:
         if isinstance(entry, OpenClipModel):
             weights = entry.weights()
             rows.append((name, weights is not None, str(weights or entry.folder)))
-        elif isinstance(entry, HfModel | DiffusersPipeline):
+        elif isinstance(entry, HfModel):
             rows.append((name, entry.present(), str(entry.folder)))
         else:
             rows.append((name, entry.path.is_file(), str(entry.path)))
