@@ -28,12 +28,22 @@ class Reading:
     phrases: list = field(default_factory=list)   # HICE-S: each phrase's correctness
     regions: list = field(default_factory=list)   # HICE-S: each region's completeness and box
 
+    @property
+    def wrote(self) -> bool:
+        """Whether the metric left anything to read beyond its number."""
+        return bool(self.error or self.reasoning or self.detail_text or self.generated_image or self.phrases)
+
 
 @dataclass
 class Candidate:
     caption: Caption
     judgments: list[Judgment]
     readings: list[Reading] = field(default_factory=list)
+    cells: list[Reading | None] = field(default_factory=list)   # one per column of the page's score table
+
+    @property
+    def written(self) -> list[Reading]:
+        return [reading for reading in self.readings if reading.wrote]
 
 
 @dataclass
@@ -42,6 +52,11 @@ class ItemPage:
     candidates: list[Candidate]
     visual_context: str = ""      # VisCE² step 1 for this image (the same for every candidate)
     visual_context_model: str = ""
+    columns: list[tuple[str, str]] = field(default_factory=list)   # (slug, name) of every metric with a score
+
+    @property
+    def written(self) -> bool:
+        return any(candidate.written for candidate in self.candidates)
 
 
 def item_page(*, item: Item, viewer=None) -> ItemPage:
@@ -65,4 +80,8 @@ def item_page(*, item: Item, viewer=None) -> ItemPage:
             metric.slug, metric.name, score.value, score.error, reasoning,
             json.dumps(shown, indent=1, ensure_ascii=False, sort_keys=True) if shown else "",
             detail.get(PICTURE, ""), phrases, regions))
+    page.columns = sorted({(r.slug, r.name) for c in page.candidates for r in c.readings}, key=lambda c: c[1].lower())
+    for candidate in page.candidates:
+        by_slug = {reading.slug: reading for reading in candidate.readings}
+        candidate.cells = [by_slug.get(slug) for slug, _ in page.columns]
     return page

@@ -35,13 +35,19 @@ def one_item(tmp_path, settings):
 
 
 def test_visce2_context_and_replies_are_shown_and_failures_say_why(client, llava_store, one_item):
-    run_jobs(dataset_plan(dataset=one_item.dataset, slugs=["visce2"]))
+    run_jobs(dataset_plan(dataset=one_item.dataset, slugs=["visce2", "bleu_4"]))
     scores = list(Score.objects.filter(metric_version__metric__slug="visce2").order_by("caption_id"))
     assert len(scores) == 2
     context = scores[0].detail["visual_context"]
     assert context and scores[1].detail["visual_context"] == context   # step 1 once per image
     page = client.get(f"/datasets/tiny/items/{one_item.pk}/").content.decode()
     assert page.count('id="visual-context"') == 1
+    table = page[page.index('id="scores"'):page.index("</table>", page.index('id="scores"'))]
+    assert ">BLEU-4</a></th>" in table and ">VisCE²</a></th>" in table and table.count("<tr id=\"caption-") == 2
+    bleu = Score.objects.get(metric_version__metric__slug="bleu_4", caption=scores[0].caption)
+    assert f">{bleu.value:.4f}</td>" in table
+    assert f'id="caption-{scores[0].caption_id}-visce2"' in page          # VisCE² wrote something: it is shown
+    assert f'id="caption-{scores[0].caption_id}-bleu_4"' not in page      # BLEU-4 only has its number
     from django.utils.html import escape
 
     assert f'<pre class="reasoning">{escape(context)}</pre>' in page
