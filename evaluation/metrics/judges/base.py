@@ -18,6 +18,7 @@ from evaluation.metrics.judges.backends import (
     JudgeReply,
     JudgeRequest,
     LocalVLM,
+    OpenAICompatible,
     ReplyCache,
 )
 from evaluation.metrics.judges.estimate import Estimate, price_of
@@ -88,7 +89,7 @@ class JudgeMetric(Metric):
         completion tokens of this metric's earlier replies and how many there were."""
         backend = self.backend()
         reason = backend.unavailable_reason()
-        if reason:
+        if reason and not isinstance(backend, OpenAICompatible):   # an endpoint's cost is known before it is set up
             raise MetricUnavailable(reason)
         cache = cache or ReplyCache()
         if observed_completion and observed_completion[1]:

@@ -96,3 +96,14 @@ def test_visce2_estimate_counts_one_context_per_image_and_nothing_once_all_is_ca
     metric.score(rows)
     after = metric.estimate(rows, cache=ReplyCache())
     assert (after.requests, after.cached, after.prompt_tokens, after.completion_tokens) == (5, 5, 0, 0)
+
+
+def test_an_endpoint_is_estimated_before_it_is_configured(monkeypatch, tmp_path):
+    for name in ("CAPBENCH_JUDGE_BASE_URL", "CAPBENCH_JUDGE_API_KEY", "OPENAI_API_KEY", "CAPBENCH_JUDGE_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CAPBENCH_JUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    metric = get("clair")
+    assert not metric.availability().available                    # it cannot score yet …
+    found = metric.estimate([CaptionRow("1", "a dog", ("a dog runs",), None)])
+    assert found.requests == 1 and found.cost_usd > 0              # … but what it would cost is known
+    assert found.price_basis == "OpenAI list price of gpt-4o-2024-05-13"
