@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_filters",
     "drf_spectacular",
+    "axes",
     "catalog",
     "submissions",
     "scoring",
@@ -46,12 +47,23 @@ LOGOUT_REDIRECT_URL = "catalog:home"
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Refuses oversized bodies from Content-Length and NUL bytes in the URL before anything reads them.
+    "capbench.guards.RequestGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as its documentation asks: login lock-out for every authentication path.
+    "axes.middleware.AxesMiddleware",
+]
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out account or address
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "capbench.urls"
@@ -140,7 +152,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.BoundedLimitOffset",
     "PAGE_SIZE": 100,
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
@@ -171,3 +183,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("CAPBENCH_LOG_LEVEL", "INFO")},
 }
+
+# Request bodies: refused from the declared Content-Length before a byte is read (a submission file
+# plus the multipart envelope and the form's other fields).
+CAPBENCH_REQUEST_MAX_BYTES = env_int("CAPBENCH_REQUEST_MAX_BYTES", CAPBENCH_SUBMISSION_MAX_BYTES + 1024 * 1024)
+# Uploads over this size go to a temporary file on disk, never into memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
