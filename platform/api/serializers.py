@@ -84,7 +84,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
 
 class SubmissionCreateSerializer(serializers.Serializer):
-    dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.filter(is_public=True))
+    dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.visible_to(None))
     results = serializers.FileField()
     method_name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")

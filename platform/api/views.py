@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api import serializers
+from api.pagination import ScoreCursor
 from catalog.models import Dataset, Item, System
 from leaderboards import selectors as boards
 from scoring.models import CorrelationResult, Metric, Score
@@ -18,13 +20,6 @@ from submissions import selectors as submission_selectors
 from submissions.formats import SubmissionFileError
 from submissions.models import Submission
 from submissions.services import MethodInfo, QuotaExceeded, SubmissionRefused, submission_create
-
-
-class ScoreCursor(CursorPagination):
-    ordering = "id"
-    page_size = 500
-    page_size_query_param = "page_size"
-    max_page_size = 5000
 
 
 class IsStaffOrReadOnly(permissions.BasePermission):
@@ -39,7 +34,9 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = serializers.DatasetSerializer
     lookup_field = "slug"
     permission_classes = [IsStaffOrReadOnly]
-    queryset = Dataset.objects.filter(is_public=True).order_by("slug")
+
+    def get_queryset(self):
+        return Dataset.objects.visible_to(self.request.user).order_by("slug")
 
     def create(self, request: Request, *args, **kwargs) -> Response:
         import tempfile
@@ -77,12 +74,9 @@ class SystemViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_fields = {"dataset__slug": ["exact"], "kind": ["exact"]}
 
     def get_queryset(self):
-        visible = System.objects.filter(dataset__is_public=True).select_related("dataset")
-        hidden = Submission.objects.exclude(is_public=True).exclude(status="withdrawn")
-        if self.request.user.is_authenticated:
-            hidden = hidden.exclude(owner=self.request.user)
-        return visible.exclude(submission__in=Submission.objects.filter(status="withdrawn")).exclude(
-            submission__in=hidden).order_by("id")
+        return (System.objects.visible_to(self.request.user)
+                .filter(dataset__in=Dataset.objects.visible_to(self.request.user))
+                .select_related("dataset").order_by("id"))
 
 
 class MetricViewSet(viewsets.ReadOnlyModelViewSet):
@@ -99,8 +93,9 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         query = self.request.query_params
-        scores = Score.objects.select_related("caption__item", "caption__system", "metric_version__metric")
-        scores = scores.filter(caption__system__in=SystemViewSet(request=self.request).get_queryset())
+        scores = (Score.objects.visible_to(self.request.user)
+                  .filter(caption__item__dataset__in=Dataset.objects.visible_to(self.request.user))
+                  .select_related("caption__item", "caption__system", "metric_version__metric"))
         for parameter, field in (("dataset", "caption__item__dataset__slug"), ("system", "caption__system__slug"),
                                  ("metric", "metric_version__metric__slug")):
             if query.get(parameter):
@@ -115,7 +110,7 @@ class CorrelationViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         query = self.request.query_params
-        results = (CorrelationResult.objects.filter(dataset__is_public=True)
+        results = (CorrelationResult.objects.filter(dataset__in=Dataset.objects.visible_to(self.request.user))
                    .select_related("dataset", "metric_version__metric").order_by("id"))
         if query.get("dataset"):
             results = results.filter(dataset__slug=query["dataset"])
@@ -128,25 +123,18 @@ class CorrelationViewSet(viewsets.ReadOnlyModelViewSet):
         return results
 
 
-class IsOwnerOrPublic(permissions.BasePermission):
-    def has_object_permission(self, request, view, submission: Submission) -> bool:
-        return submission_selectors.submission_visible(submission=submission, viewer=request.user)
-
-
 class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Your submissions and public ones; POST (multipart, token) to submit a results file."""
 
-    permission_classes = [permissions.IsAuthenticatedOrReadOnly, IsOwnerOrPublic]
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly]
     throttle_scope = "submissions"
 
     def get_serializer_class(self):
         return serializers.SubmissionCreateSerializer if self.action == "create" else serializers.SubmissionSerializer
 
     def get_queryset(self):
-        public = Submission.objects.filter(is_public=True).exclude(status="withdrawn")
-        if self.request.user.is_authenticated:
-            public = public | Submission.objects.filter(owner=self.request.user)
-        return public.select_related("dataset", "system", "owner").order_by("-id")
+        return (Submission.objects.visible_to(self.request.user)
+                .select_related("dataset", "system", "owner").order_by("-id"))
 
     def get_throttles(self):
         return super().get_throttles() if self.action == "create" else []
@@ -183,10 +171,11 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 class LeaderboardView(APIView):
     """The captioner board of a dataset (systems × metrics); `?sort=<metric>&order=asc|desc`."""
 
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
         from leaderboards.views import board_json
 
-        dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
+        dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
         order = request.query_params.get("order")
         descending = None if order not in ("asc", "desc") else order == "desc"
         columns, rows = boards.captioner_board(dataset, sort=request.query_params.get("sort"),
@@ -197,6 +186,7 @@ class LeaderboardView(APIView):
 class MetricBoardView(APIView):
     """The meta-evaluation board: `?protocol=paper|canonical&level=caption|system`."""
 
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         protocol = request.query_params.get("protocol", "paper")
         if protocol not in ("paper", "canonical"):

@@ -3,6 +3,31 @@ from __future__ import annotations
 
 from django.db import models
 
+from catalog.visibility import own_q, visible_q
+
+
+class DatasetQuerySet(models.QuerySet):
+    def visible_to(self, viewer) -> DatasetQuerySet:
+        """Public datasets (the same for every viewer: staff work on the others in the admin)."""
+        return self.filter(is_public=True)
+
+
+class SystemQuerySet(models.QuerySet):
+    def visible_to(self, viewer) -> SystemQuerySet:
+        return self.filter(visible_q(viewer))
+
+    def own(self) -> SystemQuerySet:
+        """The dataset's own systems: none of them came from a submission."""
+        return self.filter(own_q())
+
+
+class CaptionQuerySet(models.QuerySet):
+    def visible_to(self, viewer) -> CaptionQuerySet:
+        return self.filter(visible_q(viewer, to_system="system__"))
+
+    def own(self) -> CaptionQuerySet:
+        return self.filter(own_q(to_system="system__"))
+
 
 class Dataset(models.Model):
     class Modality(models.TextChoices):
@@ -33,6 +58,8 @@ class Dataset(models.Model):
     is_public = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DatasetQuerySet.as_manager()
 
     class Meta:
         ordering = ["slug"]
@@ -116,6 +143,8 @@ class System(models.Model):
     is_baseline = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = SystemQuerySet.as_manager()
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["dataset", "slug"], name="system_unique_slug_per_dataset")
@@ -135,6 +164,8 @@ class Caption(models.Model):
         max_length=300, blank=True, default="", help_text="source id; empty for one caption per item"
     )
     text = models.TextField()
+
+    objects = CaptionQuerySet.as_manager()
 
     class Meta:
         constraints = [

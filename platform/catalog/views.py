@@ -14,33 +14,35 @@ from catalog.services.exports import dataset_bundle
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "catalog/home.html", {"datasets": selectors.dataset_list_public()})
+    return render(request, "catalog/home.html", {"datasets": selectors.dataset_list_public(viewer=request.user)})
 
 
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "catalog/dataset_list.html", {"datasets": selectors.dataset_list_public()})
+    return render(request, "catalog/dataset_list.html",
+                  {"datasets": selectors.dataset_list_public(viewer=request.user)})
 
 
 def dataset_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
+    dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
     return render(request, "catalog/dataset_detail.html", {
         "dataset": dataset,
-        "counts": selectors.dataset_counts(dataset=dataset),
-        "items": selectors.dataset_items_sample(dataset=dataset),
+        "counts": selectors.dataset_counts(dataset=dataset, viewer=request.user),
+        "items": selectors.dataset_items_sample(dataset=dataset, viewer=request.user),
         "last_import": dataset.imports.first(),
     })
 
 
 def item_browser(request: HttpRequest, slug: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
+    dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
     query = request.GET.get("q", "").strip()
     page = Paginator(selectors.dataset_items_page(dataset=dataset, query=query, viewer=request.user), 20).get_page(request.GET.get("page"))
     return render(request, "catalog/item_browser.html", {"dataset": dataset, "page": page, "query": query})
 
 
 def dataset_download(request: HttpRequest, slug: str) -> HttpResponse:
-    """The dataset in the canonical JSONL format (what `datasets export` writes)."""
-    dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
+    """The dataset's own content in the canonical JSONL format (what `datasets export` writes):
+    submissions are not part of it (each public one has its own page and downloads)."""
+    dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
     stream = io.StringIO()
     canonical.write(dataset_bundle(dataset=dataset), stream)
     response = HttpResponse(stream.getvalue(), content_type="application/x-ndjson; charset=utf-8")
@@ -50,7 +52,7 @@ def dataset_download(request: HttpRequest, slug: str) -> HttpResponse:
 
 def media_file(request: HttpRequest, pk: int) -> FileResponse:
     """An attached image or video, looked up by id (never by a path from the request)."""
-    media = get_object_or_404(Media, pk=pk, dataset__is_public=True)
+    media = get_object_or_404(Media, pk=pk, dataset__in=Dataset.objects.visible_to(request.user))
     if not media.stored_path:
         raise Http404("this file is declared but not attached")
     return FileResponse((Path(settings.MEDIA_ROOT) / media.stored_path).open("rb"))

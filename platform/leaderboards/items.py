@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from django.db.models import F, Prefetch
 
 from catalog.models import Caption, Item, Judgment
-from catalog.selectors import captions_visible
 from scoring.models import Score
 
 # Detail keys shown as their own parts of a reading rather than in the raw detail.
@@ -60,7 +59,7 @@ class ItemPage:
 
 
 def item_page(*, item: Item, viewer=None) -> ItemPage:
-    captions = (Caption.objects.filter(captions_visible(viewer), item=item).select_related("system")
+    captions = (Caption.objects.visible_to(viewer).filter(item=item).select_related("system")
                 .prefetch_related(Prefetch("judgments", queryset=Judgment.objects.order_by("dimension", "id")))
                 .order_by("system__name", "id"))
     candidates = {caption.pk: Candidate(caption, list(caption.judgments.all())) for caption in captions}

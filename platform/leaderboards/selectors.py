@@ -74,18 +74,18 @@ class SubmissionInfo:
 
 def captioner_board(dataset: Dataset, *, sort: str | None = None, descending: bool | None = None,
                     viewer=None) -> tuple[list[Column], list[BoardRow]]:
-    """The board from the dataset's precomputed snapshot, filtered for `viewer` (private
-    submissions are their owner's), sorted by `sort` with ranks."""
+    """The board from the dataset's precomputed snapshot, keeping the systems `viewer` may see
+    (catalog.visibility, read live: a change of visibility shows at once), sorted by `sort` with ranks."""
     from leaderboards.snapshots import board_payload
 
     payload = board_payload(dataset)
     columns = [Column(**column) for column in payload["columns"]]
-    viewer_id = viewer.pk if viewer is not None and viewer.is_authenticated else None
+    visible = set(System.objects.visible_to(viewer).filter(dataset=dataset).values_list("id", flat=True))
     ordered = []
     for row in payload["rows"]:
-        submission = SubmissionInfo(**row["submission"]) if row["submission"] else None
-        if submission and not submission.is_public and submission.owner_id != viewer_id:
+        if row["system"]["id"] not in visible:
             continue
+        submission = SubmissionInfo(**row["submission"]) if row["submission"] else None
         cells = {slug: Cell(**cell) for slug, cell in row["cells"].items()}
         ordered.append(BoardRow(SystemInfo(**row["system"]), cells, submission))
     by = {c.slug: c for c in columns}
@@ -135,7 +135,7 @@ def metric_board(*, protocol_name: str, level: str = "caption", family: str | No
     """Metrics × (dataset, dimension, statistic) for one protocol family ("paper" or "canonical")."""
     # Oldest version first, so each cell ends up with the newest version that has a result.
     results = (CorrelationResult.objects.filter(level=level, protocol__contains=f"/{protocol_name}@",
-                                                dataset__is_public=True)
+                                                dataset__in=Dataset.objects.visible_to(None))
                .select_related("dataset", "metric_version__metric").defer("detail")
                .order_by("metric_version__created_at", "id"))
     columns = {c.slug: c for c in metric_columns()}
@@ -172,16 +172,16 @@ class MetricOnDataset:
 
 def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None = None) -> MetricOnDataset | None:
     """The newest version's stored scores beside the human judgments (rating datasets)."""
-    from catalog.models import Judgment
+    from catalog.models import Caption, Judgment
     from scoring.models import Score
 
     version = (metric.versions.filter(jobs__dataset=dataset, jobs__system__isnull=True, jobs__status="done")
                .order_by("-created_at").first())
     if version is None:
         return None
-    scores = dict(Score.objects.filter(metric_version=version, caption__item__dataset=dataset,
-                                       caption__system__submission__isnull=True).values_list("caption_id", "value"))
-    judgments = Judgment.objects.filter(caption__item__dataset=dataset, caption__system__submission__isnull=True)
+    own = Caption.objects.own().filter(item__dataset=dataset)
+    scores = dict(Score.objects.filter(metric_version=version, caption__in=own).values_list("caption_id", "value"))
+    judgments = Judgment.objects.filter(caption__in=own)
     if dimension:
         judgments = judgments.filter(dimension=dimension)
     pairs = [(value, scores.get(caption)) for caption, value in judgments.values_list("caption_id", "value")]

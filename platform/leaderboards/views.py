@@ -9,6 +9,7 @@ import io
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
+from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Dataset
 from leaderboards import charts, selectors
 from leaderboards.rendering import board_rows_html
@@ -18,7 +19,7 @@ PROTOCOLS = ("paper", "canonical")
 
 
 def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
+    dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
     sort = request.GET.get("sort")
     order = request.GET.get("order")
     descending = None if order not in ("asc", "desc") else order == "desc"
@@ -49,7 +50,7 @@ def metric_board(request: HttpRequest) -> HttpResponse:
 def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
     metric = get_object_or_404(Metric.objects.select_related("current_version"), slug=slug)
     config_text = json.dumps(metric.current_version.config, indent=2, sort_keys=True) if metric.current_version else ""
-    datasets = list(Dataset.objects.filter(is_public=True, correlations__metric_version__metric=metric)
+    datasets = list(Dataset.objects.visible_to(request.user).filter(correlations__metric_version__metric=metric)
                     .distinct().order_by("title"))
     chosen = next((d for d in datasets if d.slug == request.GET.get("dataset")), datasets[0] if datasets else None)
     results, figures = [], {}
@@ -76,16 +77,19 @@ def item_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     from leaderboards.items import item_page
 
     item = get_object_or_404(Item.objects.select_related("media", "dataset"), pk=pk, dataset__slug=slug,
-                             dataset__is_public=True)
+                             dataset__in=Dataset.objects.visible_to(request.user))
     return render(request, "leaderboards/item.html", {"page": item_page(item=item, viewer=request.user),
                                                       "dataset": item.dataset, "item": item})
 
 
 def generated_picture(request: HttpRequest, key: str) -> FileResponse:
-    """A picture a cycle metric generated from a caption, by its cache key (never a path)."""
+    """A picture a cycle metric generated from a caption, by its cache key (never a path), when a
+    score of a caption the viewer may see refers to it."""
     from evaluation.backbones.t2i import generated_path
+    from scoring.models import Score
 
-    path = generated_path(key)
+    shown = Score.objects.visible_to(request.user).filter(detail__generated_image=key).exists()
+    path = generated_path(key) if shown else None
     if path is None:
         raise Http404("no generated picture with this key on this server")
     return FileResponse(path.open("rb"), content_type="image/png")
@@ -94,7 +98,7 @@ def generated_picture(request: HttpRequest, key: str) -> FileResponse:
 def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
     from scoring.models import SignificanceResult
 
-    dataset = get_object_or_404(Dataset, slug=slug, is_public=True)
+    dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
     result = get_object_or_404(SignificanceResult, dataset=dataset, protocol=request.GET.get("protocol", ""),
                                dimension=request.GET.get("dimension", ""), statistic=request.GET.get("statistic", ""),
                                level=request.GET.get("level", "caption"))
@@ -126,10 +130,10 @@ def board_json(dataset, columns, rows) -> dict:
 def _board_csv(dataset, columns, rows) -> HttpResponse:
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["system", "name", "kind", "baseline", *[c.slug for c in columns]])
-    for row in rows:
-        writer.writerow([row.system.slug, row.system.name, row.system.kind, row.system.is_baseline,
-                         *["" if row.cells[c.slug].value is None else repr(row.cells[c.slug].value) for c in columns]])
+    writer.writerow(spreadsheet_row(["system", "name", "kind", "baseline", *[c.slug for c in columns]]))
+    for row in rows:  # text cells neutralised against formula injection; scores written as numbers
+        writer.writerow(spreadsheet_row([row.system.slug, row.system.name, row.system.kind, row.system.is_baseline,
+                                         *[row.cells[c.slug].value for c in columns]]))
     response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{dataset.slug}-leaderboard.csv"'
     return response

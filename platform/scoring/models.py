@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from catalog.models import Caption, Dataset, System
+from catalog.visibility import visible_q
 
 
 class Metric(models.Model):
@@ -129,6 +130,12 @@ class JobBatch(models.Model):
         ordering = ["job", "index"]
 
 
+class ScoreQuerySet(models.QuerySet):
+    def visible_to(self, viewer) -> ScoreQuerySet:
+        """Scores of the captions `viewer` may see (catalog.visibility)."""
+        return self.filter(visible_q(viewer, to_system="caption__system__"))
+
+
 class Score(models.Model):
     """A caption's value under one metric version. `value` is null when the metric failed on it
     (`error` says why); `statistics` are what corpus aggregation needs (BLEU counts)."""
@@ -142,6 +149,8 @@ class Score(models.Model):
     input_key = models.CharField(max_length=64, db_index=True,
                                  help_text="hash of (metric config, candidate, references, media, corpus context)")
     computed_at = models.DateTimeField(auto_now=True)
+
+    objects = ScoreQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["caption", "metric_version"], name="score_unique")]

@@ -6,7 +6,7 @@ from catalog.models import Dataset
 
 
 class SubmissionForm(forms.Form):
-    dataset = forms.ModelChoiceField(queryset=Dataset.objects.filter(is_public=True), to_field_name="slug")
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.visible_to(None), to_field_name="slug")
     results = forms.FileField(help_text='COCO captioning results JSON ([{"image_id": ..., "caption": "..."}]), '
                                         "JSON Lines or CSV with image_id and caption")
     method_name = forms.CharField(max_length=200)

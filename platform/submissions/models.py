@@ -5,6 +5,13 @@ from django.conf import settings
 from django.db import models
 
 from catalog.models import Dataset, System
+from catalog.visibility import submission_q
+
+
+class SubmissionQuerySet(models.QuerySet):
+    def visible_to(self, viewer) -> SubmissionQuerySet:
+        """Public and not withdrawn, the viewer's own, or every one for staff (catalog.visibility)."""
+        return self.filter(submission_q(viewer))
 
 
 class Submission(models.Model):
@@ -39,6 +46,8 @@ class Submission(models.Model):
     dispatched_at = models.DateTimeField(null=True, blank=True, help_text="when planning reached the broker")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = SubmissionQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

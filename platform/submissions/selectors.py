@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
 
 from scoring.models import EvaluationJob, JobBatch
 from submissions.models import Submission
@@ -11,9 +12,11 @@ def submissions_of(*, owner) -> QuerySet[Submission]:
     return Submission.objects.filter(owner=owner).select_related("dataset", "system")
 
 
-def submission_visible(*, submission: Submission, viewer) -> bool:
-    return submission.is_public and submission.status != Submission.Status.WITHDRAWN or (
-        viewer.is_authenticated and (viewer.pk == submission.owner_id or viewer.is_staff))
+def submission_shown(*, pk: int, viewer) -> Submission:
+    """The submission if `viewer` may see it (catalog.visibility), else 404 — the same answer as for
+    an id that does not exist, so ids of private submissions are not confirmed."""
+    return get_object_or_404(Submission.objects.visible_to(viewer).select_related("dataset", "system", "owner"),
+                             pk=pk)
 
 
 def submission_progress(*, submission: Submission) -> dict:

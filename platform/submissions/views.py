@@ -7,7 +7,7 @@ import itertools
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -50,9 +50,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
-    submission = get_object_or_404(Submission.objects.select_related("dataset", "system", "owner"), pk=pk)
-    if not selectors.submission_visible(submission=submission, viewer=request.user):
-        raise Http404("no such submission")
+    submission = selectors.submission_shown(pk=pk, viewer=request.user)
     scores = (Score.objects.filter(caption__system=submission.system)
               .select_related("caption__item", "metric_version__metric").order_by("caption__item__external_id",
                                                                                    "metric_version__metric__slug"))
@@ -67,9 +65,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def progress(request: HttpRequest, pk: int) -> JsonResponse:
-    submission = get_object_or_404(Submission, pk=pk)
-    if not selectors.submission_visible(submission=submission, viewer=request.user):
-        raise Http404("no such submission")
+    submission = selectors.submission_shown(pk=pk, viewer=request.user)
     return JsonResponse(selectors.submission_progress(submission=submission))
 
 
@@ -100,17 +96,18 @@ def withdraw(request: HttpRequest, pk: int) -> HttpResponse:
 
 def scores_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """Every per-caption score of the submission (one row per caption and metric), streamed."""
-    submission = get_object_or_404(Submission.objects.select_related("system"), pk=pk)
-    if not selectors.submission_visible(submission=submission, viewer=request.user):
-        raise Http404("no such submission")
+    submission = selectors.submission_shown(pk=pk, viewer=request.user)
     rows = (Score.objects.filter(caption__system=submission.system)
             .order_by("caption__item__external_id", "metric_version__metric__slug")
             .values_list("caption__item__external_id", "caption__text", "metric_version__metric__slug",
                          "metric_version__config_hash", "value", "error"))
+    from capbench.spreadsheets import spreadsheet_row  # captions, ids, errors: never a live formula
+
     buffer = _Echo()
     writer = csv.writer(buffer)
     header = ["image_id", "caption", "metric", "metric_version", "value", "error"]
-    lines = itertools.chain([writer.writerow(header)], (writer.writerow(row) for row in rows.iterator()))
+    lines = itertools.chain([writer.writerow(header)],
+                            (writer.writerow(spreadsheet_row(row)) for row in rows.iterator()))
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-scores.csv"'
     return response

@@ -21,9 +21,10 @@ INFO_FIELDS = [
 
 
 def dataset_bundle(*, dataset: Dataset) -> DatasetBundle:
-    """The dataset's whole content, in storage order, as plain rows."""
+    """The dataset's own content, in storage order, as plain rows: its systems and captions, never
+    a submission's (those belong to their owners; catalog.visibility)."""
     bundle = DatasetBundle(info=DatasetInfo(**{name: getattr(dataset, name) for name in INFO_FIELDS}))
-    bundle.systems = [SystemRow(**row) for row in System.objects.filter(dataset=dataset).order_by("slug")
+    bundle.systems = [SystemRow(**row) for row in System.objects.own().filter(dataset=dataset).order_by("slug")
                       .values("slug", "name", "kind", "description", "is_baseline")]
     bundle.media = [MediaRow(**row) for row in Media.objects.filter(dataset=dataset).order_by("name")
                     .values("name", "kind", "expected_md5", "manifest_path")]
@@ -32,14 +33,15 @@ def dataset_bundle(*, dataset: Dataset) -> DatasetBundle:
                     for row in Item.objects.filter(dataset=dataset).order_by("id")
                     .values("external_id", "media__name", "references", "metadata")]
     keys: dict[int, CaptionKey] = {}
-    for row in (Caption.objects.filter(item__dataset=dataset).order_by("id")
+    for row in (Caption.objects.own().filter(item__dataset=dataset).order_by("id")
                 .values("id", "item__external_id", "system__slug", "external_id", "text")):
         keys[row["id"]] = CaptionKey(row["item__external_id"], row["system__slug"], row["external_id"])
         bundle.captions.append(CaptionRow(key=keys[row["id"]], text=row["text"]))
     bundle.judgments = [
         JudgmentRow(caption=keys[row["caption_id"]], dimension=row["dimension"], value=row["value"],
                     annotator=row["annotator"], detail=row["detail"])
-        for row in Judgment.objects.filter(caption__item__dataset=dataset).order_by("id")
+        for row in Judgment.objects.filter(caption__in=Caption.objects.own(), caption__item__dataset=dataset)
+        .order_by("id")
         .values("caption_id", "dimension", "value", "annotator", "detail")
     ]
     bundle.pairs = [
