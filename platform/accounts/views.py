@@ -1,24 +1,44 @@
-"""Sign-up (login and logout are Django's own views)."""
+"""Sign-up, sign-in (Django's view behind the attempt limits) and the API token's rotation."""
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.views.decorators.http import require_POST
-from rest_framework.authtoken.models import Token
 from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+from rest_framework.authtoken.models import Token
+
+from accounts.lockout import limited_login
+from capbench.limits import limited
+
+login_view = never_cache(limited_login(auth_views.LoginView.as_view(template_name="accounts/login.html")))
 
 
+def safe_next(request: HttpRequest, fallback: str) -> str:
+    """`?next=` when it points into this site (a path, or this host over the same scheme), else the fallback."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                  require_https=request.is_secure()):
+        return target
+    return fallback
+
+
+@limited("signup", "sign-ups from this address")
 def signup(request: HttpRequest) -> HttpResponse:
     form = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        return redirect(request.GET.get("next") or "submissions:mine")
+        return redirect(safe_next(request, "/submissions/mine/"))
     return render(request, "accounts/signup.html", {"form": form})
 
 
+@never_cache
 @login_required
 @require_POST
+@limited("tokens", "new API tokens", by="user")
 def token_rotate(request: HttpRequest) -> HttpResponse:
     """A new API token (the old one stops working)."""
     Token.objects.filter(user=request.user).delete()

@@ -1,11 +1,13 @@
 """What the API returns and accepts."""
 from __future__ import annotations
 
+from django.conf import settings
 from rest_framework import serializers
 
 from catalog.models import Dataset, Item, System
 from scoring.models import CorrelationResult, Metric, Score
 from submissions.models import Submission
+from submissions.services import NAME_MAX_CHARS, URL_MAX_CHARS
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -86,9 +88,11 @@ class SubmissionSerializer(serializers.ModelSerializer):
 class SubmissionCreateSerializer(serializers.Serializer):
     dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.visible_to(None))
     results = serializers.FileField()
-    method_name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
-    paper_url = serializers.URLField(required=False, allow_blank=True, default="")
-    code_url = serializers.URLField(required=False, allow_blank=True, default="")
-    metrics = serializers.ListField(child=serializers.SlugField(), required=False, default=list)
+    method_name = serializers.CharField(max_length=NAME_MAX_CHARS)
+    description = serializers.CharField(required=False, allow_blank=True, default="",
+                                        max_length=settings.CAPBENCH_DESCRIPTION_MAX_CHARS)
+    paper_url = serializers.URLField(required=False, allow_blank=True, default="", max_length=URL_MAX_CHARS)
+    code_url = serializers.URLField(required=False, allow_blank=True, default="", max_length=URL_MAX_CHARS)
+    metrics = serializers.ListField(child=serializers.SlugField(max_length=60), required=False, default=list,
+                                    max_length=100)
     is_public = serializers.BooleanField(required=False, default=False)

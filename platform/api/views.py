@@ -4,14 +4,19 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
+from django.utils.decorators import method_decorator
+from django.views.decorators.cache import never_cache
 from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.lockout import attempt_refusal, attempt_succeeded, lockout_response
 from api import serializers
+from api.throttles import ApiRate, SubmissionRate, TokenRate
 from api.pagination import ScoreCursor
 from catalog.models import Dataset, Item, System
 from leaderboards import selectors as boards
@@ -19,7 +24,13 @@ from scoring.models import CorrelationResult, Metric, Score
 from submissions import selectors as submission_selectors
 from submissions.formats import SubmissionFileError
 from submissions.models import Submission
-from submissions.services import MethodInfo, QuotaExceeded, SubmissionRefused, submission_create
+from submissions.services import (
+    DuplicateSubmission,
+    MethodInfo,
+    QuotaExceeded,
+    SubmissionRefused,
+    submission_create,
+)
 
 
 class IsStaffOrReadOnly(permissions.BasePermission):
@@ -137,7 +148,8 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 .select_related("dataset", "system", "owner").order_by("-id"))
 
     def get_throttles(self):
-        return super().get_throttles() if self.action == "create" else []
+        """Every request counts against the API rate; an upload also against `submissions`."""
+        return [ApiRate(), SubmissionRate()] if self.action == "create" else [ApiRate()]
 
     def create(self, request: Request, *args, **kwargs) -> Response:
         incoming = self.get_serializer(data=request.data)
@@ -146,7 +158,7 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         try:
             submission = submission_create(
                 owner=request.user, dataset=data["dataset"], file_name=data["results"].name,
-                content=data["results"].read(),
+                content=data["results"],
                 method=MethodInfo(data["method_name"], data["description"], data["paper_url"], data["code_url"]),
                 metrics=data["metrics"], is_public=data["is_public"])
         except SubmissionFileError as error:
@@ -154,13 +166,18 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                                    + ([f"… and {error.more:,} more problem(s)"] if error.more else [])}) from None
         except SubmissionRefused as error:
             raise ValidationError({"detail": str(error)}) from None
-        except KeyError as error:
-            raise ValidationError({"metrics": error.args[0]}) from None
+        except DuplicateSubmission as error:
+            existing = error.existing
+            return Response({"detail": str(error), "submission": existing.pk,
+                             "url": request.build_absolute_uri(f"/api/v1/submissions/{existing.pk}/"),
+                             "page": request.build_absolute_uri(f"/submissions/{existing.pk}/")},
+                            status=status.HTTP_409_CONFLICT)
         except QuotaExceeded as error:
-            body = {"detail": str(error)}
+            body = {"detail": str(error), "retry_after": error.retry_after_seconds}
             if error.retry_at:
                 body["retry_at"] = error.retry_at.isoformat()
-            return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS)
+            return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS,
+                            headers={"Retry-After": str(error.retry_after_seconds)})
         return Response(serializers.SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
 
     @action(detail=True)
@@ -198,3 +215,26 @@ class MetricBoardView(APIView):
             "metrics": [{"metric": row.column.slug, "cells": [
                 None if r is None else {"value": r.value, "low": r.low, "high": r.high, "n": r.n} for r in row.values]}
                 for row in rows]})
+
+
+@method_decorator(never_cache, name="dispatch")
+class TokenView(ObtainAuthToken):
+    """POST username and password for your API token: limited per address (`tokens`), and sign-in
+    attempts per address and account as on the web form (accounts.lockout); never cached."""
+
+    throttle_classes = [TokenRate]
+
+    def post(self, request: Request, *args, **kwargs) -> Response:
+        username = request.data.get("username", "") if hasattr(request.data, "get") else ""
+        username = username if isinstance(username, str) else ""
+        refusal = attempt_refusal(request._request, username)
+        if refusal is not None:
+            return refusal
+        try:
+            response = super().post(request, *args, **kwargs)
+        except ValidationError:
+            if getattr(request, "axes_locked_out", False) or getattr(request._request, "axes_locked_out", False):
+                return lockout_response(request._request, None, {"username": username})
+            raise
+        attempt_succeeded(username)
+        return response

@@ -1,8 +1,14 @@
-"""Top-level URL routes."""
-from django.conf import settings
-from django.conf.urls.static import static
+"""Top-level URL routes.
+
+Nothing under MEDIA_ROOT is served by path: submitted files are private, and a dataset's pictures
+are served by id through catalog's media_file view, which checks the dataset's visibility."""
 from django.contrib import admin
 from django.urls import include, path
+
+from accounts.lockout import limited_login
+
+# The admin's sign-in form counts against the same attempt limits as the site's (accounts.lockout).
+admin.site.login = limited_login(admin.site.login)
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -11,4 +17,4 @@ urlpatterns = [
     path("", include("submissions.urls")),
     path("accounts/", include("accounts.urls")),
     path("api/v1/", include("api.urls")),
-] + static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+]

@@ -6,9 +6,12 @@ import hashlib
 import logging
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import IO
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -38,45 +41,138 @@ class MethodInfo:
 
 
 class QuotaExceeded(Exception):
+    # At the concurrent limit nobody knows when a job ends: a client is told to look again in a minute.
+    CONCURRENT_RETRY_SECONDS = 60
+
     def __init__(self, message: str, retry_at: datetime | None = None):
         super().__init__(message)
         self.retry_at = retry_at
+
+    @property
+    def retry_after_seconds(self) -> int:
+        if self.retry_at is None:
+            return self.CONCURRENT_RETRY_SECONDS
+        return max(1, int((self.retry_at - timezone.now()).total_seconds()) + 1)
 
 
 class SubmissionRefused(ValueError):
     """Metadata that cannot be accepted (the file's own problems are SubmissionFileError)."""
 
 
-def submission_create(*, owner: AbstractBaseUser, dataset: Dataset, file_name: str, content: bytes,
+class DuplicateSubmission(Exception):
+    """The same file from the same owner for the same dataset, within the duplicate window."""
+
+    def __init__(self, existing: Submission):
+        super().__init__(f"you submitted this very file for {existing.dataset.slug} at "
+                         f"{existing.created_at:%Y-%m-%d %H:%M} UTC: it is submission {existing.pk}")
+        self.existing = existing
+
+
+Upload = bytes | IO[bytes]
+
+
+def submission_create(*, owner: AbstractBaseUser, dataset: Dataset, file_name: str, content: Upload,
                       method: MethodInfo, metrics: list[str] | None = None, is_public: bool = False) -> Submission:
+    """Check everything, then store System + Captions + Submission in one transaction. `content` is
+    the file's bytes or a file object (an upload Django spooled to disk), copied to the store in
+    chunks. A refused upload leaves no file behind."""
     _check_method(method)
     _check_metrics(metrics or [])
-    if len(content) > settings.CAPBENCH_SUBMISSION_MAX_BYTES:
-        raise SubmissionFileError(file_name, [
-            f"{len(content):,} bytes, more than the limit of {settings.CAPBENCH_SUBMISSION_MAX_BYTES:,}"])
-    problems = Problems(file_name)
-    file_format, captions = read_submission(file_name, content, problems=problems,
-                                            max_caption_chars=settings.CAPBENCH_CAPTION_MAX_CHARS)
-    items = _matched_items(dataset, captions, problems)
-    problems.raise_any()
-    submission_quota_check(owner=owner)  # before the file is kept: a refused user fills no disk
-    digest = hashlib.sha256(content).hexdigest()
-    stored = _store_upload(digest, file_format, content)
-    with transaction.atomic():
-        submission_quota_check(owner=owner, lock=True)
-        system = System.objects.create(
-            dataset=dataset, slug=_system_slug(method.name), name=method.name[:200],
-            kind=System.Kind.SUBMISSION, description=method.description)
-        Caption.objects.bulk_create([Caption(item=items[c.image_id], system=system, text=c.caption)
-                                     for c in captions], batch_size=2000)
-        submission = Submission.objects.create(
-            owner=owner, dataset=dataset, system=system, method_name=method.name, description=method.description,
-            paper_url=method.paper_url, code_url=method.code_url, metrics=list(metrics or []),
-            file_name=Path(file_name).name[:300], file_format=file_format, file_sha256=digest,
-            file_size=len(content), stored_file=stored, caption_count=len(captions), is_public=is_public)
-        transaction.on_commit(lambda: submission_dispatch(submission_id=submission.pk))
-        transaction.on_commit(lambda: _changed(submission))
+    with staged_upload(content, file_name) as staged:
+        problems = Problems(file_name)
+        file_format, captions = read_submission(file_name, staged.path.read_bytes(), problems=problems,
+                                                max_caption_chars=settings.CAPBENCH_CAPTION_MAX_CHARS)
+        items = _matched_items(dataset, captions, problems)
+        problems.raise_any()
+        _duplicate_check(owner, dataset, staged.digest)
+        submission_quota_check(owner=owner)  # before the file is kept: a refused user fills no disk
+        with transaction.atomic():
+            submission_quota_check(owner=owner, lock=True)  # serialises this owner's uploads
+            _duplicate_check(owner, dataset, staged.digest)
+            stored = staged.keep(file_format)  # on disk before the commit: a crash never loses an upload
+            system = System.objects.create(
+                dataset=dataset, slug=_system_slug(method.name), name=method.name[:200],
+                kind=System.Kind.SUBMISSION, description=method.description)
+            Caption.objects.bulk_create([Caption(item=items[c.image_id], system=system, text=c.caption)
+                                         for c in captions], batch_size=2000)
+            submission = Submission.objects.create(
+                owner=owner, dataset=dataset, system=system, method_name=method.name,
+                description=method.description, paper_url=method.paper_url, code_url=method.code_url,
+                metrics=list(metrics or []), file_name=Path(file_name).name[:300], file_format=file_format,
+                file_sha256=staged.digest, file_size=staged.size, stored_file=stored,
+                caption_count=len(captions), is_public=is_public)
+            transaction.on_commit(lambda: submission_dispatch(submission_id=submission.pk))
+            transaction.on_commit(lambda: _changed(submission))
     return submission
+
+
+def _duplicate_check(owner: AbstractBaseUser, dataset: Dataset, digest: str) -> None:
+    window = settings.CAPBENCH_DUPLICATE_WINDOW
+    if window <= 0:
+        return
+    existing = (Submission.objects.filter(owner=owner, dataset=dataset, file_sha256=digest,
+                                          created_at__gt=timezone.now() - timedelta(seconds=window))
+                .exclude(status=Submission.Status.WITHDRAWN).select_related("dataset").order_by("-created_at").first())
+    if existing is not None:
+        raise DuplicateSubmission(existing)
+
+
+class StagedUpload:
+    """An upload copied in chunks into the store's incoming folder, hashed on the way."""
+
+    def __init__(self, path: Path, digest: str, size: int):
+        self.path, self.digest, self.size = path, digest, size
+        self.kept: Path | None = None
+
+    def keep(self, file_format: str) -> str:
+        """Move it to its own place in the store (one file per submission); returns the relative path."""
+        relative = Path("submissions") / self.digest[:2] / f"{self.digest}-{secrets.token_hex(4)}.{file_format}"
+        target = Path(settings.MEDIA_ROOT) / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(self.path, target)
+        self.kept = target
+        return str(relative)
+
+
+@contextmanager
+def staged_upload(content: Upload, file_name: str) -> Iterator[StagedUpload]:
+    """The upload on disk (never more than one chunk in memory here), refused once over
+    CAPBENCH_SUBMISSION_MAX_BYTES. On any exception the staged file, and a kept one, are removed."""
+    limit = settings.CAPBENCH_SUBMISSION_MAX_BYTES
+    incoming = Path(settings.MEDIA_ROOT) / "submissions" / ".incoming"
+    incoming.mkdir(parents=True, exist_ok=True)
+    path = incoming / f"{secrets.token_hex(8)}.part"
+    digest, size = hashlib.sha256(), 0
+    staged = None
+    try:
+        with path.open("wb") as out:
+            for chunk in _chunks(content):
+                size += len(chunk)
+                if size > limit:
+                    declared = getattr(content, "size", None) or (len(content) if isinstance(content, bytes) else size)
+                    raise SubmissionFileError(file_name, [f"{declared:,} bytes, more than the limit of {limit:,}"])
+                digest.update(chunk)
+                out.write(chunk)
+        staged = StagedUpload(path, digest.hexdigest(), size)
+        yield staged
+    except BaseException:
+        if staged is not None and staged.kept is not None:
+            staged.kept.unlink(missing_ok=True)
+        raise
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _chunks(content: Upload, size: int = 1024 * 1024) -> Iterator[bytes]:
+    if isinstance(content, bytes):
+        for start in range(0, len(content), size):
+            yield content[start:start + size]
+        return
+    if hasattr(content, "chunks"):  # a Django UploadedFile: from memory or its temporary file
+        yield from content.chunks(size)
+        return
+    while chunk := content.read(size):
+        yield chunk
 
 
 def submission_dispatch(*, submission_id: int) -> bool:
@@ -137,14 +233,27 @@ def submission_withdraw(*, submission: Submission) -> Submission:
     return submission
 
 
+NAME_MAX_CHARS = 200   # Submission.method_name and System.name
+URL_MAX_CHARS = 200    # Submission.paper_url / code_url
+
+
 def _check_method(method: MethodInfo) -> None:
     if not method.name.strip():
         raise SubmissionRefused("field 'method name': required")
-    if len(method.name) > 200:
-        raise SubmissionRefused("field 'method name': at most 200 characters")
+    if len(method.name) > NAME_MAX_CHARS:
+        raise SubmissionRefused(f"field 'method name': at most {NAME_MAX_CHARS} characters")
+    limit = settings.CAPBENCH_DESCRIPTION_MAX_CHARS
+    if len(method.description) > limit:
+        raise SubmissionRefused(f"field 'description': {len(method.description):,} characters, at most {limit:,}")
     for field, url in (("paper URL", method.paper_url), ("code URL", method.code_url)):
         if url and not url.startswith(("https://", "http://")):
             raise SubmissionRefused(f"field '{field}': must start with https:// or http://")
+        if len(url) > URL_MAX_CHARS:
+            raise SubmissionRefused(f"field '{field}': at most {URL_MAX_CHARS} characters")
+    for field, text in (("method name", method.name), ("description", method.description),
+                        ("paper URL", method.paper_url), ("code URL", method.code_url)):
+        if "\x00" in text:
+            raise SubmissionRefused(f"field '{field}': contains a NUL character")
 
 
 def _check_metrics(metrics: list[str]) -> None:
@@ -175,18 +284,6 @@ def _matched_items(dataset: Dataset, captions: list[SubmittedCaption], problems:
         problems.add(f"{len(missing):,} of the dataset's {len(items):,} images have no caption "
                      f"(e.g. {shown}); give exactly one caption per image")
     return items
-
-
-def _store_upload(digest: str, file_format: str, content: bytes) -> str:
-    """Content-addressed, written before the database transaction: a crash never loses an upload."""
-    relative = Path("submissions") / digest[:2] / f"{digest}.{file_format}"
-    target = Path(settings.MEDIA_ROOT) / relative
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}")
-        partial.write_bytes(content)
-        os.replace(partial, target)
-    return str(relative)
 
 
 def _system_slug(name: str) -> str:

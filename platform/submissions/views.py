@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from scoring.models import Score
@@ -16,7 +17,9 @@ from submissions import selectors
 from submissions.forms import SubmissionForm
 from submissions.formats import SubmissionFileError
 from submissions.models import Submission
+from capbench.limits import limited
 from submissions.services import (
+    DuplicateSubmission,
     MethodInfo,
     QuotaExceeded,
     SubmissionRefused,
@@ -27,26 +30,38 @@ from submissions.services import (
 
 
 @login_required
+@limited("submissions", "upload attempts", by="user")
 def upload(request: HttpRequest) -> HttpResponse:
     form = SubmissionForm(request.POST or None, request.FILES or None,
                           initial={"dataset": request.GET.get("dataset")})
     problems: list[str] = []
+    status, existing, retry_after = 200, None, None
+    if request.method == "POST":
+        status = 400
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         method = MethodInfo(data["method_name"], data["description"], data["paper_url"], data["code_url"])
         try:
             submission = submission_create(owner=request.user, dataset=data["dataset"],
-                                           file_name=data["results"].name, content=data["results"].read(),
+                                           file_name=data["results"].name, content=data["results"],
                                            method=method, is_public=data["is_public"])
         except SubmissionFileError as error:
             problems = [f"{error.file_name}: {problem}" for problem in error.problems]
             if error.more:
                 problems.append(f"… and {error.more:,} more problem(s)")
-        except (SubmissionRefused, QuotaExceeded) as error:
+        except SubmissionRefused as error:
             problems = [str(error)]
+        except DuplicateSubmission as error:
+            problems, status, existing = [str(error)], 409, error.existing
+        except QuotaExceeded as error:
+            problems, status, retry_after = [str(error)], 429, error.retry_after_seconds
         else:
             return redirect("submissions:detail", pk=submission.pk)
-    return render(request, "submissions/upload.html", {"form": form, "problems": problems})
+    response = render(request, "submissions/upload.html", {"form": form, "problems": problems, "existing": existing},
+                      status=status)
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -69,6 +84,7 @@ def progress(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(selectors.submission_progress(submission=submission))
 
 
+@never_cache  # shows the API token: never kept by a browser or proxy cache
 @login_required
 def mine(request: HttpRequest) -> HttpResponse:
     from rest_framework.authtoken.models import Token
@@ -79,14 +95,19 @@ def mine(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@limited("actions", "changes to your submissions", by="user")
 def visibility(request: HttpRequest, pk: int) -> HttpResponse:
     submission = get_object_or_404(Submission, pk=pk, owner=request.user)
-    submission_visibility_set(submission=submission, is_public=request.POST.get("public") == "1")
+    try:
+        submission_visibility_set(submission=submission, is_public=request.POST.get("public") == "1")
+    except SubmissionRefused as error:
+        messages.error(request, str(error))
     return redirect("submissions:mine")
 
 
 @login_required
 @require_POST
+@limited("actions", "changes to your submissions", by="user")
 def withdraw(request: HttpRequest, pk: int) -> HttpResponse:
     submission = get_object_or_404(Submission, pk=pk, owner=request.user)
     submission_withdraw(submission=submission)

@@ -20,6 +20,18 @@ def _delete_this_runs_queues():
     client.delete(*all_queue_names())
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits(settings):
+    """Each test starts with no request counted against the abuse limits, and its own copy of the rates."""
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    keys = list(client.scan_iter(f"{settings.CAPBENCH_QUEUE_PREFIX}limit:*", count=1000))
+    if keys:
+        client.delete(*keys)
+    settings.CAPBENCH_RATES = dict(settings.CAPBENCH_RATES)
+
+
 @pytest.fixture
 def demo_dataset(repo_root: Path):
     """The 100-image Flickr8k-Expert slice the platform ships as its demo."""

@@ -1,6 +1,7 @@
 """Settings shared by every environment. Each value comes from the environment with a safe default."""
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from capbench.settings.environment import (
@@ -54,6 +55,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "capbench.limits.PageRateMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -103,6 +105,10 @@ STATIC_URL = "static/"
 STATIC_ROOT = STATE_DIR / "static"
 # plotly.js comes from the plotly wheel and is served by us (/static/plotly/plotly.min.js): no CDN.
 STATICFILES_DIRS = [ROOT_DIR / "static", ("plotly", Path(__import__("plotly").__file__).parent / "package_data")]
+# WhiteNoise serves static files in every environment, DEBUG or not, straight from the finders
+# (STATICFILES_DIRS and the apps' static/: Swagger UI's sidecar, the admin): `make run` needs no
+# collectstatic. A deployment that ran collectstatic is served from STATIC_ROOT as well.
+WHITENOISE_USE_FINDERS = True
 
 # Uploaded and attached media live in a content-addressed store: <MEDIA_ROOT>/<sha[:2]>/<sha><ext>.
 MEDIA_URL = "media/"
@@ -143,6 +149,10 @@ CAPBENCH_SUBMISSION_MAX_BYTES = env_int("CAPBENCH_SUBMISSION_MAX_BYTES", 20 * 10
 CAPBENCH_CAPTION_MAX_CHARS = env_int("CAPBENCH_CAPTION_MAX_CHARS", 500)
 CAPBENCH_SUBMISSIONS_PER_DAY = env_int("CAPBENCH_SUBMISSIONS_PER_DAY", 10)
 CAPBENCH_SUBMISSIONS_CONCURRENT = env_int("CAPBENCH_SUBMISSIONS_CONCURRENT", 3)
+CAPBENCH_DESCRIPTION_MAX_CHARS = env_int("CAPBENCH_DESCRIPTION_MAX_CHARS", 5000)
+# The same file from the same account for the same dataset within this many seconds is answered
+# with the submission it already made (409), not a second copy (0: never).
+CAPBENCH_DUPLICATE_WINDOW = env_int("CAPBENCH_DUPLICATE_WINDOW", 24 * 3600)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -154,16 +164,8 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.BoundedLimitOffset",
     "PAGE_SIZE": 100,
-    "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
-        "rest_framework.throttling.ScopedRateThrottle",
-    ],
-    "DEFAULT_THROTTLE_RATES": {
-        "anon": env_str("CAPBENCH_API_ANON_RATE", "120/min"),
-        "user": env_str("CAPBENCH_API_USER_RATE", "600/min"),
-        "submissions": env_str("CAPBENCH_API_SUBMISSION_RATE", "20/hour"),
-    },
+    # Atomic Redis counters (capbench.limits), not DRF's read-then-write cache throttles.
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttles.ApiRate"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "CapBench API",
@@ -174,14 +176,41 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+# Content-Security-Policy on every HTML response, in every environment (django-csp 4). No inline
+# script anywhere: page scripts are static files under static/js/, and the data they need comes in
+# data- attributes or json_script (a non-executing application/json element). Plotly and Swagger UI
+# write <style> elements and style attributes, hence 'unsafe-inline' for styles only.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", "blob:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}
+
 # Throttle counters need a cache shared by every web process: the Redis the broker uses.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"require_debug_false": {"()": "django.utils.log.RequireDebugFalse"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "mail_admins": {"level": "ERROR", "filters": ["require_debug_false"],
+                        "class": "django.utils.log.AdminEmailHandler"},
+    },
     "root": {"handlers": ["console"], "level": env_str("CAPBENCH_LOG_LEVEL", "INFO")},
+    # Django's default configuration gives "django" a console handler of its own (under DEBUG) beside
+    # the root's, so a server error was printed twice. Here "django" keeps only Django's mail to
+    # ADMINS (none unless set) and its records reach the console through the root: each once.
+    "loggers": {"django": {"handlers": ["mail_admins"], "level": "INFO", "propagate": True}},
 }
 
 # Request bodies: refused from the declared Content-Length before a byte is read (a submission file
@@ -190,3 +219,33 @@ CAPBENCH_REQUEST_MAX_BYTES = env_int("CAPBENCH_REQUEST_MAX_BYTES", CAPBENCH_SUBM
 # Uploads over this size go to a temporary file on disk, never into memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+# Abuse limits (capbench.limits; docs/security.md): "N/UNIT" or "N/KUNIT" ("5/15min"), counted
+# atomically in Redis per client address or per account.
+CAPBENCH_RATE_LIMITS_ENABLED = env_bool("CAPBENCH_RATE_LIMITS_ENABLED", True)
+CAPBENCH_RATES = {
+    "api_anon": env_str("CAPBENCH_API_ANON_RATE", "120/min"),       # API requests per address, anonymous
+    "api_user": env_str("CAPBENCH_API_USER_RATE", "600/min"),       # API requests per account
+    "pages_anon": env_str("CAPBENCH_PAGE_ANON_RATE", "300/min"),    # HTML pages per address, anonymous
+    "pages_user": env_str("CAPBENCH_PAGE_USER_RATE", "1200/min"),   # HTML pages per account
+    "submissions": env_str("CAPBENCH_API_SUBMISSION_RATE", "20/hour"),  # upload attempts per account (web + API)
+    "signup": env_str("CAPBENCH_SIGNUP_RATE", "5/hour"),            # sign-up attempts per address
+    "login_address": env_str("CAPBENCH_LOGIN_ADDRESS_RATE", "20/10min"),  # sign-in attempts per address
+    "login_account": env_str("CAPBENCH_LOGIN_ACCOUNT_RATE", "10/10min"),  # sign-in attempts per account
+    "tokens": env_str("CAPBENCH_TOKEN_RATE", "10/hour"),            # API tokens issued or rotated per address/account
+    "actions": env_str("CAPBENCH_ACTION_RATE", "60/hour"),          # withdraw / visibility changes per account
+}
+# Reverse proxies in front of the site that append to X-Forwarded-For (0: use the peer address).
+CAPBENCH_TRUSTED_PROXIES = env_int("CAPBENCH_TRUSTED_PROXIES", 0)
+
+# Login lock-out (django-axes): after AXES_FAILURE_LIMIT failed sign-ins for one account (from any
+# address) or from one address (for any account), further attempts are refused with 429 and the
+# time to retry until the cool-off has passed since the last failure. Web, admin and API token logins.
+AXES_FAILURE_LIMIT = env_int("CAPBENCH_LOGIN_FAILURES", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("CAPBENCH_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the time we announce is the time it opens
+AXES_CLIENT_IP_CALLABLE = "capbench.limits.axes_address"
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
+AXES_VERBOSE = False

@@ -97,18 +97,27 @@ def test_quota_refusals_are_429_with_the_retry_time(api, demo_dataset, settings)
     assert api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "one", "results": results(demo_dataset)},
                     format="multipart").status_code == 201
     refused = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "two",
-                                                "results": results(demo_dataset)}, format="multipart")
+                                                "results": results(demo_dataset, "another")}, format="multipart")
     assert refused.status_code == 429 and "retry_at" in refused.json()
+    assert 86000 < int(refused["Retry-After"]) <= 86401 and refused.json()["retry_after"] == int(refused["Retry-After"])
 
 
-def test_submission_uploads_are_rate_limited(api, demo_dataset, monkeypatch):
-    from rest_framework.throttling import ScopedRateThrottle
+def test_the_same_file_again_is_answered_with_the_submission_it_made(api, demo_dataset):
+    first = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "one", "results": results(demo_dataset)},
+                     format="multipart")
+    again = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "one again",
+                                              "results": results(demo_dataset)}, format="multipart")
+    assert first.status_code == 201 and again.status_code == 409
+    assert again.json()["submission"] == first.json()["id"]
+    assert again.json()["url"].endswith(f"/api/v1/submissions/{first.json()['id']}/")
 
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {**ScopedRateThrottle.THROTTLE_RATES,
-                                                               "submissions": "2/hour"})
-    codes = [api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m"}, format="multipart").status_code
-             for _ in range(3)]
-    assert codes == [400, 400, 429]
+
+def test_submission_uploads_are_rate_limited(api, demo_dataset, settings):
+    settings.CAPBENCH_RATES["submissions"] = "2/hour"
+    responses = [api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m"}, format="multipart")
+                 for _ in range(3)]
+    assert [r.status_code for r in responses] == [400, 400, 429]
+    assert 3500 < int(responses[2]["Retry-After"]) <= 3600
 
 
 def test_metrics_correlations_and_the_schema(demo_dataset):

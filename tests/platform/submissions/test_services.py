@@ -29,6 +29,10 @@ def results(dataset, caption=lambda item: f"a photo of item {item.pk}") -> list[
     return [{"image_id": item.external_id, "caption": caption(item)} for item in Item.objects.filter(dataset=dataset)]
 
 
+def version(number: int):
+    return lambda item: f"a photo of item {item.pk}, take {number}"
+
+
 def create(owner, dataset, entries, name="results.json", **extra):
     return submission_create(owner=owner, dataset=dataset, file_name=name, content=json.dumps(entries).encode(),
                              method=METHOD, metrics=["rouge_l"], **extra)
@@ -86,14 +90,14 @@ def test_method_metadata_is_checked(demo_dataset, captioner):
 
 def test_daily_quota_says_when_the_next_submission_is_allowed(demo_dataset, captioner, settings):
     settings.CAPBENCH_SUBMISSIONS_PER_DAY, settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 2, 10
-    first = create(captioner, demo_dataset, results(demo_dataset))
-    create(captioner, demo_dataset, results(demo_dataset))
+    first = create(captioner, demo_dataset, results(demo_dataset, version(1)))
+    create(captioner, demo_dataset, results(demo_dataset, version(2)))
     with pytest.raises(QuotaExceeded) as caught:
-        create(captioner, demo_dataset, results(demo_dataset))
+        create(captioner, demo_dataset, results(demo_dataset, version(3)))
     assert caught.value.retry_at == first.created_at + timedelta(days=1)
     assert f"the next one is allowed at {caught.value.retry_at:%Y-%m-%d %H:%M} UTC" in str(caught.value)
     Submission.objects.filter(pk=first.pk).update(created_at=timezone.now() - timedelta(days=1, minutes=1))
-    create(captioner, demo_dataset, results(demo_dataset))  # a day later the slot is free again
+    create(captioner, demo_dataset, results(demo_dataset, version(3)))  # a day later the slot is free again
     assert Submission.objects.count() == 3
 
 
@@ -101,10 +105,10 @@ def test_concurrent_quota_counts_unfinished_submissions(demo_dataset, captioner,
     settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 1
     first = create(captioner, demo_dataset, results(demo_dataset))
     with pytest.raises(QuotaExceeded, match="1 of your submissions are still being scored"):
-        create(captioner, demo_dataset, results(demo_dataset))
+        create(captioner, demo_dataset, results(demo_dataset, version(2)))
     submission_withdraw(submission=first)
     assert Submission.objects.get(pk=first.pk).status == "withdrawn"
-    create(captioner, demo_dataset, results(demo_dataset))
+    create(captioner, demo_dataset, results(demo_dataset))  # the withdrawn one is no duplicate
 
 
 @pytest.fixture

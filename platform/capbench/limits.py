@@ -1,0 +1,178 @@
+"""Abuse limits: atomic counters in Redis, shared by every web process.
+
+A limit is a rate ("20/hour", "5/15min") for a scope (what is limited: sign-ups, uploads, API
+reads …) and an identity (a client address or an account). The first hit opens a window of the
+rate's length; each hit increments the counter in the same Redis transaction
+(SET NX EX + INCR + TTL), so concurrent requests are counted exactly and no more than the rate's
+count are admitted in a window, whatever the concurrency. A refused request learns when the window
+ends (`Retry-After`).
+
+Rates live in settings.CAPBENCH_RATES (each from a `CAPBENCH_RATE_*` variable; docs/security.md
+lists them). If Redis cannot be reached the request is admitted and the failure logged: the site
+stays up, and the broker outage is loud elsewhere.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+log = logging.getLogger(__name__)
+UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600,
+         "d": 86400, "day": 86400}
+RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([a-z]+?)s?\s*$")
+
+
+@dataclass(frozen=True)
+class Rate:
+    count: int
+    seconds: int
+
+    @classmethod
+    def parse(cls, text: str) -> Rate:
+        """"20/hour", "600/min", "5/15min" (five per fifteen minutes), "3/day"."""
+        match = RATE.match(text.lower())
+        if not match or match.group(3) not in UNITS:
+            raise ValueError(f"rate {text!r}: expected N/UNIT or N/KUNIT with UNIT one of s, min, hour, day")
+        return cls(int(match.group(1)), int(match.group(2) or 1) * UNITS[match.group(3)])
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    count: int = 0
+    limit: int = 0
+    retry_after: int = 0  # seconds until the window ends (when refused)
+
+
+@functools.lru_cache(maxsize=4)
+def _client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+
+
+def _key(scope: str, identity: str) -> str:
+    return f"{settings.CAPBENCH_QUEUE_PREFIX}limit:{scope}:{identity}"
+
+
+def rate_of(scope: str) -> Rate:
+    return Rate.parse(settings.CAPBENCH_RATES[scope])
+
+
+def hit(scope: str, identity: str) -> Decision:
+    """Count one request of `identity` against the scope's rate; refused once over it."""
+    if not settings.CAPBENCH_RATE_LIMITS_ENABLED:
+        return Decision(True)
+    rate = rate_of(scope)
+    key = _key(scope, identity)
+    try:
+        pipe = _client(settings.REDIS_URL).pipeline(transaction=True)
+        pipe.set(key, 0, ex=rate.seconds, nx=True)
+        pipe.incr(key)
+        pipe.ttl(key)
+        _, count, ttl = pipe.execute()
+    except redis.RedisError as error:
+        log.error("rate limit %s not checked (Redis: %s); the request was admitted", scope, error)
+        return Decision(True)
+    allowed = count <= rate.count
+    return Decision(allowed, count, rate.count, 0 if allowed else max(1, int(ttl if ttl > 0 else rate.seconds)))
+
+
+def reset(scope: str, identity: str) -> None:
+    """Forget the identity's count (a successful sign-in clears its failures)."""
+    try:
+        _client(settings.REDIS_URL).delete(_key(scope, identity))
+    except redis.RedisError as error:
+        log.error("rate limit %s not reset (Redis: %s)", scope, error)
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address: REMOTE_ADDR, or behind CAPBENCH_TRUSTED_PROXIES reverse proxies the
+    address the outermost trusted one saw (X-Forwarded-For read from the right, so a client cannot
+    choose its own address by sending the header)."""
+    proxies = settings.CAPBENCH_TRUSTED_PROXIES
+    if proxies:
+        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
+        if len(forwarded) >= proxies:
+            return forwarded[-proxies]
+    return request.META.get("REMOTE_ADDR") or "unknown"
+
+
+def axes_address(request: HttpRequest) -> str | None:
+    """client_address for django-axes (AXES_CLIENT_IP_CALLABLE), None where the request has none."""
+    address = client_address(request)
+    return None if address == "unknown" else address
+
+
+def account_identity(username: str) -> str:
+    return username.strip().lower()[:150] or "-"
+
+
+def wait_words(seconds: int) -> str:
+    if seconds < 90:
+        return f"{seconds} seconds"
+    minutes = math.ceil(seconds / 60)
+    return f"{minutes} minutes" if minutes < 90 else f"{math.ceil(minutes / 60)} hours"
+
+
+def too_many(request: HttpRequest, decision: Decision, what: str) -> HttpResponse:
+    """429 with Retry-After: JSON under /api/, else a page saying what was limited and when to retry."""
+    message = f"Too many {what}. Try again in {wait_words(decision.retry_after)}."
+    if request.path.startswith("/api/"):
+        from django.http import JsonResponse
+
+        response: HttpResponse = JsonResponse({"detail": message, "retry_after": decision.retry_after}, status=429)
+    else:
+        response = TemplateResponse(request, "limited.html", {"message": message}, status=429)
+        response.render()
+    response["Retry-After"] = str(decision.retry_after)
+    return response
+
+
+def limited(scope: str, what: str, *, by: str = "address", methods: tuple[str, ...] = ("POST",)) -> Callable:
+    """View decorator: count the view's `methods` requests per client address (`by="address"`) or per
+    signed-in account (`by="user"`, anonymous requests by address) against settings.CAPBENCH_RATES[scope]."""
+
+    def decorate(view: Callable) -> Callable:
+        @functools.wraps(view)
+        def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if request.method in methods:
+                user = getattr(request, "user", None)
+                if by == "user" and user is not None and user.is_authenticated:
+                    identity = f"user:{user.pk}"
+                else:
+                    identity = f"address:{client_address(request)}"
+                decision = hit(scope, identity)
+                if not decision.allowed:
+                    return too_many(request, decision, what)
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorate
+
+
+class PageRateMiddleware:
+    """Every HTML request (the API has its own throttles; static files never reach here): per
+    account when signed in (`pages_user`), else per address (`pages_anon`)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not request.path.startswith("/api/"):
+            user = request.user
+            if user.is_authenticated:
+                decision = hit("pages_user", f"user:{user.pk}")
+            else:
+                decision = hit("pages_anon", f"address:{client_address(request)}")
+            if not decision.allowed:
+                return too_many(request, decision, "requests")
+        return self.get_response(request)

@@ -1,0 +1,218 @@
+"""The leak test: private and withdrawn submissions are their owner's alone, on every URL there is.
+
+A private and a withdrawn submission carry unique markers in their captions, method name,
+description and links; a public one carries its own (the control: the crawl must find it, so the
+test can fail). Every URL pattern of the project (walked from the URLconf and filled with real
+ids, slugs and keys) and every API path of the OpenAPI schema is requested, plain, as a search for
+each marker and as a download, by an anonymous visitor and by another signed-in user. Two checks:
+
+- no response contains a hidden marker (responses to URLs that themselves carry the marker, such
+  as a search echoing its query, are left to the second check);
+- the same crawl after the hidden submissions are deleted answers byte for byte the same (once
+  CSRF tokens and relative times are masked): no count, page number, row or order depends on
+  them.
+
+New URL patterns are covered without editing this file.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import pytest
+from django.db import transaction
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from catalog.models import Caption, Item, Media, System
+from leaderboards.snapshots import board_refresh
+from scoring.models import Metric, MetricVersion, Score
+from scoring.services.metrics import metrics_sync
+from submissions.models import Submission
+from submissions.services import MethodInfo, submission_create, submission_withdraw
+
+pytestmark = pytest.mark.django_db
+
+PRIVATE, WITHDRAWN, PUBLIC = "qzprivmark", "qzwithmark", "qzpubmark"
+HIDDEN = (PRIVATE, WITHDRAWN)
+CONVERTER = re.compile(r"<(?:(?P<kind>\w+):)?(?P<name>\w+)>")
+SCHEMA_PARAMETER = re.compile(r"\{(\w+)\}")
+MASKS = [
+    (re.compile(r'name="csrfmiddlewaretoken" value="[^"]*"'), 'name="csrfmiddlewaretoken" value=""'),
+    (re.compile(r'nonce="[^"]*"'), 'nonce=""'),
+    (re.compile(r"(?:\d+|an?)(?:\xa0|\s)(?:second|minute|hour)s?(?:\xa0|\s)ago|\bnow\b"), "some time ago"),
+]
+
+
+@dataclass
+class World:
+    dataset_slug: str
+    owner: object
+    stranger: object
+    hidden: list[Submission]
+    public: Submission
+    keys: list[str]
+
+
+def _results(dataset, marker: str) -> bytes:
+    return json.dumps([{"image_id": item.external_id, "caption": f"a {marker} dog number {item.pk}"}
+                       for item in Item.objects.filter(dataset=dataset)]).encode()
+
+
+def _submit(owner, dataset, marker: str, *, public: bool) -> Submission:
+    method = MethodInfo(f"{marker} captioner", f"our {marker} method, unpublished",
+                        f"https://example.org/{marker}/paper", f"https://example.org/{marker}/code")
+    return submission_create(owner=owner, dataset=dataset, file_name=f"{marker}.json",
+                             content=_results(dataset, marker), method=method, is_public=public)
+
+
+def _scores(submission: Submission, marker: str, version: MetricVersion, tmp_path, settings) -> str:
+    """A score per caption, with the marker in its detail, and one generated picture whose file
+    carries the marker too (served by key)."""
+    key = f"{abs(hash(marker)) % 10**8:08d}".ljust(64, "a")
+    picture = tmp_path / "generated" / key[:2] / f"{key}.png"
+    picture.parent.mkdir(parents=True, exist_ok=True)
+    picture.write_bytes(b"\x89PNG " + marker.encode())
+    Score.objects.bulk_create([
+        Score(caption=caption, metric_version=version, value=0.25, input_key=f"{marker}{caption.pk}",
+              detail={"reply": f"{marker} reasoning", "generated_image": key})
+        for caption in Caption.objects.filter(system=submission.system)])
+    return key
+
+
+@pytest.fixture
+def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch) -> World:
+    monkeypatch.setenv("CAPBENCH_GENERATED_DIR", str(tmp_path / "generated"))
+    settings.MEDIA_ROOT = tmp_path / "media"
+    owner = django_user_model.objects.create_user("owner", password="a long test password")
+    stranger = django_user_model.objects.create_user("stranger", password="a long test password")
+    metrics_sync()
+    version = Metric.objects.get(slug="bleu_4").current_version
+    private = _submit(owner, demo_dataset, PRIVATE, public=False)
+    withdrawn = submission_withdraw(submission=_submit(owner, demo_dataset, WITHDRAWN, public=True))
+    public = _submit(owner, demo_dataset, PUBLIC, public=True)
+    keys = [_scores(s, m, version, tmp_path, settings)
+            for s, m in ((private, PRIVATE), (withdrawn, WITHDRAWN), (public, PUBLIC))]
+    board_refresh(dataset_id=demo_dataset.pk)  # the stored board holds the hidden rows too
+    return World(demo_dataset.slug, owner, stranger, [private, withdrawn], public, keys)
+
+
+def _patterns(resolvers=None, prefix: str = ""):
+    for entry in (get_resolver().url_patterns if resolvers is None else resolvers):
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            yield from _patterns(entry.url_patterns, route)
+        elif isinstance(entry, URLPattern):
+            yield route
+
+
+def _fillers(world: World) -> dict[str, list[str]]:
+    """Real values for each kind of path parameter: hidden and public ids first of all."""
+    submissions = [*world.hidden, world.public]
+    item = Item.objects.filter(dataset__slug=world.dataset_slug).order_by("id").first()
+    media = Media.objects.filter(dataset__slug=world.dataset_slug).exclude(stored_path="").first()
+    ints = [str(s.pk) for s in submissions] + [str(item.pk)] + ([str(media.pk)] if media else [])
+    ints += [str(s.system_id) for s in submissions]
+    slugs = [world.dataset_slug, "bleu_4"] + [s.system.slug for s in submissions]
+    strings = world.keys + slugs
+    # The admin's <path:object_id> routes answer the same login redirect to anyone not staff: a few ids do.
+    return {"int": ints, "slug": slugs, "str": strings, "path": ints[:3], "uuid": []}
+
+
+def _urls(world: World, schema_paths: list[str]) -> list[str]:
+    fill = _fillers(world)
+    routes = []
+    for route in _patterns():
+        regex = route.startswith("^") or "(?P<" in route
+        if regex:  # a regex route (the admin's): its named groups are filled like <path:...>
+            route = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"<path:\1>", route).lstrip("^").rstrip("$").replace("\\", "")
+        routes.append(route)
+    routes += [path.lstrip("/").replace("{", "<").replace("}", ">") for path in schema_paths]
+    urls = set()
+    for route in routes:
+        names = CONVERTER.findall(route)
+        pools = [fill.get(kind or "str", fill["str"]) if name not in ("id", "pk") else fill["int"]
+                 for kind, name in names]
+        for values in itertools.product(*pools):
+            values = iter(values)
+            urls.add("/" + CONVERTER.sub(lambda _: quote(next(values), safe=""), route))
+    return sorted(urls)
+
+
+def _queries(world: World) -> list[str]:
+    hidden_system = world.hidden[0].system.slug
+    return ["", f"?q={PRIVATE}&search={PRIVATE}", f"?q={WITHDRAWN}&search={WITHDRAWN}",
+            f"?system={hidden_system}&dataset={world.dataset_slug}&metric=bleu_4",
+            "?download=csv", "?download=json", "?limit=1000&page_size=5000"]
+
+
+def _body(response) -> str:
+    content = b"".join(response.streaming_content) if response.streaming else response.content
+    text = content.decode("utf-8", "replace")
+    for pattern, replacement in MASKS:
+        text = pattern.sub(replacement, text)
+    location = response.headers.get("Location", "")
+    return f"{response.status_code} {location}\n{text}"
+
+
+def _crawl(client, urls: list[str], queries: list[str]) -> dict[str, str]:
+    return {url + query: _body(client.get(url + query)) for url in urls for query in queries}
+
+
+def _schema_paths(client) -> list[str]:
+    response = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    return list(json.loads(response.content)["paths"])
+
+
+@pytest.fixture
+def unlimited(settings):
+    """The crawl is thousands of requests from one address: the abuse limits are not under test here."""
+    settings.CAPBENCH_RATE_LIMITS_ENABLED = False
+
+
+def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited):
+    schema_paths = _schema_paths(client)
+    urls, queries = _urls(world, schema_paths), _queries(world)
+    print(f"leak crawl: {len(urls)} URLs x {len(queries)} queries x {2} viewers, twice")
+    assert any("/api/v1/submissions/" in url for url in urls) and any("/admin/" in url for url in urls)
+    viewers = {"anonymous": None, "another user": world.stranger}
+    seen: dict[str, dict[str, str]] = {}
+    for name, user in viewers.items():
+        client.logout()
+        if user is not None:
+            client.force_login(user)
+        seen[name] = _crawl(client, urls, queries)
+        for url, body in seen[name].items():
+            shown = [marker for marker in HIDDEN if marker in body and marker not in url.lower()]
+            assert not shown, f"{name} sees {shown} at {url}:\n{body[:600]}"
+        found = [url for url, body in seen[name].items() if PUBLIC in body]
+        assert len(found) > 10, f"the crawl never reached the public submission's content as {name}"
+
+    # The owner reaches the private content through the same crawl: the crawl can find a leak.
+    client.force_login(world.owner)
+    owner_sees = _crawl(client, urls, [""])
+    assert sum(PRIVATE in body for body in owner_sees.values()) > 5
+
+    with transaction.atomic():
+        for submission in world.hidden:
+            System.objects.filter(pk=submission.system_id).delete()
+        for name, user in viewers.items():
+            client.logout()
+            if user is not None:
+                client.force_login(user)
+            without = _crawl(client, urls, queries)
+            differs = [url for url in without if without[url] != seen[name][url]]
+            assert not differs, (f"{name}: {len(differs)} responses change when the hidden submissions are "
+                                 f"deleted, e.g. {differs[:5]}:\n{_first_difference(seen[name], without, differs[0])}")
+        transaction.set_rollback(True)
+
+
+def _first_difference(before: dict[str, str], after: dict[str, str], url: str) -> str:
+    a, b = before[url].splitlines(), after[url].splitlines()
+    for number, (left, right) in enumerate(zip(a, b, strict=False)):
+        if left != right:
+            return f"line {number + 1}:\n  with:    {left[:300]}\n  without: {right[:300]}"
+    return f"lengths differ: {len(a)} vs {len(b)} lines"
