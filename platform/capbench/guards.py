@@ -13,9 +13,8 @@ def _refusal(request: HttpRequest, status: int, message: str) -> HttpResponse:
         response = JsonResponse(body, status=status)
     else:
         response = HttpResponse(f"{message}\n", status=status, content_type="text/plain; charset=utf-8")
-    if status == 413:
-        # The body is never read: the connection cannot be reused for another request.
-        response["Connection"] = "close"
+    # No "Connection: close" here: it is hop-by-hop, the server's to set (WSGI forbids it in an
+    # application's answer); servers close a connection whose body was left unread.
     return response
 
 

@@ -1,0 +1,246 @@
+"""Abuse limits under concurrency: parallel clients, and exactly the rate's count admitted.
+
+Each test sets a small rate, fires more parallel requests than it allows (threads, each its own
+client and database connection, released together by a barrier) and counts what got through.
+Every refusal is a 429 with Retry-After.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connections
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+from catalog.models import Item
+from submissions.models import Submission
+
+pytestmark = pytest.mark.django_db(transaction=True)
+PASSWORD = "a long test password"
+
+
+def parallel(count: int, request: Callable[[int], object]) -> list:
+    """`count` calls of `request(i)` in as many threads, started together."""
+    start = threading.Barrier(count)
+
+    def run(number: int):
+        start.wait()
+        try:
+            return request(number)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(run, range(count)))
+
+
+def admitted(responses, refused: int = 429) -> int:
+    for response in responses:
+        if response.status_code == refused:
+            assert int(response["Retry-After"]) > 0, "a 429 without Retry-After"
+    return sum(response.status_code != refused for response in responses)
+
+
+@pytest.fixture
+def member(db):
+    return get_user_model().objects.create_user("member", password=PASSWORD)
+
+
+def test_anonymous_api_reads_per_address(settings, demo_dataset):
+    settings.CAPBENCH_RATES["api_anon"] = "5/min"
+    responses = parallel(8, lambda i: [Client().get("/api/v1/datasets/") for _ in range(5)])
+    assert admitted([r for batch in responses for r in batch]) == 5
+    assert Client(REMOTE_ADDR="10.0.0.9").get("/api/v1/datasets/").status_code == 200  # another address
+
+
+def test_api_reads_per_account_with_a_token(settings, member, demo_dataset):
+    settings.CAPBENCH_RATES["api_user"] = "7/min"
+    token = Token.objects.create(user=member).key
+    responses = parallel(8, lambda i: [Client(HTTP_AUTHORIZATION=f"Token {token}").get("/api/v1/submissions/")
+                                       for _ in range(4)])
+    flat = [r for batch in responses for r in batch]
+    assert admitted(flat) == 7
+    assert "throttled" in next(r for r in flat if r.status_code == 429).json()["detail"]
+
+
+def test_pages_per_address(settings, demo_dataset):
+    settings.CAPBENCH_RATES["pages_anon"] = "10/min"
+    responses = parallel(8, lambda i: [Client().get("/datasets/") for _ in range(3)])
+    flat = [r for batch in responses for r in batch]
+    assert admitted(flat) == 10
+    assert "Try again in" in next(r for r in flat if r.status_code == 429).content.decode()
+
+
+def _bad_upload(client: Client, url: str):
+    return client.post(url, {"dataset": "demo", "method_name": "m",
+                             "results": SimpleUploadedFile("r.json", b"[]")})
+
+
+def test_uploads_per_account_over_web_and_api_together(settings, member, demo_dataset):
+    settings.CAPBENCH_RATES["submissions"] = "3/hour"
+    token = Token.objects.create(user=member).key
+
+    def upload(number: int):
+        if number % 2:
+            return _bad_upload(Client(HTTP_AUTHORIZATION=f"Token {token}"), "/api/v1/submissions/")
+        client = Client()
+        client.force_login(member)
+        return _bad_upload(client, "/submit/")
+
+    responses = parallel(10, upload)
+    assert admitted(responses) == 3 and all(r.status_code == 400 for r in responses if r.status_code != 429)
+
+
+def test_token_creation_per_address(settings, member):
+    settings.CAPBENCH_RATES["tokens"] = "4/hour"
+    responses = parallel(8, lambda i: Client().post("/api/v1/auth/token/", {"username": "member", "password": PASSWORD}))
+    assert admitted(responses) == 4
+    assert all("token" in r.json() for r in responses if r.status_code == 200)
+    assert all(r["Cache-Control"].startswith("max-age=0") or "no-store" in r["Cache-Control"]
+               for r in responses if r.status_code == 200)
+
+
+@pytest.mark.parametrize("url, field", [("/accounts/login/", "username"), ("/admin/login/", "username"),
+                                        ("/api/v1/auth/token/", "username")])
+def test_sign_in_attempts_per_account(settings, member, url, field):
+    settings.CAPBENCH_RATES["login_account"] = "6/10min"
+    settings.AXES_FAILURE_LIMIT = 100  # the attempt rate alone is measured here
+    responses = parallel(12, lambda i: Client(REMOTE_ADDR=f"10.1.0.{i + 1}").post(
+        url, {field: "member", "password": f"wrong {i}"}))
+    assert admitted(responses) == 6
+    # The account is refused from any address; another account from the same address is not.
+    assert Client(REMOTE_ADDR="10.2.0.1").post(url, {field: "member", "password": "x"}).status_code == 429
+    assert Client(REMOTE_ADDR="10.1.0.1").post(url, {field: "someone", "password": "x"}).status_code != 429
+
+
+def test_sign_in_attempts_per_address(settings, member):
+    settings.CAPBENCH_RATES["login_address"] = "5/10min"
+    settings.AXES_FAILURE_LIMIT = 100
+    responses = parallel(10, lambda i: Client().post("/accounts/login/", {"username": f"user{i}", "password": "x"}))
+    assert admitted(responses) == 5
+
+
+def test_sign_up_per_address(settings):
+    settings.CAPBENCH_RATES["signup"] = "5/hour"
+    responses = parallel(8, lambda i: Client().post("/accounts/signup/", {
+        "username": f"newcomer{i}", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"}))
+    assert admitted(responses) == 5
+    assert get_user_model().objects.filter(username__startswith="newcomer").count() == 5
+
+
+@pytest.mark.parametrize("url", ["/accounts/login/", "/admin/login/", "/api/v1/auth/token/"])
+def test_failed_sign_ins_lock_the_account_out_and_say_when_to_retry(settings, member, url):
+    settings.AXES_FAILURE_LIMIT = 5
+    client = Client()
+    codes = [client.post(url, {"username": "member", "password": "wrong"}).status_code for _ in range(8)]
+    assert 429 not in codes[:4] and codes[5:] == [429, 429, 429]
+    locked = client.post(url, {"username": "member", "password": PASSWORD})  # even the right password
+    assert locked.status_code == 429 and 800 < int(locked["Retry-After"]) <= 901
+    body = locked.content.decode()
+    assert "failed sign-in attempts" in body and "15 minutes" in body
+
+
+def test_quota_refusal_says_when_to_retry(settings, member, demo_dataset):
+    settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 1
+    client = Client()
+    client.force_login(member)
+    first = _upload(client, demo_dataset, "one")
+    second = _upload(client, demo_dataset, "two")
+    assert first.status_code == 302 and second.status_code == 429 and int(second["Retry-After"]) == 60
+
+
+def _results(dataset, text: str) -> bytes:
+    return json.dumps([{"image_id": item.external_id, "caption": text}
+                       for item in Item.objects.filter(dataset=dataset)]).encode()
+
+
+def _upload(client: Client, dataset, text: str):
+    return client.post("/submit/", {"dataset": dataset.slug, "method_name": "m", "is_public": "on",
+                                    "results": SimpleUploadedFile("r.json", _results(dataset, text))})
+
+
+def _stored_files(settings) -> list[Path]:
+    return sorted(p for p in (Path(settings.MEDIA_ROOT) / "submissions").rglob("*") if p.is_file())
+
+
+def test_the_same_file_five_times_at_once_is_one_submission_and_one_file(settings, member, demo_dataset, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 10
+
+    def upload(number: int):
+        client = Client()
+        client.force_login(member)
+        return _upload(client, demo_dataset, "the same caption")
+
+    responses = parallel(5, upload)
+    assert Counter(r.status_code for r in responses) == {302: 1, 409: 4}
+    only = Submission.objects.get()
+    assert all(f"/submissions/{only.pk}/" in r.content.decode() for r in responses if r.status_code == 409)
+    assert len(_stored_files(settings)) == 1
+
+
+def test_uploads_refused_by_the_quota_leave_no_file(settings, member, demo_dataset, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 1
+
+    def upload(number: int):
+        client = Client()
+        client.force_login(member)
+        return _upload(client, demo_dataset, f"caption {number}")
+
+    responses = parallel(6, upload)
+    assert Counter(r.status_code for r in responses) == {302: 1, 429: 5}
+    assert [p.name for p in _stored_files(settings)] == [Path(Submission.objects.get().stored_file).name]
+
+
+def test_field_lengths_are_capped(member, demo_dataset):
+    client = Client()
+    client.force_login(member)
+    token = Token.objects.create(user=member).key
+    api = Client(HTTP_AUTHORIZATION=f"Token {token}")
+    long = {"description": "x" * 5001}
+    page = client.post("/submit/", {"dataset": "demo", "method_name": "m", **long,
+                                    "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a"))})
+    assert page.status_code == 400 and "at most 5000 characters" in page.content.decode()
+    answer = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m", **long,
+                                               "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a"))})
+    assert answer.status_code == 400 and "description" in answer.json()
+    answer = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m" * 201,
+                                               "paper_url": "https://example.org/" + "p" * 300,
+                                               "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a"))})
+    assert answer.status_code == 400 and {"method_name", "paper_url"} <= set(answer.json())
+    huge = client.post("/submit/", {"dataset": "demo", "method_name": "m", "description": "x" * 2_000_000,
+                                    "results": SimpleUploadedFile("r.json", b"[]")})
+    assert huge.status_code == 400
+    assert Submission.objects.count() == 0
+
+
+@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/", "javascript:alert(1)",
+                                    "https:///evil.example", "/\\evil.example"])
+def test_sign_up_never_redirects_off_the_site(target):
+    response = Client().post(f"/accounts/signup/?next={target}", {
+        "username": "newcomer", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"})
+    assert response.status_code == 302 and response["Location"] == "/submissions/mine/"
+    inside = Client().post("/accounts/signup/?next=/datasets/", {
+        "username": "other", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"})
+    assert inside["Location"] == "/datasets/"
+
+
+def test_a_declared_body_over_the_limit_is_refused_before_it_is_read(live_server, settings):
+    """A 1 GiB Content-Length with a tiny body: answered 413 at once, not after a wait."""
+    host, port = live_server.thread.host, live_server.thread.port
+    for path in ("/api/v1/submissions/", "/submit/", "/accounts/login/"):
+        with socket.create_connection((host, port), timeout=5) as raw:
+            raw.sendall(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: multipart/form-data; "
+                        f"boundary=x\r\nContent-Length: {2**30}\r\n\r\n--x".encode())
+            head = raw.recv(4096).decode("latin-1")
+        assert head.startswith("HTTP/1.1 413"), head[:200]
