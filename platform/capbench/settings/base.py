@@ -226,7 +226,7 @@ CAPBENCH_RATE_LIMITS_ENABLED = env_bool("CAPBENCH_RATE_LIMITS_ENABLED", True)
 CAPBENCH_RATES = {
     "api_anon": env_str("CAPBENCH_API_ANON_RATE", "120/min"),       # API requests per address, anonymous
     "api_user": env_str("CAPBENCH_API_USER_RATE", "600/min"),       # API requests per account
-    "pages_anon": env_str("CAPBENCH_PAGE_ANON_RATE", "300/min"),    # HTML pages per address, anonymous
+    "pages_anon": env_str("CAPBENCH_PAGE_ANON_RATE", "600/min"),    # HTML pages and media per address, anonymous
     "pages_user": env_str("CAPBENCH_PAGE_USER_RATE", "1200/min"),   # HTML pages per account
     "submissions": env_str("CAPBENCH_API_SUBMISSION_RATE", "20/hour"),  # upload attempts per account (web + API)
     "signup": env_str("CAPBENCH_SIGNUP_RATE", "5/hour"),            # sign-up attempts per address
