@@ -71,6 +71,9 @@ def test_private_submissions_are_the_owners_and_withdrawal_keeps_the_data(client
     submission.refresh_from_db()
     assert submission.status == "withdrawn" and not submission.is_public
     assert submission.system.captions.count() == 100
+    refused = client.post(f"/submissions/{submission.pk}/visibility/", {"public": "1"}, follow=True)
+    assert refused.status_code == 200 and "a withdrawn submission cannot be made public" in refused.content.decode()
+    assert not Submission.objects.get().is_public
 
 
 def test_per_caption_scores_download_as_csv(client, demo_dataset, captioner):
