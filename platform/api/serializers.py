@@ -96,3 +96,13 @@ class SubmissionCreateSerializer(serializers.Serializer):
     metrics = serializers.ListField(child=serializers.SlugField(max_length=60), required=False, default=list,
                                     max_length=100)
     is_public = serializers.BooleanField(required=False, default=False)
+
+
+class DatasetNamesSerializer(serializers.Serializer):
+    """The optional slug and title staff give with a dataset upload (else the file's own), checked
+    before the import: a slug the URLs can route, lengths the columns hold, no NUL."""
+
+    slug = serializers.SlugField(max_length=Dataset._meta.get_field("slug").max_length, required=False,
+                                 allow_blank=True)
+    title = serializers.CharField(max_length=Dataset._meta.get_field("title").max_length, required=False,
+                                  allow_blank=True)

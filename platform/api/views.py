@@ -60,6 +60,8 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         upload = request.data.get("file")
         if upload is None or not hasattr(upload, "read"):
             raise ValidationError({"file": "a canonical JSONL file is required"})
+        names = serializers.DatasetNamesSerializer(data=request.data)
+        names.is_valid(raise_exception=True)
         with tempfile.TemporaryDirectory(prefix="capbench-upload-") as folder:
             path = Path(folder) / Path(upload.name).name
             path.write_bytes(upload.read())
@@ -68,7 +70,8 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             except ImportFormatError as error:
                 raise ValidationError({"file": str(error).replace(folder + "/", "")}) from None
         outcome = dataset_import(bundle=bundle, source_path=f"api upload {upload.name}",
-                                 slug=request.data.get("slug") or None, title=request.data.get("title") or None)
+                                 slug=names.validated_data.get("slug") or None,
+                                 title=names.validated_data.get("title") or None)
         body = {**serializers.DatasetSerializer(outcome.dataset).data, "changed": outcome.changed,
                 "counts": outcome.counts}
         return Response(body, status=status.HTTP_201_CREATED if outcome.changed else status.HTTP_200_OK)

@@ -11,6 +11,8 @@ from typing import Any
 from catalog.importers.errors import ImportFormatError
 
 _MD5 = re.compile(r"^[0-9a-fA-F]{32}$")
+# PostgreSQL text and jsonb cannot hold a NUL character: refused where it is read, with its line.
+NUL_REFUSED = "contains a NUL character (U+0000), which no stored text may hold"
 
 
 def source_file(path: Path, default_name: str) -> Path:
@@ -40,6 +42,8 @@ def text_lines(path: Path) -> Iterator[tuple[int, str]]:
             except UnicodeDecodeError as error:
                 raise ImportFormatError(path, number, None,
                                         f"not valid UTF-8 (byte {error.start})") from None
+            if "\x00" in text:
+                raise ImportFormatError(path, number, None, NUL_REFUSED)
             yield number, text.rstrip("\r\n")
 
 
@@ -111,6 +115,17 @@ def parse_text_list(raw: Any, *, path: Path, line: int | None, field: str,
             for index, value in enumerate(raw)]
 
 
+def _holds_nul(value: Any) -> bool:
+    """Whether a parsed JSON value has a NUL character (written \\u0000) in any string or key."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(item) for item in value)
+    return False
+
+
 def json_document(path: Path) -> Any:
     """A whole-file JSON document; syntax errors name the line."""
     try:
@@ -119,9 +134,12 @@ def json_document(path: Path) -> Any:
         line = path.read_bytes()[: error.start].count(b"\n") + 1
         raise ImportFormatError(path, line, None, f"not valid UTF-8 (byte {error.start})") from None
     try:
-        return json.loads(text)
+        document = json.loads(text)
     except json.JSONDecodeError as error:
         raise ImportFormatError(path, error.lineno, None, f"invalid JSON: {error.msg}") from None
+    if _holds_nul(document):
+        raise ImportFormatError(path, text[:max(text.find("\\u0000"), 0)].count("\n") + 1, None, NUL_REFUSED)
+    return document
 
 
 def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
@@ -130,9 +148,12 @@ def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
         if not text.strip():
             continue
         try:
-            yield number, json.loads(text)
+            row = json.loads(text)
         except json.JSONDecodeError as error:
             raise ImportFormatError(path, number, None, f"invalid JSON: {error.msg}") from None
+        if _holds_nul(row):
+            raise ImportFormatError(path, number, None, NUL_REFUSED)
+        yield number, row
 
 
 def require_object(raw: Any, *, path: Path, line: int | None, field: str | None = None) -> dict:
