@@ -36,7 +36,8 @@ def board(demo_dataset, settings):
     long_one = submit(demo_dataset, owner, "Long captions", 6, ["test_words", "rouge_l"],
                       paper_url="https://example.org/paper")
     short_one = submit(demo_dataset, owner, "Short captions", 2, ["test_words", "rouge_l"])
-    tie = submit(demo_dataset, owner, "Also short", 2, ["test_words"])
+    # The same file as "Short captions": from another account (the same one would be a duplicate).
+    tie = submit(demo_dataset, get_user_model().objects.create_user("colleague"), "Also short", 2, ["test_words"])
     broken = submit(demo_dataset, owner, "Broken", 3, ["test_words", "test_broken"])
     hidden = submit(demo_dataset, owner, "Private one", 9, ["test_words"], public=False)
     run_jobs(EvaluationJob.objects.exclude(metric_version__metric__slug="test_broken"))

@@ -136,8 +136,8 @@ def _urls(world: World, schema_paths: list[str]) -> list[str]:
         pools = [fill.get(kind or "str", fill["str"]) if name not in ("id", "pk") else fill["int"]
                  for kind, name in names]
         for values in itertools.product(*pools):
-            values = iter(values)
-            urls.add("/" + CONVERTER.sub(lambda _: quote(next(values), safe=""), route))
+            filled = iter(values)
+            urls.add("/" + CONVERTER.sub(lambda _, filled=filled: quote(next(filled), safe=""), route))
     return sorted(urls)
 
 
