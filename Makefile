@@ -1,4 +1,4 @@
-# CapBench: `make run` starts the whole platform, `make test` runs the whole suite.
+# CapBench: `make run` starts the whole platform (`make dev`: with DEBUG), `make test` runs the whole suite.
 # Both create .venv and install into it (torch/torchvision always through constraints.txt).
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 export PYTHONPATH := $(CURDIR)/platform:$(CURDIR)
 
-.PHONY: run test install install-dev lint clean-state browser
+.PHONY: run dev test install install-dev lint clean-state browser
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,14 @@ $(VENV)/.installed-dev: pyproject.toml constraints.txt | $(PY)
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+# DEBUG off: static files are served by WhiteNoise, errors are a plain 500 page.
 run: $(VENV)/.installed
 	$(PY) -m capbench.run
+
+# The same platform with DEBUG on: Django's error pages show settings and the environment, so only
+# on your own machine.
+dev: $(VENV)/.installed
+	DJANGO_DEBUG=1 $(PY) -m capbench.run
 
 # The browser test drives Debian's chromium (Playwright never downloads one); install it where we can.
 browser:

@@ -29,13 +29,24 @@ def database_from_url(url: str) -> dict:
 
     Supports TCP (`postgresql://user:pw@host:5432/db`) and unix sockets given as a `host` query
     parameter (`postgresql://postgres@/capbench?host=/path/to/socket-dir`), which is what the
-    embedded PostgreSQL hands out.
+    embedded PostgreSQL hands out. Other query parameters are libpq options (`sslmode`,
+    `application_name`, ...).
+
+    Connections come from a bounded psycopg pool per process (CAPBENCH_DB_POOL_SIZE, default 8):
+    a request thread borrows one for the request and gives it back at the end, and a thread that
+    finds every connection lent waits up to CAPBENCH_DB_POOL_TIMEOUT seconds. Without a pool,
+    every thread of a thread-per-connection server (runserver, keep-alive clients) kept its own
+    connection open for CONN_MAX_AGE and a hundred clients exhausted PostgreSQL's max_connections.
+    CAPBENCH_DB_POOL=0 turns the pool off (one connection per request, closed at its end).
     """
     parts = urlsplit(url)
     if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
         raise ValueError(f"DATABASE_URL must be a postgresql:// URL, got scheme {parts.scheme!r}")
     query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
     host = unquote(parts.hostname or "") or query.pop("host", "")
+    options: dict = dict(query)
+    if env_bool("CAPBENCH_DB_POOL", True):
+        options["pool"] = database_pool_options()
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parts.path.lstrip("/")) or "capbench",
@@ -43,7 +54,25 @@ def database_from_url(url: str) -> dict:
         "PASSWORD": unquote(parts.password or ""),
         "HOST": host,
         "PORT": str(parts.port or ""),
-        "OPTIONS": query,
-        "CONN_MAX_AGE": 60,
+        "OPTIONS": options,
+        # Django's pool requires CONN_MAX_AGE = 0: the pool, not the thread, keeps connections.
+        "CONN_MAX_AGE": 0,
+        # With the pool: each connection is checked before it is lent (Django passes the pool's
+        # check_connection); one closed by a restarted server is replaced, not handed to a request.
         "CONN_HEALTH_CHECKS": True,
+    }
+
+
+def database_pool_options() -> dict:
+    """psycopg_pool.ConnectionPool arguments: at most CAPBENCH_DB_POOL_SIZE connections per process."""
+    max_size = env_int("CAPBENCH_DB_POOL_SIZE", 8)
+    if max_size < 1:
+        raise ValueError(f"CAPBENCH_DB_POOL_SIZE must be at least 1, got {max_size}")
+    return {
+        "min_size": min(env_int("CAPBENCH_DB_POOL_MIN_SIZE", 1), max_size),
+        "max_size": max_size,
+        # Seconds a request waits for a free connection before it fails (a 500, never a hang).
+        "timeout": float(env_int("CAPBENCH_DB_POOL_TIMEOUT", 10)),
+        # Idle connections above min_size are closed after this many seconds.
+        "max_idle": float(env_int("CAPBENCH_DB_POOL_MAX_IDLE", 300)),
     }

@@ -2,13 +2,11 @@
 live server and a real worker: sign up, upload, watch the scoring finish, find the system on the
 board, sort a column, open a metric's charts, and fetch the same number through the API.
 
-Screenshots are kept in test-artifacts/browser/ (or $CAPBENCH_TEST_ARTIFACTS)."""
+Screenshots are kept in test-artifacts/browser/ (or $CAPBENCH_TEST_ARTIFACTS). The browser and its
+Content-Security-Policy watch are in conftest.py: a violation on any page fails the journey."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -18,39 +16,6 @@ from submissions.models import Submission
 from tests.platform.scoring.workers import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-@pytest.fixture
-def artefacts(repo_root: Path) -> Path:
-    folder = Path(os.environ.get("CAPBENCH_TEST_ARTIFACTS", repo_root / "test-artifacts")) / "browser"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _live_server_connections_closed(django_db_setup, django_db_blocker):
-    """The live server's thread keeps a database connection; end it before the test database is
-    dropped at the end of the session."""
-    yield
-    from django.db import connection
-
-    with django_db_blocker.unblock(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
-
-
-@pytest.fixture
-def browser_page():
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API keeps a loop in this thread
-    from playwright.sync_api import sync_playwright
-
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: apt-get install chromium"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        yield page
-        browser.close()
 
 
 def test_a_new_user_submits_and_finds_the_system_on_the_board(live_server, workers, browser_page, demo_dataset,
