@@ -14,7 +14,9 @@ stays up, and the broker outage is loud elsewhere.
 from __future__ import annotations
 
 import functools
+import ipaddress
 import logging
+import time
 import math
 import re
 from collections.abc import Callable
@@ -51,6 +53,7 @@ class Decision:
     count: int = 0
     limit: int = 0
     retry_after: int = 0  # seconds until the window ends (when refused)
+    unavailable: bool = False  # refused because the counters could not be reached
 
 
 @functools.lru_cache(maxsize=4)
@@ -66,6 +69,13 @@ def rate_of(scope: str) -> Rate:
     return Rate.parse(settings.CAPBENCH_RATES[scope])
 
 
+# Where an unchecked request could do harm (guess passwords, make accounts, tokens or uploads) it is
+# refused while Redis is unreachable; reads are admitted.
+FAIL_CLOSED = frozenset({"login_address", "login_account", "signup", "tokens", "submissions", "actions"})
+UNAVAILABLE_RETRY = 30
+_last_outage_log = [0.0]
+
+
 def hit(scope: str, identity: str) -> Decision:
     """Count one request of `identity` against the scope's rate; refused once over it."""
     if not settings.CAPBENCH_RATE_LIMITS_ENABLED:
@@ -79,8 +89,12 @@ def hit(scope: str, identity: str) -> Decision:
         pipe.ttl(key)
         _, count, ttl = pipe.execute()
     except redis.RedisError as error:
-        log.error("rate limit %s not checked (Redis: %s); the request was admitted", scope, error)
-        return Decision(True)
+        closed = scope in FAIL_CLOSED
+        if time.monotonic() - _last_outage_log[0] > 60:  # once a minute, not once a request
+            _last_outage_log[0] = time.monotonic()
+            log.error("rate limits cannot be checked (Redis: %s): %s requests are %s", error, scope,
+                      "refused" if closed else "admitted")
+        return Decision(False, retry_after=UNAVAILABLE_RETRY, unavailable=True) if closed else Decision(True)
     allowed = count <= rate.count
     return Decision(allowed, count, rate.count, 0 if allowed else max(1, int(ttl if ttl > 0 else rate.seconds)))
 
@@ -94,15 +108,43 @@ def reset(scope: str, identity: str) -> None:
 
 
 def client_address(request: HttpRequest) -> str:
-    """The client's address: REMOTE_ADDR, or behind CAPBENCH_TRUSTED_PROXIES reverse proxies the
-    address the outermost trusted one saw (X-Forwarded-For read from the right, so a client cannot
-    choose its own address by sending the header)."""
-    proxies = settings.CAPBENCH_TRUSTED_PROXIES
-    if proxies:
-        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
-        if len(forwarded) >= proxies:
-            return forwarded[-proxies]
-    return request.META.get("REMOTE_ADDR") or "unknown"
+    """The client's address, as limits count it.
+
+    REMOTE_ADDR, unless it is one of CAPBENCH_TRUSTED_PROXIES (addresses or networks of our own
+    reverse proxies): then X-Forwarded-For is read from the right, past every trusted proxy, and the
+    first address no proxy of ours added is the client's (a client cannot choose its address by
+    sending the header, nor by reaching the site around the proxy). An IPv6 client is counted by
+    its /64 network (one subscriber's usual allocation), so it cannot rotate through its own
+    addresses."""
+    peer = _parsed(request.META.get("REMOTE_ADDR", ""))
+    if peer is None:
+        return "unknown"
+    trusted = _trusted_networks(tuple(settings.CAPBENCH_TRUSTED_PROXIES))
+    if trusted and any(peer in network for network in trusted):
+        hops = [_parsed(part) for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        for hop in reversed(hops):
+            if hop is None:
+                break  # a hop no proxy of ours would write: stop at the last trusted one
+            peer = hop
+            if not any(hop in network for network in trusted):
+                break
+    if isinstance(peer, ipaddress.IPv6Address):
+        if peer.ipv4_mapped is not None:
+            return str(peer.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{peer}/64", strict=False).network_address)
+    return str(peer)
+
+
+def _parsed(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text.strip())
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def _trusted_networks(entries: tuple[str, ...]) -> tuple:
+    return tuple(ipaddress.ip_network(entry.strip(), strict=False) for entry in entries if entry.strip())
 
 
 def axes_address(request: HttpRequest) -> str | None:
@@ -125,12 +167,15 @@ def wait_words(seconds: int) -> str:
 def too_many(request: HttpRequest, decision: Decision, what: str) -> HttpResponse:
     """429 with Retry-After: JSON under /api/, else a page saying what was limited and when to retry."""
     message = f"Too many {what}. Try again in {wait_words(decision.retry_after)}."
+    status = 429
+    if decision.unavailable:
+        message, status = f"This cannot be checked right now. Try again in {decision.retry_after} seconds.", 503
     if request.path.startswith("/api/"):
         from django.http import JsonResponse
 
-        response: HttpResponse = JsonResponse({"detail": message, "retry_after": decision.retry_after}, status=429)
+        response: HttpResponse = JsonResponse({"detail": message, "retry_after": decision.retry_after}, status=status)
     else:
-        response = TemplateResponse(request, "limited.html", {"message": message}, status=429)
+        response = TemplateResponse(request, "limited.html", {"message": message}, status=status)
         response.render()
     response["Retry-After"] = str(decision.retry_after)
     return response
@@ -160,14 +205,20 @@ def limited(scope: str, what: str, *, by: str = "address", methods: tuple[str, .
 
 
 class PageRateMiddleware:
-    """Every HTML request (the API has its own throttles; static files never reach here): per
-    account when signed in (`pages_user`), else per address (`pages_anon`)."""
+    """Every request that reaches Django (static files never do). An API request counts against
+    `api_address` per address before anything else runs — a bad token, a refused POST or an unknown
+    path included — and then against DRF's per-account or anonymous rate (api.throttles). Any other
+    request counts per account when signed in (`pages_user`), else per address (`pages_anon`)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if not request.path.startswith("/api/"):
+        if request.path.startswith("/api/"):
+            decision = hit("api_address", f"address:{client_address(request)}")
+            if not decision.allowed:
+                return too_many(request, decision, "API requests from this address")
+        else:
             user = request.user
             if user.is_authenticated:
                 decision = hit("pages_user", f"user:{user.pk}")

@@ -112,7 +112,8 @@ def _duplicate_check(owner: AbstractBaseUser, dataset: Dataset, digest: str) -> 
         return
     existing = (Submission.objects.filter(owner=owner, dataset=dataset, file_sha256=digest,
                                           created_at__gt=timezone.now() - timedelta(seconds=window))
-                .exclude(status=Submission.Status.WITHDRAWN).select_related("dataset").order_by("-created_at").first())
+                .exclude(status__in=[Submission.Status.WITHDRAWN, Submission.Status.FAILED])
+                .select_related("dataset").order_by("-created_at").first())
     if existing is not None:
         raise DuplicateSubmission(existing)
 

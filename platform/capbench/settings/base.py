@@ -226,6 +226,7 @@ CAPBENCH_RATE_LIMITS_ENABLED = env_bool("CAPBENCH_RATE_LIMITS_ENABLED", True)
 CAPBENCH_RATES = {
     "api_anon": env_str("CAPBENCH_API_ANON_RATE", "120/min"),       # API requests per address, anonymous
     "api_user": env_str("CAPBENCH_API_USER_RATE", "600/min"),       # API requests per account
+    "api_address": env_str("CAPBENCH_API_ADDRESS_RATE", "1200/min"),  # every API request per address
     "pages_anon": env_str("CAPBENCH_PAGE_ANON_RATE", "600/min"),    # HTML pages and media per address, anonymous
     "pages_user": env_str("CAPBENCH_PAGE_USER_RATE", "1200/min"),   # HTML pages per account
     "submissions": env_str("CAPBENCH_API_SUBMISSION_RATE", "20/hour"),  # upload attempts per account (web + API)
@@ -235,8 +236,9 @@ CAPBENCH_RATES = {
     "tokens": env_str("CAPBENCH_TOKEN_RATE", "10/hour"),            # API tokens issued or rotated per address/account
     "actions": env_str("CAPBENCH_ACTION_RATE", "60/hour"),          # withdraw / visibility changes per account
 }
-# Reverse proxies in front of the site that append to X-Forwarded-For (0: use the peer address).
-CAPBENCH_TRUSTED_PROXIES = env_int("CAPBENCH_TRUSTED_PROXIES", 0)
+# Addresses or networks of our reverse proxies (comma-separated, e.g. "10.0.0.5,172.18.0.0/16"): only
+# a request from one of them has its X-Forwarded-For read (capbench.limits.client_address).
+CAPBENCH_TRUSTED_PROXIES = [entry for entry in env_str("CAPBENCH_TRUSTED_PROXIES", "").split(",") if entry.strip()]
 
 # Login lock-out (django-axes): after AXES_FAILURE_LIMIT failed sign-ins for one account (from any
 # address) or from one address (for any account), further attempts are refused with 429 and the
