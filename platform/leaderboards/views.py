@@ -8,6 +8,7 @@ import io
 
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from csp.decorators import csp_update
 
 from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Dataset
@@ -47,6 +48,9 @@ def metric_board(request: HttpRequest) -> HttpResponse:
         "family": family, "families": families, "reference": reference})
 
 
+# The scatter is a WebGL trace: plotly.js draws it with regl, which compiles its draw calls with
+# Function(). This page alone allows that ('unsafe-eval'); inline script stays refused here too.
+@csp_update({"script-src": ["'unsafe-eval'"]})
 def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
     metric = get_object_or_404(Metric.objects.select_related("current_version"), slug=slug)
     config_text = json.dumps(metric.current_version.config, indent=2, sort_keys=True) if metric.current_version else ""

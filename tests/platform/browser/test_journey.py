@@ -44,10 +44,10 @@ def test_a_new_user_submits_and_finds_the_system_on_the_board(live_server, worke
     page.click("#upload-form button[type=submit]")
     page.wait_for_url(f"{base}/submissions/*/")
     submission = Submission.objects.get()
-    page.wait_for_function("document.getElementById('submission-status').textContent !== 'Queued'", timeout=60_000)
+    page.wait_for_function("() => document.getElementById('submission-status').textContent !== 'Queued'", timeout=60_000)
     page.screenshot(path=str(artefacts / "2-progress.png"), full_page=True)
     wait_until(lambda: Submission.objects.get().status == "done", 240, workers, "scoring the submission")
-    page.wait_for_function("document.getElementById('submission-status').textContent === 'finished'",
+    page.wait_for_function("() => document.getElementById('submission-status').textContent === 'finished'",
                            timeout=30_000)
     page.wait_for_selector("#scores tbody tr td.num")
     assert "unavailable: Stanford CoreNLP 3.6.0 is not provisioned" in page.inner_text("#progress")

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -68,6 +69,15 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path):
     try:
         _wait_for_line(log, "CapBench is serving", process)
         page = _wait_for(f"http://127.0.0.1:{port}/datasets/flickr8k-expert-demo/", process)
+        # Without DEBUG, runserver still serves static files (WhiteNoise, from the finders), and an
+        # error page shows nothing of the settings or the environment.
+        for path in ("/static/plotly/plotly.min.js", "/static/js/upload.js", "/static/capbench.css",
+                     "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js"):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+                assert response.status == 200 and response.read(), path
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/no-such-page/", timeout=10)
+        assert missing.value.code == 404 and b"DEBUG" not in missing.value.read()
     finally:
         code = _stop(process)
     output = log.read_text()
