@@ -3,7 +3,6 @@ schema, and user text coming back as data (never markup)."""
 import json
 
 import pytest
-from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -16,11 +15,6 @@ from submissions.models import Submission
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _clear_throttles():
-    cache.clear()
 
 
 @pytest.fixture
