@@ -50,7 +50,11 @@ def admitted(responses, expect: set[int] = frozenset({200})) -> int:
             assert int(response["Retry-After"]) > 0, "a 429 without Retry-After"
         else:
             assert response.status_code in expect, (response.status_code, response.content[:300])
-    return sum(response.status_code != 429 for response in responses)
+    count = sum(response.status_code != 429 for response in responses)
+    refusal = next((r for r in responses if r.status_code == 429), None)
+    if refusal is not None:  # what refused them, should a count come out wrong
+        print("first refusal:", refusal.content[:400])
+    return count
 
 
 @pytest.fixture
