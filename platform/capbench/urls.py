@@ -7,10 +7,11 @@ from django.urls import include, path
 
 from accounts.lockout import limited_login
 
-# The admin's sign-in form counts against the same attempt limits as the site's (accounts.lockout).
-admin.site.login = limited_login(admin.site.login)
-
 urlpatterns = [
+    # The admin's sign-in form counts against the same attempt limits as the site's (accounts.lockout).
+    # A route of its own, ahead of the admin's, rather than replacing admin.site.login: reloading this
+    # module must not wrap it twice.
+    path("admin/login/", limited_login(admin.site.login)),
     path("admin/", admin.site.urls),
     path("", include("catalog.urls")),
     path("", include("leaderboards.urls")),
