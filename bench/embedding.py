@@ -136,6 +136,8 @@ def main() -> int:
     parser.add_argument("--images", type=int, default=1000)
     parser.add_argument("--naive", type=int, default=300, help="captions timed in the naive loop (extrapolated)")
     parser.add_argument("--architectures", nargs="+", default=["ViT-B-32-quickgelu", "ViT-L-14"])
+    parser.add_argument("--torchmetrics", action=argparse.BooleanOptionalAction, default=True,
+                        help="also time torchmetrics' CLIPScore (minutes for ViT-L/14: it decodes every image per caption)")
     args = parser.parse_args()
     import torch
 
@@ -166,17 +168,21 @@ def main() -> int:
         for path in images[:200]:
             Image.open(path).convert("RGB")
         decode_share = (time.perf_counter() - decode_started) / 200 * len(images) / cold
-        sample = rows[:args.naive]
-        naive = naive_seconds(architecture, work / "models", sample, device) * len(rows) / len(sample)
-        tm = torchmetrics_seconds(rows, device, architecture)
+        # Each figure is printed as soon as it is measured: a run cut short still reports what it had.
         print(f"{architecture}: ours cold {cold:6.2f} s ({len(images) / cold:7.1f} images/s, "
               f"{len(rows) / cold:7.1f} captions/s; decoding ≈ {100 * decode_share:4.1f}% of it), "
-              f"warm image cache {warm:5.2f} s")
-        print(f"  naive loop {naive:7.1f} s (extrapolated from {len(sample)}): ours cold is {naive / cold:5.1f}× faster")
+              f"warm image cache {warm:5.2f} s", flush=True)
+        sample = rows[:args.naive]
+        naive = naive_seconds(architecture, work / "models", sample, device) * len(rows) / len(sample)
+        print(f"  naive loop {naive:7.1f} s (extrapolated from {len(sample)}): ours cold is {naive / cold:5.1f}× faster",
+              flush=True)
+        tm = torchmetrics_seconds(rows, device, architecture) if args.torchmetrics else None
         if tm is None:
-            print("  torchmetrics CLIPScore: skipped (torchmetrics/transformers or the CLIP processor files missing)")
+            print("  torchmetrics CLIPScore: skipped (--no-torchmetrics, or torchmetrics/transformers missing)")
         else:
             print(f"  torchmetrics CLIPScore {tm:6.2f} s: ours cold is {tm / cold:4.1f}× faster")
+        if torch.cuda.is_available():
+            print(f"  GPU memory peak so far {torch.cuda.max_memory_allocated() / 2 ** 30:.2f} GiB", flush=True)
     return 0
 
 

@@ -54,6 +54,8 @@ class TokenEmbedder:
                 if model.config.num_hidden_layers < self.layer:
                     raise MetricUnavailable(f"{self.spec.name} has {model.config.num_hidden_layers} layers; "
                                             f"BERTScore reads layer {self.layer}")
+                # Layer 17's output is all BERTScore reads: the layers above it are never run.
+                model.encoder.layer = model.encoder.layer[:self.layer]
                 self._loaded = (tokenizer, model)
         return self._loaded
 
@@ -62,13 +64,15 @@ class TokenEmbedder:
         import torch
 
         tokenizer, model = self._load()
-        distinct = list(dict.fromkeys(texts))
+        encoded = {text: tokenizer.encode(text.strip(), add_special_tokens=True, truncation=True,
+                                          max_length=tokenizer.model_max_length) if text.strip()
+                   else tokenizer.encode("", add_special_tokens=True) for text in dict.fromkeys(texts)}
+        # Longest first, so each batch is padded to about its own length.
+        distinct = sorted(encoded, key=lambda text: -len(encoded[text]))
         found = {}
         for start in range(0, len(distinct), self.batch):
             part = distinct[start:start + self.batch]
-            ids = [tokenizer.encode(text.strip(), add_special_tokens=True, truncation=True,
-                                    max_length=tokenizer.model_max_length) if text.strip()
-                   else tokenizer.encode("", add_special_tokens=True) for text in part]
+            ids = [encoded[text] for text in part]
             width = max(len(row) for row in ids)
             padded = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
             mask = torch.zeros((len(ids), width), dtype=torch.long)
@@ -78,12 +82,12 @@ class TokenEmbedder:
             with torch.no_grad():
                 hidden = model(input_ids=padded.to(self.device), attention_mask=mask.to(self.device),
                                output_hidden_states=True).hidden_states[self.layer]
-            hidden = hidden / hidden.norm(dim=-1, keepdim=True)
+                hidden = (hidden / hidden.norm(dim=-1, keepdim=True)).float().cpu().numpy()
             for index, (text, row) in enumerate(zip(part, ids, strict=True)):
                 weights = np.ones(len(row))
                 weights[0] = weights[-1] = 0.0  # <s> and </s>
                 total = weights.sum()
-                found[text] = (hidden[index, :len(row)].float().cpu().numpy(), weights / total if total else weights)
+                found[text] = (hidden[index, :len(row)], weights / total if total else weights)
         return [found[text] for text in texts]
 
     def fingerprint(self) -> str:

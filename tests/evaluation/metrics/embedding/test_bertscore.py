@@ -61,3 +61,35 @@ def test_without_the_model_bertscore_refuses(tmp_path, monkeypatch):
     with pytest.raises(MetricUnavailable):
         BertScore().score(rows())
     token_embedder.cache_clear()
+
+
+def test_layers_above_17_are_never_run(model_store, monkeypatch):
+    """A deeper model (roberta-large has 24 layers) keeps its first 17 only; the scores are layer 17's
+    of the whole model, as bert-score's `num_layers=17` gives them."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from tests.fixtures.models import tiny_roberta
+
+    folder = model_store / "hf" / "roberta-large"
+    tiny_roberta(folder, layers=19)
+    token_embedder.cache_clear()
+    try:
+        _, model = BertScore().embedder._load()
+        assert len(model.encoder.layer) == 17
+        tokenizer = AutoTokenizer.from_pretrained(folder, add_prefix_space=True)
+        whole = AutoModel.from_pretrained(folder).eval()
+        row = rows()[1]
+
+        def layer17(text):
+            ids = tokenizer(text, return_tensors="pt")
+            with torch.no_grad():
+                hidden = whole(**ids, output_hidden_states=True).hidden_states[17][0]
+            return (hidden / hidden.norm(dim=-1, keepdim=True)).numpy()
+
+        candidate, reference = layer17(row.candidate), layer17(row.references[0])
+        weights = [np.r_[0.0, np.full(len(x) - 2, 1 / (len(x) - 2)), 0.0] for x in (candidate, reference)]
+        expected = greedy_match(candidate, reference, *weights)
+        assert BertScore().score([row]).details[0] == pytest.approx(dict(zip("PRF", expected, strict=True)), abs=1e-5)
+    finally:
+        token_embedder.cache_clear()

@@ -9,7 +9,17 @@ import pytest
 import torch
 
 from evaluation.metrics import CaptionRow, MetricUnavailable
-from evaluation.metrics.embedding.polos import PREFIX, Polos, mix_layers, pair_features, polos_model
+from evaluation.metrics.embedding.polos import (
+    CHECKPOINT,
+    CLIP_MODEL,
+    PREFIX,
+    TEXT_MODEL,
+    Polos,
+    mix_layers,
+    pair_features,
+    polos_model,
+    read_checkpoint,
+)
 from tests.fixtures.models import POLOS_TEXT_LAYERS
 
 
@@ -175,3 +185,15 @@ def test_the_checkpoint_is_read_without_unpickling_arbitrary_objects(model_store
 
     with pytest.raises(Exception, match="Unsupported global|weights_only"):
         read_checkpoint(polos_store)
+
+
+def test_a_clip_running_in_half_precision_is_the_same_clip(model_store, polos_store, images):
+    """On a GPU the store's CLIP runs in fp16 while the checkpoint keeps an fp32 copy: the same weights,
+    compared at the precision the encoder runs in, must not be refused (they were, on every GPU)."""
+    model = polos_model(CHECKPOINT, TEXT_MODEL, CLIP_MODEL)
+    model.clip.model().half()
+    state = read_checkpoint(polos_store)
+    model._check_clip(state)  # no MetricUnavailable
+    state["clip.positional_embedding"] = state["clip.positional_embedding"] + 0.5
+    with pytest.raises(MetricUnavailable, match="positional_embedding"):
+        model._check_clip(state)

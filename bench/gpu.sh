@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Every GPU benchmark in one command, each under its own time limit, each log kept:
+#
+#     bench/gpu.sh [LOGDIR] [embedding text judge vision]     (default: all four, logs in bench-logs/)
+#
+# Needs a CUDA machine with torch and the project's model libraries (open_clip_torch, transformers,
+# diffusers, ultralytics; bert-score and torchmetrics for the reference columns). No weights: every
+# model is built at full size with random weights (bench/fullsize.py) and saved into a scratch model store.
+set -u
+cd "$(dirname "$0")/.."
+logs=${1:-bench-logs}
+shift || true
+stages=${*:-embedding text judge vision}
+mkdir -p "$logs"
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error TQDM_DISABLE=1
+python=${PYTHON:-python3}
+run() {  # name, seconds, command...
+    local name=$1 limit=$2
+    shift 2
+    echo "== $name ($(date -u +%FT%TZ), limit ${limit} s)"
+    timeout "$limit" "$python" "$@" 2>&1 | grep -v -E "^(Loading weights|Writing model shards)|it/s\]$" | tee "$logs/$name.log"
+}
+for stage in $stages; do
+    case $stage in
+        embedding) run embedding "${EMBEDDING_LIMIT:-600}" bench/embedding.py --naive 200 ;;
+        text) run text "${TEXT_LIMIT:-200}" bench/text.py --naive 100 ;;
+        judge) run judge "${JUDGE_LIMIT:-300}" bench/judge_local.py --size 7b ;;
+        vision) run vision "${VISION_LIMIT:-420}" bench/vision.py --captions 32 --steps 28 --batch 4 ;;
+        *) echo "unknown stage $stage (embedding, text, judge, vision)"; exit 2 ;;
+    esac
+done
