@@ -6,8 +6,9 @@ import logging
 
 from django.dispatch import receiver
 
-from scoring.signals import job_ended
-from submissions.signals import submission_changed
+from leaderboards.snapshots import board_refresh
+from scoring.events import job_ended
+from submissions.events import submission_changed
 
 log = logging.getLogger(__name__)
 
@@ -15,8 +16,6 @@ log = logging.getLogger(__name__)
 @receiver(job_ended)
 @receiver(submission_changed)
 def rebuild_board(sender, dataset_id: int, **_) -> None:
-    from leaderboards.snapshots import board_refresh
-
     try:
         board_refresh(dataset_id=dataset_id)
     except Exception:  # a stale board must never undo the work that triggered it

@@ -7,4 +7,5 @@ class ScoringConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # Here, not at the top: the handlers import models, which the app registry loads first.
         from scoring import signals  # noqa: F401  (worker start-up recovery)

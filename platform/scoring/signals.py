@@ -4,20 +4,15 @@ from __future__ import annotations
 import logging
 
 from celery.signals import worker_ready
-from django.dispatch import Signal
+
+from scoring.services.lifecycle import batches_recover_worker
 
 log = logging.getLogger(__name__)
 
 
 @worker_ready.connect
 def recover_batches(sender=None, **_) -> None:
-    from scoring.services.lifecycle import batches_recover_worker
-
     try:
         batches_recover_worker(worker=sender.hostname)
     except Exception:  # the database may be down at start; the reaper catches up later
         log.exception("could not recover the batches of %s", getattr(sender, "hostname", "?"))
-
-
-# Sent (after commit) when a job reaches a final state; leaderboards rebuild the dataset's board.
-job_ended = Signal()

@@ -1,5 +1,6 @@
-"""Creating, dispatching and withdrawing submissions. The whole file is checked before anything is
-stored; a valid one becomes System + Captions + Submission in one transaction."""
+"""Creating, dispatching, planning and withdrawing submissions, and their status as their scoring
+jobs go. The whole file is checked before anything is stored; a valid one becomes System + Captions
++ Submission in one transaction."""
 from __future__ import annotations
 
 import hashlib
@@ -22,11 +23,15 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from catalog.models import Caption, Dataset, Item, System
+from evaluation.metrics import slugs
 from scoring.models import EvaluationJob
 from scoring.queues import enqueue
+from scoring.services.lifecycle import jobs_cancel
+from scoring.services.metrics import metric_versions_current
+from scoring.services.planning import job_plan
+from submissions.events import submission_changed
 from submissions.formats import Problems, SubmissionFileError, SubmittedCaption, read_submission
 from submissions.models import Submission
-from submissions.signals import submission_changed
 
 log = logging.getLogger(__name__)
 PLAN_TASK = "scoring.plan_submission"
@@ -222,8 +227,6 @@ def submission_quota_check(*, owner: AbstractBaseUser, lock: bool = False) -> No
 
 def submission_withdraw(*, submission: Submission) -> Submission:
     """Stop scoring and hide it from the boards; its file and scores are kept."""
-    from scoring.services.lifecycle import jobs_cancel  # scoring imports submissions: import late
-
     with transaction.atomic():
         submission.status = Submission.Status.WITHDRAWN
         submission.is_public = False
@@ -258,8 +261,6 @@ def _check_method(method: MethodInfo) -> None:
 
 
 def _check_metrics(metrics: list[str]) -> None:
-    from evaluation.metrics import slugs
-
     unknown = sorted(set(metrics) - set(slugs()))
     if unknown:
         raise SubmissionRefused(f"field 'metrics': unknown metric(s) {', '.join(unknown)} "
@@ -302,3 +303,70 @@ def submission_visibility_set(*, submission: Submission, is_public: bool) -> Sub
 
 def _changed(submission: Submission) -> None:
     submission_changed.send(sender=Submission, dataset_id=submission.dataset_id)
+
+
+def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
+    """The submission's jobs, one per metric (scoring.services.planning.job_plan); planning twice
+    creates nothing twice."""
+    submission = Submission.objects.select_related("system", "dataset").get(pk=submission_id)
+    if submission.status == Submission.Status.WITHDRAWN:
+        return []
+    try:
+        versions = metric_versions_current(submission.metrics or None)
+    except KeyError as error:  # a metric asked for is gone from the code: retrying cannot help
+        Submission.objects.filter(pk=submission.pk).update(
+            status=Submission.Status.FAILED, finished_at=timezone.now(),
+            error=f"cannot be scored: {error.args[0]}")
+        return []
+    captions = list(Caption.objects.filter(system=submission.system).order_by("id").values_list("id", flat=True))
+    jobs = [job_plan(purpose=EvaluationJob.Purpose.SUBMISSION, dataset=submission.dataset, system=submission.system,
+                     submission_id=submission.pk, version=version, caption_ids=captions) for version in versions]
+    Submission.objects.filter(pk=submission.pk, dispatched_at__isnull=True).update(dispatched_at=timezone.now())
+    submission_refresh(submission_id=submission.pk)
+    submission_changed.send(sender=Submission, dataset_id=submission.dataset_id)  # its cells now say "queued"
+    return jobs
+
+
+def submission_refresh(*, submission_id: int) -> Submission:
+    """The submission's status from its jobs: running while any is open, then done (with the
+    unavailable metrics noted) or failed when a metric failed."""
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().get(pk=submission_id)
+        if submission.status == Submission.Status.WITHDRAWN:
+            return submission
+        # Per metric its newest version's job: a failed re-scoring does not undo a finished submission.
+        newest: dict[int, EvaluationJob] = {}
+        for job in (EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric")
+                    .order_by("metric_version__created_at")):
+            if job.status != EvaluationJob.Status.FAILED or job.metric_version.metric_id not in newest:
+                newest[job.metric_version.metric_id] = job
+        jobs = list(newest.values())
+        if not jobs:
+            return submission
+        if any(not job.is_final for job in jobs):
+            if any(job.status == EvaluationJob.Status.RUNNING or job.done for job in jobs):
+                submission.status = Submission.Status.RUNNING
+                submission.started_at = submission.started_at or timezone.now()
+        else:
+            failed = [job for job in jobs if job.status == EvaluationJob.Status.FAILED]
+            submission.status = Submission.Status.FAILED if failed else Submission.Status.DONE
+            submission.error = "\n".join(f"{job.metric_version.metric.slug}: {job.error}" for job in failed)
+            submission.started_at = submission.started_at or timezone.now()
+            submission.finished_at = timezone.now()
+        submission.save(update_fields=["status", "error", "started_at", "finished_at"])
+    return submission
+
+
+def submission_started(*, submission_id: int, started_at: datetime) -> None:
+    """A job of the submission started: a queued submission is running."""
+    Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED).update(
+        status=Submission.Status.RUNNING, started_at=started_at)
+
+
+def submissions_settle(*, each) -> None:
+    """The reaper's step: submissions still active whose jobs are all over get their final status
+    (`each(items, action, key)` is the sweep's loop; "settled" counts those that are over now)."""
+    active = Submission.objects.filter(status__in=Submission.ACTIVE, jobs__isnull=False).exclude(
+        jobs__status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING]).distinct()
+    each(list(active.values_list("pk", flat=True)),
+         lambda pk: int(submission_refresh(submission_id=pk).status not in Submission.ACTIVE), "settled")

@@ -16,10 +16,11 @@ from django.utils import timezone
 
 from evaluation import metrics as registry
 from evaluation.metrics import MetricUnavailable
+from scoring.events import job_running
 from scoring.models import EvaluationJob, JobBatch, Score
 from scoring.services.contexts import job_context
+from scoring.services.lifecycle import job_end
 from scoring.services.rows import caption_rows, input_key
-from submissions.models import Submission
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +110,6 @@ def _batch_claim(batch_id: int, worker: str) -> JobBatch | None:
             return None
         if batch.attempts >= settings.CAPBENCH_BATCH_ATTEMPTS:
             # Started that often and never recorded: the worker died on it each time (out of memory, say).
-            from scoring.services.lifecycle import job_end
-
             transaction.on_commit(lambda: job_end(
                 job_id=job_id, status=EvaluationJob.Status.FAILED,
                 error=f"batch {batch.index + 1} was started {batch.attempts} times and its worker stopped "
@@ -123,9 +122,8 @@ def _batch_claim(batch_id: int, worker: str) -> JobBatch | None:
         if job_started:
             job.status, job.started_at = EvaluationJob.Status.RUNNING, now
             job.save(update_fields=["status", "started_at"])
-    if job_started and job.submission_id:  # its own statement: never hold job and submission together
-        Submission.objects.filter(pk=job.submission_id, status=Submission.Status.QUEUED).update(
-            status=Submission.Status.RUNNING, started_at=now)
+    if job_started:  # outside the transaction: never hold job and submission together (submissions.signals)
+        job_running.send(sender=EvaluationJob, submission_id=job.submission_id, started_at=now)
     batch.job = job
     return batch
 
@@ -178,8 +176,6 @@ def _batch_record(batch: JobBatch, scores: list[Score], seconds: float, reused: 
 
 
 def _unavailable(job: EvaluationJob, reason: str) -> BatchOutcome:
-    from scoring.services.lifecycle import job_end
-
     job_end(job_id=job.pk, status=EvaluationJob.Status.UNAVAILABLE, error=f"unavailable: {reason}")
     return BatchOutcome("unavailable")
 

@@ -1,13 +1,14 @@
-"""How jobs end: finalising (system numbers, correlations, the submission's status), failing,
-recovering batches a dead worker held, and reaping jobs stuck past their limit."""
+"""How jobs end: finalising (system numbers, correlations), failing, recovering batches a dead
+worker held, and reaping jobs stuck past their limit. A submission's status follows its jobs through
+scoring.events (submissions.signals)."""
 from __future__ import annotations
 
 import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Q
+from django.db import connection, transaction
+from django.db.models import Model, Q
 from django.utils import timezone
 
 from catalog.models import System
@@ -16,9 +17,11 @@ import numpy as np
 from evaluation import metrics as registry
 from evaluation.metaeval.bootstrap import cluster_bootstrap
 from evaluation.metrics import Metric
+from scoring.events import job_ended, jobs_swept
 from scoring.models import EvaluationJob, JobBatch, Score, SystemScore
-from scoring.signals import job_ended
-from submissions.models import Submission
+from scoring.services.correlations import dataset_correlations, dataset_significance
+from scoring.services.metrics import metrics_sync
+from scoring.services.planning import batches_enqueue, versions_rescore
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +35,6 @@ def job_finalize(*, job_id: int) -> EvaluationJob:
         return job
     system_scores_compute(job=job)
     if job.purpose == EvaluationJob.Purpose.DATASET:
-        from scoring.services.correlations import dataset_correlations, dataset_significance
-
         # Before the job is done: if this fails, the job stays open and the reaper finalises again.
         dataset_correlations(dataset=job.dataset, metric_version=job.metric_version)
         dataset_significance(dataset=job.dataset)
@@ -87,9 +88,8 @@ def job_end(*, job_id: int, status: str, error: str = "") -> None:
         if status != EvaluationJob.Status.DONE:
             JobBatch.objects.filter(job=job).exclude(status=JobBatch.Status.DONE).update(
                 status=JobBatch.Status.FAILED, error=error[:2000])
-        if job.submission_id:
-            transaction.on_commit(lambda: submission_refresh(submission_id=job.submission_id))
-        transaction.on_commit(lambda: job_ended.send(sender=EvaluationJob, dataset_id=job.dataset_id))
+        transaction.on_commit(lambda: job_ended.send(sender=EvaluationJob, dataset_id=job.dataset_id,
+                                                     submission_id=job.submission_id))
 
 
 def batch_attempt_failed(*, batch_id: int, error: str, final: bool) -> None:
@@ -105,37 +105,8 @@ def batch_attempt_failed(*, batch_id: int, error: str, final: bool) -> None:
             status=JobBatch.Status.QUEUED, error=error[:2000], enqueued_at=timezone.now())
 
 
-def submission_refresh(*, submission_id: int) -> Submission:
-    """The submission's status from its jobs: running while any is open, then done (with the
-    unavailable metrics noted) or failed when a metric failed."""
-    with transaction.atomic():
-        submission = Submission.objects.select_for_update().get(pk=submission_id)
-        if submission.status == Submission.Status.WITHDRAWN:
-            return submission
-        # Per metric its newest version's job: a failed re-scoring does not undo a finished submission.
-        newest: dict[int, EvaluationJob] = {}
-        for job in (EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric")
-                    .order_by("metric_version__created_at")):
-            if job.status != EvaluationJob.Status.FAILED or job.metric_version.metric_id not in newest:
-                newest[job.metric_version.metric_id] = job
-        jobs = list(newest.values())
-        if not jobs:
-            return submission
-        if any(not job.is_final for job in jobs):
-            if any(job.status == EvaluationJob.Status.RUNNING or job.done for job in jobs):
-                submission.status = Submission.Status.RUNNING
-                submission.started_at = submission.started_at or timezone.now()
-        else:
-            failed = [job for job in jobs if job.status == EvaluationJob.Status.FAILED]
-            submission.status = Submission.Status.FAILED if failed else Submission.Status.DONE
-            submission.error = "\n".join(f"{job.metric_version.metric.slug}: {job.error}" for job in failed)
-            submission.started_at = submission.started_at or timezone.now()
-            submission.finished_at = timezone.now()
-        submission.save(update_fields=["status", "error", "started_at", "finished_at"])
-    return submission
-
-
-def jobs_cancel(*, submission: Submission, reason: str) -> int:
+def jobs_cancel(*, submission: Model, reason: str) -> int:
+    """Fails the submission's open jobs (a submissions.Submission: scoring does not import it)."""
     open_jobs = EvaluationJob.objects.filter(submission=submission).exclude(status__in=EvaluationJob.FINAL)
     ids = list(open_jobs.values_list("pk", flat=True))
     for job_id in ids:
@@ -145,8 +116,6 @@ def jobs_cancel(*, submission: Submission, reason: str) -> int:
 
 def batches_recover_worker(*, worker: str) -> int:
     """A worker starting under `worker`'s name: whatever that name held is from a dead process."""
-    from scoring.services.planning import batches_enqueue
-
     orphaned = JobBatch.objects.filter(worker__startswith=f"{worker}/", status=JobBatch.Status.RUNNING)
     jobs = set(orphaned.values_list("job_id", flat=True))
     ids = list(orphaned.values_list("pk", flat=True))
@@ -166,8 +135,6 @@ def jobs_reap(*, now=None) -> dict[str, int]:
     limit, fail jobs that have run past the job limit, re-send undelivered queued batches, settle
     submissions whose jobs are all over, and re-score under new metric versions. One item's error
     is logged and skips that item only."""
-    from django.db import connection
-
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [REAPER_LOCK])
         if not cursor.fetchone()[0]:
@@ -189,9 +156,6 @@ def _each(items, action, counts: dict, key: str) -> None:
 
 
 def _sweep(now) -> dict[str, int]:
-    from scoring.services.metrics import metrics_sync
-    from scoring.services.planning import batches_enqueue, versions_rescore
-
     counts = dict.fromkeys(("finalised", "requeued", "failed", "resent", "settled", "rescoring", "errors"), 0)
     open_jobs = EvaluationJob.objects.exclude(status__in=EvaluationJob.FINAL)
     limit = settings.CAPBENCH_JOB_TIME_LIMIT
@@ -228,10 +192,9 @@ def _sweep(now) -> dict[str, int]:
     undelivered = JobBatch.objects.filter(job__in=open_jobs, status=JobBatch.Status.QUEUED).filter(
         Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - timedelta(seconds=settings.CAPBENCH_BATCH_RESEND_AFTER)))
     _each(set(undelivered.values_list("job_id", flat=True)), resend, counts, "resent")
-    active = Submission.objects.filter(status__in=Submission.ACTIVE, jobs__isnull=False).exclude(
-        jobs__status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING]).distinct()
-    _each(list(active.values_list("pk", flat=True)),
-          lambda pk: int(submission_refresh(submission_id=pk).status not in Submission.ACTIVE), counts, "settled")
+    # Submissions settle theirs here ("settled"): submissions.signals.settle_submissions.
+    jobs_swept.send(sender=EvaluationJob, counts=counts,
+                    each=lambda items, action, key: _each(items, action, counts, key))
     _each([None], lambda _: metrics_sync() and 0, counts, "rescoring")
     _each([None], lambda _: len(versions_rescore()), counts, "rescoring")
     return counts

@@ -1,5 +1,5 @@
 """Turning "score this caption set with these metrics" into EvaluationJobs, their batches and the
-queue messages. Planning twice creates nothing twice."""
+queue messages. Planning twice creates nothing twice. A submission's plan is submissions.services.submission_plan."""
 from __future__ import annotations
 
 from django.conf import settings
@@ -7,36 +7,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import Caption, Dataset
-from scoring.models import EvaluationJob, JobBatch, MetricVersion
+from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
 from scoring.queues import enqueue
 from scoring.services.metrics import metric_versions_current
 from scoring.services.rows import caption_multiplicity, caption_rows, context_key
-from submissions.models import Submission
 
 BATCH_TASK = "scoring.run_batch"
-
-
-def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
-    submission = Submission.objects.select_related("system", "dataset").get(pk=submission_id)
-    if submission.status == Submission.Status.WITHDRAWN:
-        return []
-    try:
-        versions = metric_versions_current(submission.metrics or None)
-    except KeyError as error:  # a metric asked for is gone from the code: retrying cannot help
-        Submission.objects.filter(pk=submission.pk).update(
-            status=Submission.Status.FAILED, finished_at=timezone.now(),
-            error=f"cannot be scored: {error.args[0]}")
-        return []
-    captions = list(Caption.objects.filter(system=submission.system).order_by("id").values_list("id", flat=True))
-    jobs = [_job_plan(purpose=EvaluationJob.Purpose.SUBMISSION, dataset=submission.dataset, system=submission.system,
-                      submission=submission, version=version, caption_ids=captions) for version in versions]
-    Submission.objects.filter(pk=submission.pk, dispatched_at__isnull=True).update(dispatched_at=timezone.now())
-    from scoring.services.lifecycle import submission_refresh
-    from submissions.signals import submission_changed
-
-    submission_refresh(submission_id=submission.pk)
-    submission_changed.send(sender=Submission, dataset_id=submission.dataset_id)  # its cells now say "queued"
-    return jobs
 
 
 def dataset_plan(*, dataset: Dataset, slugs: list[str] | None = None) -> list[EvaluationJob]:
@@ -44,16 +20,17 @@ def dataset_plan(*, dataset: Dataset, slugs: list[str] | None = None) -> list[Ev
     versions = metric_versions_current(slugs)
     captions = list(Caption.objects.filter(item__dataset=dataset, system__submission__isnull=True)
                     .order_by("id").values_list("id", flat=True))
-    return [_job_plan(purpose=EvaluationJob.Purpose.DATASET, dataset=dataset, system=None, submission=None,
-                      version=version, caption_ids=captions) for version in versions]
+    return [job_plan(purpose=EvaluationJob.Purpose.DATASET, dataset=dataset, system=None, submission_id=None,
+                     version=version, caption_ids=captions) for version in versions]
 
 
-def _job_plan(*, purpose, dataset, system, submission, version: MetricVersion, caption_ids: list[int]) -> EvaluationJob:
+def job_plan(*, purpose, dataset, system, submission_id: int | None, version: MetricVersion,
+             caption_ids: list[int]) -> EvaluationJob:
     metric = version.metric
     with transaction.atomic():
         job, created = EvaluationJob.objects.select_for_update().get_or_create(
             dataset=dataset, system=system, metric_version=version,
-            defaults={"purpose": purpose, "submission": submission, "total": len(caption_ids)})
+            defaults={"purpose": purpose, "submission_id": submission_id, "total": len(caption_ids)})
         if not created and (job.is_final or job.batch_count):
             return job  # planned before: the batches (and the reaper) carry it on
         if metric.corpus_dependent:
@@ -87,8 +64,8 @@ def batches_enqueue(*, job_id: int, only_ids: list[int] | None = None) -> int:
 def versions_rescore() -> list[EvaluationJob]:
     """Caption sets scored by an older version of a metric and not yet by its current one get a
     job for the current version. The older scores stay (and stay shown) until it is done."""
-    from scoring.models import Metric
-
+    # The submission model by the job's foreign key: submissions sit above scoring and are not imported.
+    submission_model = EvaluationJob._meta.get_field("submission").related_model
     jobs = []
     for metric in Metric.objects.filter(is_registered=True, current_version__isnull=False).select_related("current_version"):
         current = metric.current_version
@@ -97,15 +74,16 @@ def versions_rescore() -> list[EvaluationJob]:
         for dataset_id, system_id, submission_id in older:
             if EvaluationJob.objects.filter(dataset_id=dataset_id, system_id=system_id, metric_version=current).exists():
                 continue
-            if submission_id and Submission.objects.filter(pk=submission_id, status=Submission.Status.WITHDRAWN).exists():
+            if submission_id and submission_model.objects.filter(
+                    pk=submission_id, status=submission_model.Status.WITHDRAWN).exists():
                 continue
             if system_id:
                 captions = Caption.objects.filter(system_id=system_id)
             else:
                 captions = Caption.objects.filter(item__dataset_id=dataset_id, system__submission__isnull=True)
-            jobs.append(_job_plan(
+            jobs.append(job_plan(
                 purpose=EvaluationJob.Purpose.SUBMISSION if system_id else EvaluationJob.Purpose.DATASET,
                 dataset=Dataset.objects.get(pk=dataset_id), system=captions.first().system if system_id else None,
-                submission=Submission.objects.filter(pk=submission_id).first(), version=current,
+                submission_id=submission_id, version=current,
                 caption_ids=list(captions.order_by("id").values_list("id", flat=True))))
     return jobs

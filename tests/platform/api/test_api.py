@@ -10,7 +10,8 @@ from rest_framework.test import APIClient
 import tests.platform.scoring.plugins  # noqa: F401
 from catalog.models import Item
 from scoring.models import EvaluationJob
-from scoring.services.planning import dataset_plan, submission_plan
+from scoring.services.planning import dataset_plan
+from submissions.services import submission_plan
 from submissions.models import Submission
 from tests.platform.scoring.inline import run_jobs
 

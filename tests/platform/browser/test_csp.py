@@ -10,7 +10,8 @@ import pytest
 
 from catalog.models import Item
 from scoring.models import EvaluationJob
-from scoring.services.planning import dataset_plan, submission_plan
+from scoring.services.planning import dataset_plan
+from submissions.services import submission_plan
 from submissions.services import MethodInfo, submission_create
 from tests.platform.scoring.inline import run_jobs
 

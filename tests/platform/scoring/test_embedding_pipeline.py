@@ -15,7 +15,7 @@ from evaluation.metrics.embedding.bertscore import BertScore
 from evaluation.metrics.embedding.clip_score import ClipScore, RefClipScore
 from evaluation.metrics.embedding.polos import Polos
 from scoring.models import EvaluationJob, Score
-from scoring.services.planning import submission_plan
+from submissions.services import submission_plan
 from submissions.services import MethodInfo, submission_create
 from tests.platform.scoring.inline import run_jobs
 

@@ -7,7 +7,7 @@ import pytest
 
 from catalog.models import Item
 from scoring.models import EvaluationJob, Score
-from scoring.services.planning import submission_plan
+from submissions.services import submission_plan
 from submissions.services import MethodInfo, submission_create
 from tests.fixtures.fake_openai import completion, ok, words
 from tests.platform.scoring.inline import run_jobs

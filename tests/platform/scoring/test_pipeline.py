@@ -15,7 +15,8 @@ from scoring.services.batches import batch_run
 from scoring.services.lifecycle import batches_recover_worker, jobs_reap
 from scoring.services.metrics import metrics_sync
 from scoring.selectors import system_values_shown
-from scoring.services.planning import dataset_plan, submission_plan, versions_rescore
+from scoring.services.planning import dataset_plan, versions_rescore
+from submissions.services import submission_plan
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create
 from tests.platform.scoring.inline import run_jobs

@@ -81,7 +81,7 @@ def test_per_caption_scores_download_as_csv(client, demo_dataset, captioner):
     import io
 
     from scoring.models import EvaluationJob
-    from scoring.services.planning import submission_plan
+    from submissions.services import submission_plan
     from tests.platform.scoring.inline import run_jobs
 
     client.force_login(captioner)

@@ -1,0 +1,17 @@
+"""Signals scoring sends. The layers above (submissions, leaderboards) connect to them: scoring
+never imports them."""
+from django.dispatch import Signal
+
+# Sent right after a batch claim moves a job from queued to running, with `submission_id` (or
+# None) and `started_at`; submissions mark theirs running.
+job_running = Signal()
+
+# Sent (after commit) when a job reaches a final state, with `dataset_id` and `submission_id` (or
+# None); submissions settle their status, then leaderboards rebuild the dataset's board (receivers
+# run in INSTALLED_APPS order: submissions before leaderboards).
+job_ended = Signal()
+
+# Sent by the reaper's sweep after re-sending undelivered batches and before re-scoring, with
+# `counts` (the sweep's tally) and `each(items, action, key)`: the sweep's loop that logs one
+# item's error, skips that item and counts it. Submissions settle theirs under the key "settled".
+jobs_swept = Signal()
