@@ -7,24 +7,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from catalog.models import Dataset, System
+from catalog.models import Caption, Dataset, Judgment, System
 from evaluation.metaeval.published import published_value
-from scoring.models import CorrelationResult, Metric
-
-
-@dataclass
-class Column:
-    slug: str
-    name: str
-    higher_is_better: bool
-    family: str
-    description: str
-    citation: str
-    reference_free: bool
-
-    @property
-    def arrow(self) -> str:
-        return "↑" if self.higher_is_better else "↓"
+from leaderboards.columns import Column, metric_columns
+from leaderboards.snapshots import board_payload
+from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
 
 
 @dataclass
@@ -46,12 +33,6 @@ class BoardRow:
     system: System
     cells: dict[str, Cell] = field(default_factory=dict)
     submission: object | None = None
-
-
-def metric_columns() -> list[Column]:
-    return [Column(m.slug, m.name, m.higher_is_better, m.family, m.description, m.citation,
-                   "references" not in (m.needs or []))
-            for m in Metric.objects.filter(is_registered=True).order_by("family", "slug")]
 
 
 @dataclass(frozen=True)
@@ -76,8 +57,6 @@ def captioner_board(dataset: Dataset, *, sort: str | None = None, descending: bo
                     viewer=None) -> tuple[list[Column], list[BoardRow]]:
     """The board from the dataset's precomputed snapshot, keeping the systems `viewer` may see
     (catalog.visibility, read live: a change of visibility shows at once), sorted by `sort` with ranks."""
-    from leaderboards.snapshots import board_payload
-
     payload = board_payload(dataset)
     columns = [Column(**column) for column in payload["columns"]]
     visible = set(System.objects.visible_to(viewer).filter(dataset=dataset).values_list("id", flat=True))
@@ -172,9 +151,6 @@ class MetricOnDataset:
 
 def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None = None) -> MetricOnDataset | None:
     """The newest version's stored scores beside the human judgments (rating datasets)."""
-    from catalog.models import Caption, Judgment
-    from scoring.models import Score
-
     version = (metric.versions.filter(jobs__dataset=dataset, jobs__system__isnull=True, jobs__status="done")
                .order_by("-created_at").first())
     if version is None:
@@ -194,7 +170,5 @@ def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None
 
 def significance_ranks(*, protocol_name: str, level: str = "caption") -> dict[tuple[int, str, str], dict[str, int]]:
     """(dataset id, dimension, statistic) -> metric slug -> significance cluster (1 = best)."""
-    from scoring.models import SignificanceResult
-
     found = SignificanceResult.objects.filter(protocol__contains=f"/{protocol_name}@", level=level)
     return {(r.dataset_id, r.dimension, r.statistic): dict(zip(r.metrics, r.ranks, strict=True)) for r in found}

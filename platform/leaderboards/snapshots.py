@@ -8,8 +8,8 @@ from dataclasses import asdict
 from django.db.models import F, Q
 
 from catalog.models import Dataset, System
+from leaderboards.columns import metric_columns
 from leaderboards.models import BoardSnapshot
-from leaderboards.selectors import metric_columns
 from scoring.models import EvaluationJob
 from scoring.selectors import system_values_shown
 

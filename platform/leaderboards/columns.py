@@ -1,0 +1,27 @@
+"""The boards' metric columns: one per registered metric (read by the snapshots and the selectors)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scoring.models import Metric
+
+
+@dataclass
+class Column:
+    slug: str
+    name: str
+    higher_is_better: bool
+    family: str
+    description: str
+    citation: str
+    reference_free: bool
+
+    @property
+    def arrow(self) -> str:
+        return "↑" if self.higher_is_better else "↓"
+
+
+def metric_columns() -> list[Column]:
+    return [Column(m.slug, m.name, m.higher_is_better, m.family, m.description, m.citation,
+                   "references" not in (m.needs or []))
+            for m in Metric.objects.filter(is_registered=True).order_by("family", "slug")]
