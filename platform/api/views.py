@@ -1,6 +1,9 @@
 """The REST API, read-only except for submissions (thin: services and selectors do the work)."""
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -18,8 +21,12 @@ from accounts.lockout import attempt_refusal, attempt_succeeded, lockout_respons
 from api import serializers
 from api.throttles import ApiRate, SubmissionRate, TokenRate
 from api.pagination import ScoreCursor
+from catalog.importers.errors import ImportFormatError
+from catalog.importers.registry import read_bundle
 from catalog.models import Dataset, Item, System
+from catalog.services.imports import dataset_import
 from leaderboards import selectors as boards
+from leaderboards.views import board_json
 from scoring.models import CorrelationResult, Metric, Score
 from submissions import selectors as submission_selectors
 from submissions.formats import SubmissionFileError
@@ -50,13 +57,6 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Dataset.objects.visible_to(self.request.user).order_by("slug")
 
     def create(self, request: Request, *args, **kwargs) -> Response:
-        import tempfile
-        from pathlib import Path
-
-        from catalog.importers.errors import ImportFormatError
-        from catalog.importers.registry import read_bundle
-        from catalog.services.imports import dataset_import
-
         upload = request.data.get("file")
         if upload is None or not hasattr(upload, "read"):
             raise ValidationError({"file": "a canonical JSONL file is required"})
@@ -193,8 +193,6 @@ class LeaderboardView(APIView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
-        from leaderboards.views import board_json
-
         dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
         order = request.query_params.get("order")
         descending = None if order not in ("asc", "desc") else order == "desc"

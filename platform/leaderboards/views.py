@@ -11,10 +11,12 @@ from django.shortcuts import get_object_or_404, render
 from csp.decorators import csp_update
 
 from capbench.spreadsheets import spreadsheet_row
-from catalog.models import Dataset
+from catalog.models import Dataset, Item
+from evaluation.backbones.t2i import generated_path
 from leaderboards import charts, selectors
+from leaderboards.items import item_page
 from leaderboards.rendering import board_rows_html
-from scoring.models import CorrelationResult, Metric
+from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
 
 PROTOCOLS = ("paper", "canonical")
 
@@ -77,9 +79,6 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def item_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    from catalog.models import Item
-    from leaderboards.items import item_page
-
     item = get_object_or_404(Item.objects.select_related("media", "dataset"), pk=pk, dataset__slug=slug,
                              dataset__in=Dataset.objects.visible_to(request.user))
     return render(request, "leaderboards/item.html", {"page": item_page(item=item, viewer=request.user),
@@ -89,9 +88,6 @@ def item_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def generated_picture(request: HttpRequest, key: str) -> FileResponse:
     """A picture a cycle metric generated from a caption, by its cache key (never a path), when a
     score of a caption the viewer may see refers to it."""
-    from evaluation.backbones.t2i import generated_path
-    from scoring.models import Score
-
     shown = Score.objects.visible_to(request.user).filter(detail__generated_image=key).exists()
     path = generated_path(key) if shown else None
     if path is None:
@@ -100,8 +96,6 @@ def generated_picture(request: HttpRequest, key: str) -> FileResponse:
 
 
 def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    from scoring.models import SignificanceResult
-
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
     result = get_object_or_404(SignificanceResult, dataset=dataset, protocol=request.GET.get("protocol", ""),
                                dimension=request.GET.get("dimension", ""), statistic=request.GET.get("statistic", ""),

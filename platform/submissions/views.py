@@ -11,7 +11,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
+from rest_framework.authtoken.models import Token
 
+from capbench.spreadsheets import spreadsheet_row
 from scoring.models import Score
 from submissions import selectors
 from submissions.forms import SubmissionForm
@@ -87,8 +89,6 @@ def progress(request: HttpRequest, pk: int) -> JsonResponse:
 @never_cache  # shows the API token: never kept by a browser or proxy cache
 @login_required
 def mine(request: HttpRequest) -> HttpResponse:
-    from rest_framework.authtoken.models import Token
-
     return render(request, "submissions/mine.html", {"submissions": selectors.submissions_of(owner=request.user),
                                                      "token": Token.objects.filter(user=request.user).first()})
 
@@ -122,11 +122,10 @@ def scores_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
             .order_by("caption__item__external_id", "metric_version__metric__slug")
             .values_list("caption__item__external_id", "caption__text", "metric_version__metric__slug",
                          "metric_version__config_hash", "value", "error"))
-    from capbench.spreadsheets import spreadsheet_row  # captions, ids, errors: never a live formula
-
     buffer = _Echo()
     writer = csv.writer(buffer)
     header = ["image_id", "caption", "metric", "metric_version", "value", "error"]
+    # spreadsheet_row: captions, ids, errors never become a live formula
     lines = itertools.chain([writer.writerow(header)],
                             (writer.writerow(spreadsheet_row(row)) for row in rows.iterator()))
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from django import template
 
+from leaderboards.rendering import metric_value as formatted
+
 register = template.Library()
 
 
@@ -13,8 +15,6 @@ def cell(cells: dict, key):
 
 @register.filter
 def metric_value(value: float | None) -> str:
-    from leaderboards.rendering import metric_value as formatted
-
     return formatted(value)
 
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import numpy as np
 from django.db import transaction
 
-from catalog.models import Dataset, Judgment, PairJudgment, System
+from catalog.models import Caption, Dataset, Judgment, PairJudgment, System
 from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
 from evaluation.metaeval.kendall import pair_counts
 from evaluation.metaeval.pairwise import pairwise_accuracy
 from evaluation.metaeval.system_level import MIN_SYSTEMS, system_level_intervals
 from evaluation.metaeval.protocols import PROTOCOLS, RATING_STATISTICS, Protocol, rating_cells_with_draws
-from scoring.models import CorrelationDraws, CorrelationResult, MetricVersion, Score
+from evaluation.metaeval.significance import paired_draws_p_values, significance_clusters
+from scoring.models import CorrelationDraws, CorrelationResult, MetricVersion, Score, SignificanceResult
+from scoring.services.training import SPLITS, item_split
 
 PAIRWISE_STATISTICS = ("accuracy", "accuracy_ties_half")
 
@@ -61,8 +63,6 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
 def _held_out(dataset: Dataset, metric_version: MetricVersion) -> tuple[str, str]:
     """A metric fitted on this dataset's judgments (CAMScore's fusion) is compared with them on the
     one split it neither trained nor stopped on: (the note saying so, that split), else ("", "")."""
-    from scoring.services.training import SPLITS
-
     fusion = metric_version.config.get("fusion")
     trained = fusion.get("trained_on") if isinstance(fusion, dict) else None
     if not isinstance(trained, dict) or trained.get("dataset") != dataset.slug:
@@ -73,9 +73,6 @@ def _held_out(dataset: Dataset, metric_version: MetricVersion) -> tuple[str, str
 
 
 def _split_only(dataset: Dataset, scores: dict[int, float | None], split: str) -> dict[int, float | None]:
-    from catalog.models import Caption
-    from scoring.services.training import item_split
-
     items = dict(Caption.objects.filter(pk__in=list(scores)).values_list("pk", "item__external_id"))
     return {pk: value for pk, value in scores.items() if item_split(dataset.slug, items[pk]) == split}
 
@@ -177,9 +174,6 @@ def _finite(value: float) -> float | None:
 def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
     """For every caption-level column of the dataset's boards: the metrics (newest version each)
     sorted best first, the paired-bootstrap p-value matrix, and the significance clusters."""
-    from evaluation.metaeval.significance import paired_draws_p_values, significance_clusters
-    from scoring.models import SignificanceResult
-
     newest: dict[tuple, tuple] = {}
     rows = (CorrelationResult.objects.filter(dataset=dataset, level=CorrelationResult.Level.CAPTION,
                                              draws__isnull=False, value__isnull=False)

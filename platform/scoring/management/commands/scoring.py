@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.models import Dataset
 from scoring.models import EvaluationJob, Metric
+from scoring.services.estimates import NotEstimated, dataset_estimate
 from scoring.services.lifecycle import jobs_reap
 from scoring.services.metrics import metrics_sync
 from scoring.services.planning import dataset_plan, versions_rescore
@@ -46,8 +47,6 @@ class Command(BaseCommand):
             self.stdout.write(f"re-scoring under the new versions: {len(rescoring)} job(s) planned")
 
     def _estimate(self, options) -> None:
-        from scoring.services.estimates import NotEstimated, dataset_estimate
-
         try:
             estimates = dataset_estimate(dataset=self._dataset(options), slugs=options["metrics"])
         except (KeyError, ValueError) as error:
