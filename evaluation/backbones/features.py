@@ -9,14 +9,14 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluation import config
 from evaluation.backbones.store import model_dir
 
 _FILE_SHA: dict[tuple[str, int, int], str] = {}
 
 
 def feature_dir() -> Path:
-    configured = os.environ.get("CAPBENCH_FEATURE_DIR")
-    return Path(configured) if configured else model_dir().parent / "features"
+    return config.get("CAPBENCH_FEATURE_DIR") or model_dir().parent / "features"
 
 
 def media_sha256(path: str | Path) -> str:

@@ -2,10 +2,10 @@
 CAPBENCH_MODEL_DIR (default ~/.cache/capbench/models). Nothing is downloaded at run time."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from evaluation import config
 
 
 def model_dir() -> Path:
-    configured = os.environ.get("CAPBENCH_MODEL_DIR")
-    return Path(configured) if configured else Path.home() / ".cache" / "capbench" / "models"
+    return config.get("CAPBENCH_MODEL_DIR") or Path.home() / ".cache" / "capbench" / "models"

@@ -18,30 +18,28 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, DiffusersPipeline, folder_sha256, offline
 from evaluation.backbones.device import best_device
 from evaluation.backbones.store import model_dir
 
-DEFAULT_T2I = "black-forest-labs/FLUX.1-dev"
+DEFAULT_T2I: str = config.default("CAPBENCH_T2I_MODEL")  # type: ignore[assignment]
 KEY = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True)
 class GenerationSettings:
     model: str = DEFAULT_T2I
-    steps: int = 28            # FluxPipeline's default
-    guidance: float = 3.5      # FluxPipeline's default
-    size: int = 512            # CAMScore compares at 512×512; generating there saves 4× over FLUX's 1024
-    seed: int = 0              # added to each caption's own seed
+    steps: int = config.default("CAPBENCH_T2I_STEPS")        # type: ignore[assignment]  # FluxPipeline's default
+    guidance: float = config.default("CAPBENCH_T2I_GUIDANCE")  # type: ignore[assignment]  # FluxPipeline's default
+    size: int = config.default("CAPBENCH_T2I_SIZE")          # type: ignore[assignment]  # CAMScore compares at 512×512
+    seed: int = config.default("CAPBENCH_T2I_SEED")          # type: ignore[assignment]  # added to each caption's seed
 
     @classmethod
     def from_environment(cls) -> GenerationSettings:
-        default = cls()
-        return cls(model=os.environ.get("CAPBENCH_T2I_MODEL") or default.model,
-                   steps=int(os.environ.get("CAPBENCH_T2I_STEPS", default.steps)),
-                   guidance=float(os.environ.get("CAPBENCH_T2I_GUIDANCE", default.guidance)),
-                   size=int(os.environ.get("CAPBENCH_T2I_SIZE", default.size)),
-                   seed=int(os.environ.get("CAPBENCH_T2I_SEED", default.seed)))
+        return cls(model=config.get("CAPBENCH_T2I_MODEL"), steps=config.get("CAPBENCH_T2I_STEPS"),
+                   guidance=config.get("CAPBENCH_T2I_GUIDANCE"), size=config.get("CAPBENCH_T2I_SIZE"),
+                   seed=config.get("CAPBENCH_T2I_SEED"))
 
 
 def caption_seed(caption: str, base: int) -> int:
@@ -50,8 +48,7 @@ def caption_seed(caption: str, base: int) -> int:
 
 
 def generated_dir() -> Path:
-    configured = os.environ.get("CAPBENCH_GENERATED_DIR")
-    return Path(configured) if configured else model_dir().parent / "generated"
+    return config.get("CAPBENCH_GENERATED_DIR") or model_dir().parent / "generated"
 
 
 def generated_path(key: str) -> Path | None:

@@ -4,11 +4,12 @@ loads the registry (web, planner and workers alike)."""
 from __future__ import annotations
 
 import importlib
-import os
+
+from evaluation import config
 
 
 def load_plugins() -> list[str]:
-    names = [name.strip() for name in os.environ.get("CAPBENCH_METRIC_PLUGINS", "").split(",") if name.strip()]
+    names: list[str] = config.get("CAPBENCH_METRIC_PLUGINS")  # type: ignore[assignment]
     for name in names:
         importlib.import_module(name)
     return names

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
 from evaluation.backbones.store import model_dir
@@ -76,8 +77,7 @@ class JudgeFailed(RuntimeError):
 
 
 def judge_cache_dir() -> Path:
-    configured = os.environ.get("CAPBENCH_JUDGE_CACHE_DIR")
-    return Path(configured) if configured else model_dir().parent / "judge-replies"
+    return config.get("CAPBENCH_JUDGE_CACHE_DIR") or model_dir().parent / "judge-replies"
 
 
 class ReplyCache:
@@ -372,11 +372,12 @@ def picture_size(content: bytes) -> tuple[int, int]:
 def api_backend() -> OpenAICompatible:
     """The configured OpenAI-compatible endpoint (settings come from the environment)."""
     return OpenAICompatible(
-        model=os.environ.get("CAPBENCH_JUDGE_MODEL", "gpt-4o-2024-05-13"),
-        base_url=os.environ.get("CAPBENCH_JUDGE_BASE_URL") or None,
-        api_key=os.environ.get("CAPBENCH_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY") or None,
-        concurrency=int(os.environ.get("CAPBENCH_JUDGE_CONCURRENCY", "4")),
-        timeout=float(os.environ.get("CAPBENCH_JUDGE_TIMEOUT", "60")))
+        model=config.get("CAPBENCH_JUDGE_MODEL"),
+        base_url=config.get("CAPBENCH_JUDGE_BASE_URL"),
+        # OPENAI_API_KEY is the openai client's own variable, the fallback.
+        api_key=config.get("CAPBENCH_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY") or None,
+        concurrency=config.get("CAPBENCH_JUDGE_CONCURRENCY"),
+        timeout=config.get("CAPBENCH_JUDGE_TIMEOUT"))
 
 
 class Misconfigured(Backend):
@@ -393,16 +394,16 @@ class Misconfigured(Backend):
         return f"misconfigured:{self.reason}"
 
 
-def configured_backend(prefix: str, default: HfModel) -> Backend:
-    """`{prefix}_BACKEND=api`: the configured endpoint. Otherwise the local vision-language model
-    named by `{prefix}_MODEL` (a catalogue name), `default` when unset; one per process."""
-    if os.environ.get(f"{prefix}_BACKEND", "local") == "api":
+def configured_backend(backend_variable: str, model_variable: str, default: HfModel) -> Backend:
+    """`backend_variable`=api: the configured endpoint. Otherwise the local vision-language model
+    named by `model_variable` (a catalogue name), `default` when unset; one per process."""
+    if config.get(backend_variable) == "api":
         return api_backend()
-    name = os.environ.get(f"{prefix}_MODEL") or default.name
+    name = config.get(model_variable) or default.name
     entry = CATALOGUE.get(name)
     if not isinstance(entry, HfModel) or not entry.vision_language:
         known = ", ".join(sorted(n for n, e in CATALOGUE.items() if isinstance(e, HfModel) and e.vision_language))
-        return Misconfigured(f"{prefix}_MODEL={name!r} is not a vision-language model of the catalogue "
+        return Misconfigured(f"{model_variable}={name!r} is not a vision-language model of the catalogue "
                              f"(one of: {known})")
     return local_vlm(entry)
 

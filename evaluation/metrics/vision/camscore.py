@@ -8,12 +8,12 @@ level's raw value stays in the score detail, with the boxes and the matches."""
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenClipModel, file_sha256
 from evaluation.backbones.clip import clip_encoder
 from evaluation.backbones.depth import depth_estimator
@@ -83,7 +83,7 @@ class CamScore(CycleMetric):
 
     @property
     def confidence(self) -> float:
-        return float(os.environ.get("CAPBENCH_CAMSCORE_DETECTOR_CONF", "0.25"))
+        return config.get("CAPBENCH_CAMSCORE_DETECTOR_CONF")  # type: ignore[return-value]
 
     def parts(self) -> list:
         return [self.generator, clip_encoder(SEMANTIC), detector(YOLO, self.confidence), depth_estimator(DEPTH)]

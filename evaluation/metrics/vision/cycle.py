@@ -10,16 +10,16 @@ model of the catalogue. Every choice is in `config()`, so each change is a new v
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 
+from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, OpenClipModel
 from evaluation.backbones.clip import clip_encoder
 from evaluation.backbones.t2i import GenerationSettings, caption_seed, text_to_image
 from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.registry import register
 
-DEFAULT_ENCODER = "EVA01-g-14/laion400m_s11b_b41k"
+DEFAULT_ENCODER = config.default("CAPBENCH_T2I_CYCLE_ENCODER")
 
 
 def picture_rows(rows: Sequence[CaptionRow]) -> tuple[list[int], list[dict]]:
@@ -63,13 +63,13 @@ class T2ICycle(CycleMetric):
 
     @property
     def encoder_spec(self) -> OpenClipModel | None:
-        entry = CATALOGUE.get(os.environ.get("CAPBENCH_T2I_CYCLE_ENCODER") or DEFAULT_ENCODER)
+        entry = CATALOGUE.get(config.get("CAPBENCH_T2I_CYCLE_ENCODER"))
         return entry if isinstance(entry, OpenClipModel) else None
 
     def unavailable_reason(self) -> str | None:
         spec = self.encoder_spec
         if spec is None:
-            return (f"CAPBENCH_T2I_CYCLE_ENCODER={os.environ.get('CAPBENCH_T2I_CYCLE_ENCODER')!r} is not an open_clip "
+            return (f"CAPBENCH_T2I_CYCLE_ENCODER={config.raw('CAPBENCH_T2I_CYCLE_ENCODER')!r} is not an open_clip "
                     "model of the catalogue")
         return self.generator.unavailable_reason() or clip_encoder(spec).unavailable_reason()
 

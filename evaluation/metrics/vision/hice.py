@@ -13,11 +13,11 @@ phrase), with the mask boxes, are kept in the detail: the paper's interpretable 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 
 import numpy as np
 
+from evaluation import config
 from evaluation.backbones.alpha_clip import alpha_clip
 from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenClipModel
 from evaluation.backbones.features import media_sha256
@@ -68,7 +68,7 @@ class _Hice(Metric):
              "candidate's triplets with the union of the references' triplets.")
 
     def parts(self):
-        confidence = float(os.environ.get("CAPBENCH_HICE_PROPOSER_CONF", "0.4"))
+        confidence = config.get("CAPBENCH_HICE_PROPOSER_CONF")
         return (alpha_clip(BACKBONE, ALPHA), segmenter(PROPOSER, SAM, confidence), scene_graph_parser(FACTUAL))
 
     def unavailable_reason(self) -> str | None:
