@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import TextIO
 
 from evaluation import metrics
+from evaluation.files import atomic_path
 from evaluation.metrics import CaptionRow, MetricUnavailable
 
 BATCH = 2048
@@ -80,8 +80,7 @@ def score_file(slug: str, source: Path, target: Path, stream: TextIO = sys.stder
     # Corpus-dependent metrics see the whole file at once; the others go in batches.
     size = len(rows) if metric.corpus_dependent else BATCH
     started, written = time.perf_counter(), 0
-    partial = target.with_name(target.name + ".partial")  # renamed only once every row is scored
-    with partial.open("w", encoding="utf-8") as out:
+    with atomic_path(target) as partial, partial.open("w", encoding="utf-8") as out:  # in place once all is scored
         progress(stream, slug, 0, len(rows), started)
         for start in range(0, len(rows), max(size, 1)):
             batch = rows[start:start + size]
@@ -93,7 +92,6 @@ def score_file(slug: str, source: Path, target: Path, stream: TextIO = sys.stder
                 out.write(json.dumps(line) + "\n")
             written += len(batch)
             progress(stream, slug, written, len(rows), started)
-    os.replace(partial, target)
     stream.write("\n")
     return written
 

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluation import files
 from evaluation.backbones.store import model_dir
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
@@ -147,15 +148,12 @@ def file_sha256(path: Path) -> str:
         recorded = sidecar.read_text().split()
         if len(recorded) == 3 and " ".join(recorded[:2]) == stamp:
             return recorded[2]
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    digest = files.file_sha256(path)
     try:
-        sidecar.write_text(f"{stamp} {digest.hexdigest()}\n")
+        sidecar.write_text(f"{stamp} {digest}\n")
     except OSError:
         pass  # a read-only store: hash again next time
-    return digest.hexdigest()
+    return digest
 
 
 def folder_sha256(folder: Path) -> str:

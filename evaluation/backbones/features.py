@@ -2,15 +2,14 @@
 version): a new submission on a known dataset encodes only its captions."""
 from __future__ import annotations
 
-import hashlib
 import os
-import secrets
 from pathlib import Path
 
 import numpy as np
 
 from evaluation import config
 from evaluation.backbones.store import model_dir
+from evaluation.files import atomic_path, file_sha256
 
 _FILE_SHA: dict[tuple[str, int, int], str] = {}
 
@@ -24,11 +23,7 @@ def media_sha256(path: str | Path) -> str:
     stat = os.stat(path)
     key = (str(path), stat.st_size, stat.st_mtime_ns)
     if key not in _FILE_SHA:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        _FILE_SHA[key] = digest.hexdigest()
+        _FILE_SHA[key] = file_sha256(path)
     return _FILE_SHA[key]
 
 
@@ -49,8 +44,5 @@ class FeatureCache:
         return None
 
     def put(self, sha: str, vector: np.ndarray) -> None:
-        path = self._path(sha)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.npy")
-        np.save(partial, np.asarray(vector, dtype=np.float32))
-        os.replace(partial, path)  # readers never see half a file
+        with atomic_path(self._path(sha), suffix=".npy") as partial:  # (np.save would add .npy to another name)
+            np.save(partial, np.asarray(vector, dtype=np.float32))

@@ -10,9 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import re
-import secrets
 import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -22,6 +20,7 @@ from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, DiffusersPipeline, folder_sha256, offline
 from evaluation.backbones.device import best_device
 from evaluation.backbones.store import model_dir
+from evaluation.files import atomic_path
 
 DEFAULT_T2I: str = config.default("CAPBENCH_T2I_MODEL")  # type: ignore[assignment]
 KEY = re.compile(r"^[0-9a-f]{64}$")
@@ -144,11 +143,9 @@ class TextToImage:
     def _store(self, caption: str, picture) -> None:
         key = self.key(caption)
         target = generated_dir() / key[:2] / f"{key}.png"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}")
-        picture.convert("RGB").save(partial, format="PNG")
-        target.with_suffix(".json").write_text(json.dumps({"caption": caption, **self.identity()}))
-        os.replace(partial, target)
+        with atomic_path(target) as partial:
+            picture.convert("RGB").save(partial, format="PNG")
+            target.with_suffix(".json").write_text(json.dumps({"caption": caption, **self.identity()}))
 
 
 @functools.lru_cache(maxsize=2)

@@ -9,7 +9,6 @@ import functools
 import hashlib
 import json
 import os
-import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
 from evaluation.backbones.store import model_dir
+from evaluation.files import atomic_write_text
 from evaluation.metrics.judges.parsing import Token
 
 
@@ -92,11 +92,7 @@ class ReplyCache:
         return JudgeReply.from_json(json.loads(path.read_text())) if path.is_file() else None
 
     def put(self, key: str, reply: JudgeReply) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-        partial.write_text(json.dumps(reply.to_json()))
-        os.replace(partial, path)
+        atomic_write_text(self._path(key), json.dumps(reply.to_json()))
 
 
 class Backend:

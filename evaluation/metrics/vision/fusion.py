@@ -102,11 +102,9 @@ class Fusion:
 
 
 def save_fusion(path, state: dict, hidden: int, record: dict) -> None:
-    import os
-
     import torch
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    torch.save({"state_dict": state, "hidden": hidden, "record": record}, partial)
-    os.replace(partial, path)
+    from evaluation.files import atomic_path
+
+    with atomic_path(path) as partial:
+        torch.save({"state_dict": state, "hidden": hidden, "record": record}, partial)
