@@ -5,13 +5,14 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
-export PYTHONPATH := $(CURDIR)/platform:$(CURDIR)
 
 .PHONY: run dev test install install-dev lint clean-state browser
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
+# The editable install makes evaluation and platform/'s apps importable (no PYTHONPATH); it is
+# redone whenever pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e .
 	touch $@

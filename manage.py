@@ -1,16 +1,12 @@
 #!/usr/bin/env python
 """Django's command-line entry point for CapBench.
 
-`platform/` is deliberately not a Python package (the stdlib has a `platform` module), so its
-apps are made importable by putting the folder itself on sys.path.
+`platform/` is deliberately not a Python package (the stdlib has a `platform` module); its apps
+and `evaluation` are importable because `pip install -e .` (`make install`) installs them
+(pyproject.toml maps each app to its folder under `platform/`).
 """
 import os
 import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT / "platform"))
-sys.path.insert(1, str(ROOT))
 
 
 def main() -> None:

@@ -82,9 +82,8 @@ def _stop_on_signals() -> dict[str, bool]:
 
 
 def _child_env(urls: dict[str, str], state_dir: Path) -> dict[str, str]:
-    python_path = os.pathsep.join([str(ROOT / "platform"), str(ROOT), os.environ.get("PYTHONPATH", "")])
-    return {**os.environ, **urls, "PYTHONPATH": python_path.rstrip(os.pathsep),
-            "DJANGO_SETTINGS_MODULE": "capbench.settings.local", "CAPBENCH_STATE_DIR": str(state_dir)}
+    return {**os.environ, **urls, "DJANGO_SETTINGS_MODULE": "capbench.settings.local",
+            "CAPBENCH_STATE_DIR": str(state_dir)}
 
 
 def _manage(env: dict[str, str], *command: str) -> None:

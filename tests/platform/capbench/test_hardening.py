@@ -21,9 +21,9 @@ from submissions.services import MethodInfo, submission_create
 
 pytestmark = pytest.mark.django_db
 
-def _settings_env(repo_root: Path, **extra: str) -> dict[str, str]:
+def _settings_env(**extra: str) -> dict[str, str]:
     keep = {key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "CAPBENCH_"))}
-    return {**keep, "PYTHONPATH": f"{repo_root / 'platform'}{os.pathsep}{repo_root}", **extra}
+    return {**keep, **extra}
 
 
 # DEBUG ----------------------------------------------------------------------------------------------
@@ -98,7 +98,7 @@ def test_a_stored_submission_file_is_never_served_as_media(client, settings, dem
 # Production -----------------------------------------------------------------------------------------
 
 def test_production_settings_pass_the_deploy_check(repo_root):
-    env = _settings_env(repo_root, DJANGO_SETTINGS_MODULE="capbench.settings.production",
+    env = _settings_env(DJANGO_SETTINGS_MODULE="capbench.settings.production",
                         DJANGO_SECRET_KEY=secrets.token_urlsafe(64), DJANGO_ALLOWED_HOSTS="capbench.example",
                         DATABASE_URL=os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1/capbench"),
                         REDIS_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15"))

@@ -54,7 +54,6 @@ def server(repo_root, tmp_path, demo_dataset):
     separator = "&" if urlsplit(database).query else "?"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "capbench.settings.test",
            "DATABASE_URL": f"{database}{separator}application_name={APPLICATION}",
-           "PYTHONPATH": f"{repo_root / 'platform'}{os.pathsep}{repo_root}",
            "CAPBENCH_QUEUE_PREFIX": settings.CAPBENCH_QUEUE_PREFIX, "CAPBENCH_DB_POOL": "1",
            "CAPBENCH_DB_POOL_SIZE": str(POOL_SIZE)}
     log = tmp_path / "runserver.log"
@@ -150,8 +149,7 @@ def test_celery_workers_connect_per_task_without_the_pool(repo_root):
     script = ("import django; django.setup(); from django.conf import settings; from celery.signals import worker_init; "
               "import capbench.celery; before = 'pool' in settings.DATABASES['default']['OPTIONS']; "
               "worker_init.send(sender=None); print(before, 'pool' in settings.DATABASES['default']['OPTIONS'])")
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "capbench.settings.test", "CAPBENCH_DB_POOL": "1",
-           "PYTHONPATH": f"{repo_root / 'platform'}{os.pathsep}{repo_root}"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "capbench.settings.test", "CAPBENCH_DB_POOL": "1"}
     result = subprocess.run([sys.executable, "-c", script], cwd=repo_root, env=env, capture_output=True, text=True,
                             timeout=60)
     assert result.stdout.split() == ["True", "False"], result.stdout + result.stderr

@@ -45,7 +45,6 @@ def _wait_for_line(log: Path, text: str, process: subprocess.Popen, seconds: flo
 def _start(repo_root: Path, state: Path, port: int, log: Path) -> subprocess.Popen:
     env = {key: value for key, value in os.environ.items()
            if key not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}}
-    env["PYTHONPATH"] = f"{repo_root / 'platform'}{os.pathsep}{repo_root}"
     return subprocess.Popen([sys.executable, "-m", "capbench.run", "--port", str(port), "--state-dir", str(state)],
                             env=env, cwd=repo_root, stdout=log.open("w"), stderr=subprocess.STDOUT,
                             start_new_session=True)

@@ -13,8 +13,7 @@ from capbench.celery import app, ping
 @pytest.fixture
 def worker(repo_root):
     queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "capbench.settings.test",
-           "PYTHONPATH": f"{repo_root / 'platform'}{os.pathsep}{repo_root}"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "capbench.settings.test"}
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "capbench", "worker", "--queues", queue,
          "--concurrency", "1", "--pool", "solo", "--hostname", f"{queue}@%h", "--loglevel", "WARNING"],

@@ -20,7 +20,6 @@ class Workers:
         database = urlsplit(os.environ["DATABASE_URL"])._replace(path="/" + settings.DATABASES["default"]["NAME"])
         queues = ",".join(f"{settings.CAPBENCH_QUEUE_PREFIX}{kind}" for kind in ("cpu", "gpu", "api"))
         environment = {**os.environ, "DATABASE_URL": database.geturl(), "DJANGO_SETTINGS_MODULE": "capbench.settings.test",
-                       "PYTHONPATH": f"{self.repo_root / 'platform'}{os.pathsep}{self.repo_root}",
                        "CAPBENCH_QUEUE_PREFIX": settings.CAPBENCH_QUEUE_PREFIX,
                        "CAPBENCH_METRIC_PLUGINS": "tests.platform.scoring.plugins",
                        "CELERY_VISIBILITY_TIMEOUT": "30", **env}
