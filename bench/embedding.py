@@ -19,11 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from evaluation.backbones.clip import clip_encoder  # noqa: E402
-from evaluation.metrics import CaptionRow  # noqa: E402
-from evaluation.metrics.embedding.clip_score import ClipScore  # noqa: E402
+from evaluation.backbones.clip import clip_encoder
+from evaluation.metrics import CaptionRow
+from evaluation.metrics.embedding.clip_score import ClipScore
 
 
 def make_store(root: Path, architecture: str) -> None:

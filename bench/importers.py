@@ -2,7 +2,7 @@
 15 s budget of the foundation issue. Run with DATABASE_URL set (or under `python -m
 capbench.embedded`):
 
-    PYTHONPATH=platform:. DJANGO_SETTINGS_MODULE=capbench.settings.local python bench/importers.py
+    DJANGO_SETTINGS_MODULE=capbench.settings.local python bench/importers.py
 """
 from __future__ import annotations
 

@@ -20,14 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench import fullsize  # noqa: E402
-from evaluation.backbones.catalogue import HfModel  # noqa: E402
-from evaluation.metrics.judges.backends import JudgeFailed, JudgeRequest, LocalVLM  # noqa: E402
-from evaluation.metrics.judges.fleur import Fleur  # noqa: E402
-from evaluation.metrics.judges.prompts import fill, prompt_text  # noqa: E402
-from evaluation.metrics.judges.visce2 import CONTEXT_PROMPT, RATING_PROMPT, VisCE2  # noqa: E402
+import fullsize  # bench/ itself: `python bench/x.py` puts the script's folder first on sys.path
+from evaluation.backbones.catalogue import HfModel
+from evaluation.metrics.judges.backends import JudgeFailed, JudgeRequest, LocalVLM
+from evaluation.metrics.judges.fleur import Fleur
+from evaluation.metrics.judges.prompts import fill, prompt_text
+from evaluation.metrics.judges.visce2 import CONTEXT_PROMPT, RATING_PROMPT, VisCE2
 
 NAMES = {"7b": "llava-hf/llava-1.5-7b-hf", "13b": "llava-hf/llava-1.5-13b-hf", "tiny": "llava-hf/llava-1.5-7b-hf"}
 

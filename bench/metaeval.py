@@ -1,7 +1,7 @@
 """Bootstrap speed: 1,000 image-level replicates of Kendall tau-b and tau-c on Flickr8k-Expert
 (16,992 rows, CIDEr-D scores), target under 5 s; scipy on explicitly copied rows for comparison.
 
-    PYTHONPATH=platform:. python bench/metaeval.py
+    python bench/metaeval.py
 """
 from __future__ import annotations
 

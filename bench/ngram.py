@@ -4,7 +4,7 @@ on its own (target: at least 2x faster). pycocoevalcap starts a JVM (and loads t
 table) for every evaluation; our worker keeps one JVM, so ours is timed twice: cold (first call,
 JVM start included) and warm (the steady state of a worker), and the target is judged warm.
 
-    PYTHONPATH=platform:. python bench/ngram.py
+    python bench/ngram.py
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ pycocoevalcap takes for the same four metrics on the same captions in this run, 
 
 Items are 5,000 Flickr8k images (captions 2-5 as references, caption 1 as the submission).
 
-    PYTHONPATH=platform:. DATABASE_URL=... REDIS_URL=... python bench/pipeline.py [--concurrency 2]
+    DATABASE_URL=... REDIS_URL=... python bench/pipeline.py [--concurrency 2]
 """
 from __future__ import annotations
 
@@ -61,12 +61,11 @@ def bench_dataset(captions: dict[str, list[str]]) -> Dataset:
 
 def start_worker(concurrency: int) -> subprocess.Popen:
     prefix = os.environ["CAPBENCH_QUEUE_PREFIX"]
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'platform'}{os.pathsep}{ROOT}"}
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "capbench", "worker", "--queues",
          ",".join(prefix + kind for kind in ("cpu", "gpu", "api")), "--concurrency", str(concurrency),
          "--hostname", f"bench{os.getpid()}@%h", "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
-        env=env, cwd=ROOT, start_new_session=True)
+        cwd=ROOT, start_new_session=True)
 
 
 def reference_seconds(entries: list[dict], references: dict[str, list[str]]) -> float:

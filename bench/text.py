@@ -20,10 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench import fullsize  # noqa: E402
-from evaluation.metrics import CaptionRow, get  # noqa: E402
+import fullsize  # bench/ itself: `python bench/x.py` puts the script's folder first on sys.path
+from evaluation.metrics import CaptionRow, get
 
 SUBJECTS = ["a dog", "two children", "a red bus", "an old man", "a cat", "a woman", "a bike", "a small boat",
             "three people", "a brown horse", "a young girl", "a train"]
@@ -148,7 +146,7 @@ def main() -> int:
     store = args.work / "models"
     os.environ["CAPBENCH_MODEL_DIR"] = str(store)
     os.environ["CAPBENCH_FEATURE_DIR"] = str(args.work / f"features-{time.time_ns()}")
-    from bench.embedding import make_images
+    from embedding import make_images
 
     images = make_images(args.work / "images", args.images)
     rng = np.random.default_rng(0)

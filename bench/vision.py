@@ -16,16 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from evaluation.metrics import CaptionRow, get  # noqa: E402
+from evaluation.metrics import CaptionRow, get
 
 T2I = {"sd15": "stable-diffusion-v1-5/stable-diffusion-v1-5", "sdxl": "stabilityai/stable-diffusion-xl-base-1.0"}
 WORDS = ["a dog", "two children", "a red bus", "an old man", "a cat", "a woman", "a bike", "a boat"]
