@@ -1,11 +1,14 @@
-"""Reading configuration from the environment (no third-party parser needed)."""
+"""Reading configuration from the environment (DATABASE_URL through dj-database-url)."""
 from __future__ import annotations
 
 import os
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import urlsplit
+
+import dj_database_url
 
 LOCAL_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/capbench"
 LOCAL_REDIS_URL = "redis://127.0.0.1:6379/0"
+POSTGRES_SCHEMES = {"postgres", "postgresql", "pgsql"}
 
 
 def env_str(name: str, default: str) -> str:
@@ -25,7 +28,7 @@ def env_int(name: str, default: int) -> int:
 
 
 def database_from_url(url: str) -> dict:
-    """Django DATABASES entry from a postgres URL.
+    """Django DATABASES entry from a postgres URL, parsed by dj-database-url.
 
     Supports TCP (`postgresql://user:pw@host:5432/db`) and unix sockets given as a `host` query
     parameter (`postgresql://postgres@/capbench?host=/path/to/socket-dir`), which is what the
@@ -39,28 +42,30 @@ def database_from_url(url: str) -> dict:
     connection open for CONN_MAX_AGE and a hundred clients exhausted PostgreSQL's max_connections.
     CAPBENCH_DB_POOL=0 turns the pool off (one connection per request, closed at its end).
     """
-    parts = urlsplit(url)
-    if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
-        raise ValueError(f"DATABASE_URL must be a postgresql:// URL, got scheme {parts.scheme!r}")
-    query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
-    host = unquote(parts.hostname or "") or query.pop("host", "")
-    options: dict = dict(query)
+    try:
+        parts = urlsplit(url)
+        scheme, _ = parts.scheme, parts.port  # .port: a port that is not a number, said plainly
+    except ValueError as error:
+        raise ValueError(f"DATABASE_URL is not a valid postgresql:// URL: {error}") from None
+    if scheme not in POSTGRES_SCHEMES:
+        raise ValueError(f"DATABASE_URL must be a postgresql:// URL, got scheme {scheme!r}")
+    try:
+        # Django's pool requires CONN_MAX_AGE = 0: the pool, not the thread, keeps connections.
+        # With the pool each connection is checked before it is lent (Django passes the pool's
+        # check_connection); one closed by a restarted server is replaced, not handed to a request.
+        database = dict(dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True))
+    except ValueError as error:  # the address itself is not kept: it may carry a password
+        raise ValueError(f"DATABASE_URL is not a valid postgresql:// URL: {error}") from None
+    options = dict(database.get("OPTIONS", {}))
+    # The embedded PostgreSQL's unix socket comes as ?host=; a host in the address itself wins.
+    socket_dir = options.pop("host", "")
+    database["HOST"] = database.get("HOST") or str(socket_dir)
+    database["PORT"] = str(database.get("PORT") or "")
+    database["NAME"] = database.get("NAME") or "capbench"
     if env_bool("CAPBENCH_DB_POOL", True):
         options["pool"] = database_pool_options()
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": unquote(parts.path.lstrip("/")) or "capbench",
-        "USER": unquote(parts.username or ""),
-        "PASSWORD": unquote(parts.password or ""),
-        "HOST": host,
-        "PORT": str(parts.port or ""),
-        "OPTIONS": options,
-        # Django's pool requires CONN_MAX_AGE = 0: the pool, not the thread, keeps connections.
-        "CONN_MAX_AGE": 0,
-        # With the pool: each connection is checked before it is lent (Django passes the pool's
-        # check_connection); one closed by a restarted server is replaced, not handed to a request.
-        "CONN_HEALTH_CHECKS": True,
-    }
+    database["OPTIONS"] = options
+    return database
 
 
 def database_pool_options() -> dict:
