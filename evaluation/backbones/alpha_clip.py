@@ -10,13 +10,13 @@ mask is normalised with mean 0.5 and std 0.26, so inside = +1.923 and outside = 
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Sequence
 
 import numpy as np
 
 from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, file_sha256
 from evaluation.backbones.device import best_device
+from evaluation.backbones.lazy import LazyModel
 
 ALPHA_MEAN, ALPHA_STD = 0.5, 0.26
 
@@ -33,12 +33,11 @@ def square_crop_box(width: int, height: int) -> tuple[int, int, int, int]:
     return left, top, left + side, top + side
 
 
-class AlphaClip:
+class AlphaClip(LazyModel):
     def __init__(self, backbone: OpenClipModel, checkpoint: Checkpoint, *, batch: int = 32):
         self.spec, self.checkpoint, self.batch = backbone, checkpoint, batch
         self.device = best_device()
-        self._lock = threading.Lock()
-        self._loaded = None
+        super().__init__()
         self._alpha = None          # the batch's alpha tensor while the vision tower runs
         self._alpha_conv = None
 
@@ -53,40 +52,33 @@ class AlphaClip:
                  file_sha256(self.checkpoint.path)[:16] if self.checkpoint.path.is_file() else "absent"]
         return "/".join(parts)
 
-    def _load(self):
-        with self._lock:
-            if self._loaded is None:
-                reason = self.unavailable_reason()
-                if reason:
-                    from evaluation.metrics.base import MetricUnavailable
+    def build(self):
+        self.require_available()
+        import open_clip
+        import torch
 
-                    raise MetricUnavailable(reason)
-                import open_clip
-                import torch
-
-                override = self.spec.config_override()
-                if override is not None:
-                    open_clip.add_model_config(override)
-                model = open_clip.create_model(self.spec.architecture, pretrained=str(self.spec.weights()),
-                                               device="cpu", precision="fp32")
-                state = torch.load(self.checkpoint.path, map_location="cpu", weights_only=True)
-                state = state.get("state_dict", state)
-                state = {authors_to_open_clip(key.removeprefix("visual.")): value for key, value in state.items()}
-                alpha_weight = state.pop("conv1_alpha.weight", None)
-                model.visual.load_state_dict(state)
-                conv = model.visual.conv1
-                alpha = torch.nn.Conv2d(1, conv.out_channels, kernel_size=conv.kernel_size, stride=conv.stride,
-                                        bias=False)
-                with torch.no_grad():
-                    alpha.weight.copy_(alpha_weight if alpha_weight is not None else torch.zeros_like(alpha.weight))
-                model.visual.conv1_alpha = alpha
-                self._alpha_conv = alpha
-                conv.register_forward_hook(self._add_alpha)
-                model = model.to(self.device).eval()
-                size = model.visual.image_size
-                size = size[0] if isinstance(size, tuple | list) else size
-                self._loaded = (model, open_clip.get_tokenizer(self.spec.architecture), int(size))
-        return self._loaded
+        override = self.spec.config_override()
+        if override is not None:
+            open_clip.add_model_config(override)
+        model = open_clip.create_model(self.spec.architecture, pretrained=str(self.spec.weights()),
+                                       device="cpu", precision="fp32")
+        state = torch.load(self.checkpoint.path, map_location="cpu", weights_only=True)
+        state = state.get("state_dict", state)
+        state = {authors_to_open_clip(key.removeprefix("visual.")): value for key, value in state.items()}
+        alpha_weight = state.pop("conv1_alpha.weight", None)
+        model.visual.load_state_dict(state)
+        conv = model.visual.conv1
+        alpha = torch.nn.Conv2d(1, conv.out_channels, kernel_size=conv.kernel_size, stride=conv.stride,
+                                bias=False)
+        with torch.no_grad():
+            alpha.weight.copy_(alpha_weight if alpha_weight is not None else torch.zeros_like(alpha.weight))
+        model.visual.conv1_alpha = alpha
+        self._alpha_conv = alpha
+        conv.register_forward_hook(self._add_alpha)
+        model = model.to(self.device).eval()
+        size = model.visual.image_size
+        size = size[0] if isinstance(size, tuple | list) else size
+        return (model, open_clip.get_tokenizer(self.spec.architecture), int(size))
 
     def _add_alpha(self, conv, inputs, output):
         """conv1's forward hook: the RGB patch embedding plus the alpha convolution of the current masks."""

@@ -5,7 +5,6 @@ the image feature cache keeps the raw ones, so both share it."""
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -13,11 +12,12 @@ import numpy as np
 from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, file_sha256
 from evaluation.backbones.device import best_device
 from evaluation.backbones.features import FeatureCache, media_sha256
+from evaluation.backbones.lazy import LazyModel
 
 PREPROCESSING_VERSION = "open_clip-val-transform-raw-2"
 
 
-class ClipEncoder:
+class ClipEncoder(LazyModel):
     def __init__(self, model: OpenClipModel, checkpoint: Checkpoint | None = None, *, fp16_on_cuda: bool = True,
                  image_batch: int = 64, text_batch: int = 256):
         self.spec, self.checkpoint = model, checkpoint
@@ -25,8 +25,7 @@ class ClipEncoder:
         # CLIP-S's reference keeps fp16 weights on CUDA; PAC-S calls model.float(). CPU is fp32 always.
         self.precision = "fp16" if self.device == "cuda" and fp16_on_cuda else "fp32"
         self.image_batch, self.text_batch = image_batch, text_batch
-        self._lock = threading.Lock()
-        self._loaded = None
+        super().__init__()
         self.images_encoded = 0
 
     def unavailable_reason(self) -> str | None:
@@ -44,31 +43,24 @@ class ClipEncoder:
             parts.append(file_sha256(self.checkpoint.path)[:16] if self.checkpoint.path.is_file() else "absent")
         return "/".join(parts)
 
-    def _load(self):
-        with self._lock:
-            if self._loaded is None:
-                reason = self.unavailable_reason()
-                if reason:
-                    from evaluation.metrics.base import MetricUnavailable  # (the metrics package imports us)
+    def build(self):
+        self.require_available()
+        import open_clip
+        import torch
 
-                    raise MetricUnavailable(reason)
-                import open_clip
-                import torch
-
-                override = self.spec.config_override()
-                if override is not None:
-                    open_clip.add_model_config(override)
-                model, _, preprocess = open_clip.create_model_and_transforms(
-                    self.spec.architecture, pretrained=str(self.spec.weights()), device=self.device,
-                    precision=self.precision)
-                if self.checkpoint is not None:
-                    state = torch.load(self.checkpoint.path, map_location="cpu", weights_only=True)
-                    model.load_state_dict(state.get("state_dict", state))
-                    if self.precision == "fp32":
-                        model = model.float()
-                model.eval()
-                self._loaded = (model, preprocess, open_clip.get_tokenizer(self.spec.architecture))
-        return self._loaded
+        override = self.spec.config_override()
+        if override is not None:
+            open_clip.add_model_config(override)
+        model, _, preprocess = open_clip.create_model_and_transforms(
+            self.spec.architecture, pretrained=str(self.spec.weights()), device=self.device,
+            precision=self.precision)
+        if self.checkpoint is not None:
+            state = torch.load(self.checkpoint.path, map_location="cpu", weights_only=True)
+            model.load_state_dict(state.get("state_dict", state))
+            if self.precision == "fp32":
+                model = model.float()
+        model.eval()
+        return (model, preprocess, open_clip.get_tokenizer(self.spec.architecture))
 
     def model(self):
         """The loaded open_clip model (for checks against a checkpoint's copy of it)."""

@@ -3,21 +3,20 @@ depth maps, resized back to each picture's size."""
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Sequence
 
 import numpy as np
 
 from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
+from evaluation.backbones.lazy import LazyModel
 
 
-class DepthEstimator:
+class DepthEstimator(LazyModel):
     def __init__(self, model: HfModel, *, batch: int = 8):
         self.spec, self.batch = model, batch
         self.device = best_device()
-        self._lock = threading.Lock()
-        self._loaded = None
+        super().__init__()
 
     def unavailable_reason(self) -> str | None:
         return None if self.spec.present() else self.spec.missing()
@@ -25,16 +24,13 @@ class DepthEstimator:
     def fingerprint(self) -> str:
         return f"{self.spec.name}@{folder_sha256(self.spec.folder)[:16] if self.spec.present() else 'absent'}"
 
-    def _load(self):
-        with self._lock:
-            if self._loaded is None:
-                offline()
-                from transformers import AutoImageProcessor, AutoModelForDepthEstimation
+    def build(self):
+        offline()
+        from transformers import AutoImageProcessor, AutoModelForDepthEstimation
 
-                processor = AutoImageProcessor.from_pretrained(self.spec.folder)
-                model = AutoModelForDepthEstimation.from_pretrained(self.spec.folder).to(self.device).eval()
-                self._loaded = (processor, model)
-        return self._loaded
+        processor = AutoImageProcessor.from_pretrained(self.spec.folder)
+        model = AutoModelForDepthEstimation.from_pretrained(self.spec.folder).to(self.device).eval()
+        return (processor, model)
 
     def depths(self, pictures: Sequence) -> list[np.ndarray]:
         """One (height, width) map per PIL picture."""

@@ -5,23 +5,22 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 from collections.abc import Sequence
 
 import numpy as np
 
 from evaluation.backbones.catalogue import Checkpoint, file_sha256
 from evaluation.backbones.device import best_device
+from evaluation.backbones.lazy import LazyModel
 from evaluation.backbones.store import model_dir
 
 
-class Detector:
+class Detector(LazyModel):
     def __init__(self, checkpoint: Checkpoint, *, confidence: float = 0.25, iou: float = 0.7, size: int = 640,
                  batch: int = 16):
         self.checkpoint, self.confidence, self.iou, self.size, self.batch = checkpoint, confidence, iou, size, batch
         self.device = best_device()
-        self._lock = threading.Lock()
-        self._model = None
+        super().__init__()
 
     def unavailable_reason(self) -> str | None:
         return None if self.checkpoint.path.is_file() else self.checkpoint.missing()
@@ -30,15 +29,12 @@ class Detector:
         path = self.checkpoint.path
         return f"{self.checkpoint.name}@{file_sha256(path)[:16] if path.is_file() else 'absent'}"
 
-    def _load(self):
-        with self._lock:
-            if self._model is None:
-                os.environ.setdefault("YOLO_OFFLINE", "1")
-                os.environ.setdefault("YOLO_CONFIG_DIR", str(model_dir().parent / "ultralytics"))
-                from ultralytics import YOLO
+    def build(self):
+        os.environ.setdefault("YOLO_OFFLINE", "1")
+        os.environ.setdefault("YOLO_CONFIG_DIR", str(model_dir().parent / "ultralytics"))
+        from ultralytics import YOLO
 
-                self._model = YOLO(str(self.checkpoint.path))
-        return self._model
+        return YOLO(str(self.checkpoint.path))
 
     def boxes(self, pictures: Sequence) -> list[np.ndarray]:
         """(k, 4) x1 y1 x2 y2 boxes in pixels per PIL picture, most confident first."""

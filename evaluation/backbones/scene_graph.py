@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
 from collections.abc import Sequence
 
 from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
+from evaluation.backbones.lazy import LazyModel
 
 PREFIX = "Generate Scene Graph: "
 TUPLE = re.compile(r"\(([^()]*)\)")
@@ -36,12 +36,11 @@ def phrase(triplet: tuple[str, ...]) -> str:
     return " ".join(triplet)
 
 
-class SceneGraphParser:
+class SceneGraphParser(LazyModel):
     def __init__(self, model: HfModel, *, beams: int = 5, max_input: int = 64, max_output: int = 128, batch: int = 32):
         self.spec, self.beams, self.max_input, self.max_output, self.batch = model, beams, max_input, max_output, batch
         self.device = best_device()
-        self._lock = threading.Lock()
-        self._loaded = None
+        super().__init__()
         self._parsed: dict[str, list[tuple[str, ...]]] = {}
         self.remembered = 200_000
 
@@ -51,16 +50,13 @@ class SceneGraphParser:
     def fingerprint(self) -> str:
         return f"{self.spec.name}@{folder_sha256(self.spec.folder)[:16] if self.spec.present() else 'absent'}"
 
-    def _load(self):
-        with self._lock:
-            if self._loaded is None:
-                offline()
-                from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+    def build(self):
+        offline()
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-                tokenizer = AutoTokenizer.from_pretrained(self.spec.folder)
-                model = AutoModelForSeq2SeqLM.from_pretrained(self.spec.folder).to(self.device).eval()
-                self._loaded = (tokenizer, model)
-        return self._loaded
+        tokenizer = AutoTokenizer.from_pretrained(self.spec.folder)
+        model = AutoModelForSeq2SeqLM.from_pretrained(self.spec.folder).to(self.device).eval()
+        return (tokenizer, model)
 
     def parse(self, texts: Sequence[str]) -> list[list[tuple[str, ...]]]:
         """The triplets of each text (sentences parsed apart and merged); each sentence once per process."""

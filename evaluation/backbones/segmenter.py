@@ -8,7 +8,6 @@ then at most `max_masks` are kept, the detector's most confident first."""
 from __future__ import annotations
 
 import functools
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +15,7 @@ import numpy as np
 from evaluation.backbones.catalogue import Checkpoint, HfModel, folder_sha256, offline
 from evaluation.backbones.detector import Detector
 from evaluation.backbones.device import best_device
+from evaluation.backbones.lazy import LazyModel
 
 
 @dataclass
@@ -24,14 +24,13 @@ class Regions:
     boxes: list[list[float]]          # the prompting box of each, x1 y1 x2 y2 in pixels
 
 
-class Segmenter:
+class Segmenter(LazyModel):
     def __init__(self, proposer: Checkpoint, sam: HfModel, *, confidence: float = 0.4, iou: float = 0.9,
                  size: int = 1024, max_masks: int = 32, min_area: float = 0.005):
         self.detector = Detector(proposer, confidence=confidence, iou=iou, size=size)
         self.sam, self.max_masks, self.min_area = sam, max_masks, min_area
         self.device = best_device()
-        self._lock = threading.Lock()
-        self._loaded = None
+        super().__init__()
 
     def unavailable_reason(self) -> str | None:
         return self.detector.unavailable_reason() or (None if self.sam.present() else self.sam.missing())
@@ -51,15 +50,12 @@ class Segmenter:
         top, left = (height - side) // 2, (width - side) // 2
         return bool(mask[top:top + side, left:left + side].sum() >= self.min_area * side * side)
 
-    def _load(self):
-        with self._lock:
-            if self._loaded is None:
-                offline()
-                from transformers import SamModel, SamProcessor
+    def build(self):
+        offline()
+        from transformers import SamModel, SamProcessor
 
-                processor = SamProcessor.from_pretrained(self.sam.folder)
-                self._loaded = (processor, SamModel.from_pretrained(self.sam.folder).to(self.device).eval())
-        return self._loaded
+        processor = SamProcessor.from_pretrained(self.sam.folder)
+        return (processor, SamModel.from_pretrained(self.sam.folder).to(self.device).eval())
 
     def regions(self, picture, *, prompts_per_pass: int = 64) -> Regions:
         import torch

@@ -11,7 +11,6 @@ import functools
 import hashlib
 import json
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, DiffusersPipeline, folder_sha256, offline
 from evaluation.backbones.device import best_device
+from evaluation.backbones.lazy import LazyModel
 from evaluation.backbones.store import model_dir
 from evaluation.files import atomic_path
 
@@ -58,15 +58,14 @@ def generated_path(key: str) -> Path | None:
     return path if path.is_file() else None
 
 
-class TextToImage:
+class TextToImage(LazyModel):
     """Pictures for captions through one pipeline, generated in batches, cached on disk."""
 
     def __init__(self, settings: GenerationSettings, *, batch: int = 4):
         self.settings, self.batch = settings, batch
         self.device = best_device()
         self.generated = 0
-        self._lock = threading.Lock()
-        self._pipeline = None
+        super().__init__()
         self._fingerprint: str | None = None
 
     @property
@@ -97,25 +96,27 @@ class TextToImage:
         text = json.dumps({"caption": caption, **self.identity()}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def _load(self):
-        with self._lock:
-            if self._pipeline is None:
-                reason = self.unavailable_reason()
-                if reason:
-                    from evaluation.metrics.base import MetricUnavailable
+    def build(self):
+        self.require_available()
+        offline()
+        import torch
+        from diffusers import DiffusionPipeline
 
-                    raise MetricUnavailable(reason)
-                offline()
-                import torch
-                from diffusers import DiffusionPipeline
+        dtype = torch.bfloat16 if self.device == "cuda" else torch.float32
+        pipeline = DiffusionPipeline.from_pretrained(self.spec.folder, dtype=dtype)
+        if getattr(pipeline, "safety_checker", None) is not None:
+            pipeline.safety_checker = None  # a blacked-out picture would be scored as the caption's
+        pipeline.set_progress_bar_config(disable=True)
+        return pipeline.to(self.device)
 
-                dtype = torch.bfloat16 if self.device == "cuda" else torch.float32
-                pipeline = DiffusionPipeline.from_pretrained(self.spec.folder, dtype=dtype)
-                if getattr(pipeline, "safety_checker", None) is not None:
-                    pipeline.safety_checker = None  # a blacked-out picture would be scored as the caption's
-                pipeline.set_progress_bar_config(disable=True)
-                self._pipeline = pipeline.to(self.device)
-        return self._pipeline
+    @property
+    def _pipeline(self):
+        """The loaded pipeline (bench/vision.py hands one loaded pipeline to other instances)."""
+        return self._loaded
+
+    @_pipeline.setter
+    def _pipeline(self, pipeline) -> None:
+        self._loaded = pipeline
 
     def pictures(self, captions: Sequence[str]) -> list[Path]:
         """One PNG per caption (cached ones are not generated again), in order."""

@@ -5,13 +5,13 @@ independently. An empty sentence gives P = R = 0. Optional baseline rescaling (x
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Sequence
 
 import numpy as np
 
 from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
+from evaluation.backbones.lazy import LazyModel
 from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.registry import register
 
@@ -32,32 +32,28 @@ def greedy_match(candidate: np.ndarray, reference: np.ndarray, candidate_weights
     return precision, recall, f1
 
 
-class TokenEmbedder:
+class TokenEmbedder(LazyModel):
     """roberta-large (or what the store holds under that name) through transformers, layer 17."""
 
     def __init__(self, model: HfModel, layer: int, batch: int = 64):
         self.spec, self.layer, self.batch = model, layer, batch
         self.device = best_device()
-        self._lock = threading.Lock()
-        self._loaded = None
+        super().__init__()
 
-    def _load(self):
-        with self._lock:
-            if self._loaded is None:
-                if not self.spec.present():
-                    raise MetricUnavailable(self.spec.missing())
-                offline()
-                from transformers import AutoModel, AutoTokenizer
+    def build(self):
+        if not self.spec.present():
+            raise MetricUnavailable(self.spec.missing())
+        offline()
+        from transformers import AutoModel, AutoTokenizer
 
-                tokenizer = AutoTokenizer.from_pretrained(self.spec.folder, add_prefix_space=True)
-                model = AutoModel.from_pretrained(self.spec.folder).to(self.device).eval()
-                if model.config.num_hidden_layers < self.layer:
-                    raise MetricUnavailable(f"{self.spec.name} has {model.config.num_hidden_layers} layers; "
-                                            f"BERTScore reads layer {self.layer}")
-                # Layer 17's output is all BERTScore reads: the layers above it are never run.
-                model.encoder.layer = model.encoder.layer[:self.layer]
-                self._loaded = (tokenizer, model)
-        return self._loaded
+        tokenizer = AutoTokenizer.from_pretrained(self.spec.folder, add_prefix_space=True)
+        model = AutoModel.from_pretrained(self.spec.folder).to(self.device).eval()
+        if model.config.num_hidden_layers < self.layer:
+            raise MetricUnavailable(f"{self.spec.name} has {model.config.num_hidden_layers} layers; "
+                                    f"BERTScore reads layer {self.layer}")
+        # Layer 17's output is all BERTScore reads: the layers above it are never run.
+        model.encoder.layer = model.encoder.layer[:self.layer]
+        return (tokenizer, model)
 
     def embed(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per text: normalised token embeddings and idf-off weights (0 on <s> and </s>)."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -34,6 +33,7 @@ import numpy as np
 from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenClipModel, file_sha256, folder_sha256, offline
 from evaluation.backbones.clip import clip_encoder
 from evaluation.backbones.device import best_device
+from evaluation.backbones.lazy import LazyModel
 from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.registry import register
 
@@ -94,15 +94,14 @@ def build_head(state: dict):
     return torch.nn.Sequential(*layers).float().eval()
 
 
-class PolosModel:
+class PolosModel(LazyModel):
     """The released estimator: SimCSE + scalar mix + head from the checkpoint, CLIP from the store."""
 
     def __init__(self, checkpoint: Checkpoint, text_model: HfModel, clip_model: OpenClipModel, text_batch: int = 64):
         self.checkpoint, self.text_model, self.text_batch = checkpoint, text_model, text_batch
         self.clip = clip_encoder(clip_model)
         self.device = best_device()
-        self._lock = threading.Lock()
-        self._loaded = None
+        super().__init__()
 
     def unavailable_reason(self) -> str | None:
         if not self.checkpoint.path.is_file():
@@ -118,36 +117,31 @@ class PolosModel:
                          f"{self.text_model.name}:{folder_sha256(self.text_model.folder)[:16]}",
                          self.clip.fingerprint()])
 
-    def _load(self):
-        with self._lock:
-            if self._loaded is None:
-                reason = self.unavailable_reason()
-                if reason:
-                    raise MetricUnavailable(reason)
-                offline()
-                import torch
-                from transformers import AutoModel, AutoTokenizer
+    def build(self):
+        self.require_available()
+        offline()
+        import torch
+        from transformers import AutoModel, AutoTokenizer
 
-                state = read_checkpoint(self.checkpoint.path)
-                tokenizer = AutoTokenizer.from_pretrained(self.text_model.folder)
-                encoder = AutoModel.from_pretrained(self.text_model.folder)
-                self._load_encoder(encoder, state)
-                layers = encoder.config.num_hidden_layers + 1
-                mix = sorted((key for key in state if key.startswith("scalar_mix.scalar_parameters.")),
-                             key=lambda key: int(key.rsplit(".", 1)[1]))
-                if len(mix) != layers:
-                    raise MetricUnavailable(f"the Polos checkpoint mixes {len(mix)} layers; "
-                                            f"{self.text_model.name} gives {layers}")
-                weights = torch.cat([state[key].reshape(-1) for key in mix]).float().to(self.device)
-                gamma = state["scalar_mix.gamma"].reshape(()).float().to(self.device)
-                head = build_head(state).to(self.device)
-                self._check_clip(state)
-                expected = 4 * encoder.config.hidden_size + 6 * self._clip_width()
-                if head[0].in_features != expected:
-                    raise MetricUnavailable(f"the Polos head takes {head[0].in_features} features; "
-                                            f"{self.text_model.name} and {self.clip.spec.name} give {expected}")
-                self._loaded = (tokenizer, encoder.to(self.device).eval(), weights, gamma, head)
-        return self._loaded
+        state = read_checkpoint(self.checkpoint.path)
+        tokenizer = AutoTokenizer.from_pretrained(self.text_model.folder)
+        encoder = AutoModel.from_pretrained(self.text_model.folder)
+        self._load_encoder(encoder, state)
+        layers = encoder.config.num_hidden_layers + 1
+        mix = sorted((key for key in state if key.startswith("scalar_mix.scalar_parameters.")),
+                     key=lambda key: int(key.rsplit(".", 1)[1]))
+        if len(mix) != layers:
+            raise MetricUnavailable(f"the Polos checkpoint mixes {len(mix)} layers; "
+                                    f"{self.text_model.name} gives {layers}")
+        weights = torch.cat([state[key].reshape(-1) for key in mix]).float().to(self.device)
+        gamma = state["scalar_mix.gamma"].reshape(()).float().to(self.device)
+        head = build_head(state).to(self.device)
+        self._check_clip(state)
+        expected = 4 * encoder.config.hidden_size + 6 * self._clip_width()
+        if head[0].in_features != expected:
+            raise MetricUnavailable(f"the Polos head takes {head[0].in_features} features; "
+                                    f"{self.text_model.name} and {self.clip.spec.name} give {expected}")
+        return (tokenizer, encoder.to(self.device).eval(), weights, gamma, head)
 
     def _load_encoder(self, encoder, state: dict) -> None:
         tensors = {key.removeprefix("encoder.model."): value for key, value in state.items()

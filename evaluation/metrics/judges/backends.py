@@ -19,6 +19,7 @@ from pathlib import Path
 from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
+from evaluation.backbones.lazy import LazyModel
 from evaluation.backbones.store import model_dir
 from evaluation.files import atomic_write_text
 from evaluation.metrics.judges.parsing import Token
@@ -250,7 +251,7 @@ class OpenAICompatible(Backend):
                           usage.completion_tokens if usage else 0, response.model or "")
 
 
-class LocalVLM(Backend):
+class LocalVLM(Backend, LazyModel):
     """A transformers image-text-to-text model (LLaVA-1.5, Qwen2-VL …) from the model store,
     generating in batches and reading the same token log-probabilities from its logits."""
 
@@ -258,8 +259,7 @@ class LocalVLM(Backend):
         self.spec, self.batch, self.top = model, batch, top_logprobs
         self.name = f"transformers:{model.name}"
         self.device = best_device()
-        self._lock = threading.Lock()
-        self._loaded = None
+        super().__init__()
         self._processor = None
 
     counting = "exact: the model's own processor and chat template"
@@ -300,17 +300,17 @@ class LocalVLM(Backend):
     def fingerprint(self) -> str:
         return f"{self.name}@{folder_sha256(self.spec.folder)[:16]}" if self.spec.present() else f"{self.name}@absent"
 
-    def _load(self):
-        with self._lock:
-            if self._loaded is None:
-                offline()
-                import torch
-                from transformers import AutoModelForImageTextToText
+    def build(self):
+        offline()
+        import torch
+        from transformers import AutoModelForImageTextToText
 
-                dtype = torch.float16 if self.device == "cuda" else torch.float32
-                model = AutoModelForImageTextToText.from_pretrained(self.spec.folder, dtype=dtype).to(self.device)
-                self._loaded = model.eval()
-        return self.processor(), self._loaded
+        dtype = torch.float16 if self.device == "cuda" else torch.float32
+        return AutoModelForImageTextToText.from_pretrained(self.spec.folder, dtype=dtype).to(self.device).eval()
+
+    def _load(self):
+        model = super()._load()
+        return self.processor(), model
 
     def _complete(self, requests: Sequence[JudgeRequest], params: JudgeParams) -> list[JudgeReply | JudgeFailed]:
         out: list[JudgeReply | JudgeFailed] = []
