@@ -5,6 +5,11 @@ from collections.abc import Callable
 
 from evaluation.metrics.base import Metric
 
+class UnknownMetric(KeyError):
+    """No metric is registered under a slug asked for. A KeyError, so callers catching that keep
+    working; catch this one, so a KeyError from a bug inside a metric is not taken for a bad slug."""
+
+
 _FACTORIES: dict[str, Callable[[], Metric]] = {}
 _INSTANCES: dict[str, Metric] = {}
 
@@ -23,7 +28,7 @@ def register(slug: str, factory: Callable[[], Metric] | None = None):
 def get(slug: str) -> Metric:
     """One instance per process (models load once per worker)."""
     if slug not in _FACTORIES:
-        raise KeyError(f"unknown metric {slug!r} (known: {', '.join(sorted(_FACTORIES))})")
+        raise UnknownMetric(f"unknown metric {slug!r} (known: {', '.join(sorted(_FACTORIES))})")
     if slug not in _INSTANCES:
         _INSTANCES[slug] = _FACTORIES[slug]()
     return _INSTANCES[slug]

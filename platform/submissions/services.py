@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from catalog.models import Caption, Dataset, Item, System
-from evaluation.metrics import slugs
+from evaluation.metrics import UnknownMetric, slugs
 from scoring.models import EvaluationJob
 from scoring.queues import enqueue
 from scoring.services.lifecycle import jobs_cancel
@@ -313,7 +313,7 @@ def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
         return []
     try:
         versions = metric_versions_current(submission.metrics or None)
-    except KeyError as error:  # a metric asked for is gone from the code: retrying cannot help
+    except UnknownMetric as error:  # a metric asked for is gone from the code: retrying cannot help
         Submission.objects.filter(pk=submission.pk).update(
             status=Submission.Status.FAILED, finished_at=timezone.now(),
             error=f"cannot be scored: {error.args[0]}")

@@ -43,6 +43,6 @@ def metric_versions_current(slugs: list[str] | None = None) -> list[MetricVersio
     if slugs:
         unknown = sorted(set(slugs) - set(chosen.values_list("slug", flat=True)))
         if unknown:
-            raise KeyError(f"unknown metric(s): {', '.join(unknown)} (known: {', '.join(registry.slugs())})")
+            raise registry.UnknownMetric(f"unknown metric(s): {', '.join(unknown)} (known: {', '.join(registry.slugs())})")
         chosen = chosen.filter(slug__in=slugs)
     return [metric.current_version for metric in chosen.order_by("slug")]

@@ -15,7 +15,7 @@ from catalog.importers.registry import read_bundle
 from catalog.management.pascal import pascal_accuracy
 from evaluation.metaeval.protocols import protocol, rating_cells
 from evaluation.metaeval.published import KENDALL, TOLERANCE
-from evaluation.metrics import MetricUnavailable, get
+from evaluation.metrics import MetricUnavailable, UnknownMetric, get
 
 DATASETS = ("flickr8k-expert", "flickr8k-cf", "pascal50s")
 
@@ -54,7 +54,7 @@ class Command(BaseCommand):
         try:
             started = time.perf_counter()
             scores = np.array(get(slug).score(rows).scores)
-        except KeyError:
+        except UnknownMetric:
             self.stdout.write(f"{slug:10} not implemented yet")
             return 0
         except MetricUnavailable as error:

@@ -6,6 +6,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.models import Dataset
+from evaluation.metrics import UnknownMetric
 from scoring.models import EvaluationJob, Metric
 from scoring.services.estimates import NotEstimated, dataset_estimate
 from scoring.services.lifecycle import jobs_reap
@@ -49,7 +50,7 @@ class Command(BaseCommand):
     def _estimate(self, options) -> None:
         try:
             estimates = dataset_estimate(dataset=self._dataset(options), slugs=options["metrics"])
-        except (KeyError, ValueError) as error:
+        except (UnknownMetric, ValueError) as error:
             raise CommandError(error.args[0]) from None
         for found in estimates:
             if options["json"]:
@@ -70,7 +71,7 @@ class Command(BaseCommand):
         dataset = self._dataset(options)
         try:
             jobs = dataset_plan(dataset=dataset, slugs=options["metrics"])
-        except KeyError as error:
+        except UnknownMetric as error:
             raise CommandError(error.args[0]) from None
         for job in jobs:
             self.stdout.write(f"job {job.pk}: {job.metric_version.metric.slug} over {job.total:,} captions, "
