@@ -14,6 +14,10 @@ stages=${*:-embedding text judge vision}
 mkdir -p "$logs"
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error TQDM_DISABLE=1
 python=${PYTHON:-python3}
+# The scripts import the project as an installed package: install it (editable, no dependencies:
+# a GPU machine without network has them or gets them as wheels) where it is not yet.
+"$python" -c "import evaluation" 2>/dev/null || "$python" -m pip install -q --no-deps --no-build-isolation -e . \
+    || { echo "cannot install the project into $python: pip install -e . first"; exit 2; }
 run() {  # name, seconds, command...
     local name=$1 limit=$2
     shift 2
