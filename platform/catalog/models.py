@@ -29,6 +29,12 @@ class CaptionQuerySet(models.QuerySet):
         return self.filter(own_q(to_system="system__"))
 
 
+class JudgmentQuerySet(models.QuerySet):
+    def own(self) -> JudgmentQuerySet:
+        """Judgments of the dataset's own captions (submitted captions carry none, but say so)."""
+        return self.filter(own_q(to_system="caption__system__"))
+
+
 class Dataset(models.Model):
     class Modality(models.TextChoices):
         IMAGE = "image"
@@ -187,6 +193,8 @@ class Judgment(models.Model):
     annotator = models.CharField(max_length=100, blank=True, default="")
     value = models.FloatField()
     detail = models.JSONField(null=True, blank=True, help_text="e.g. crowd vote counts")
+
+    objects = JudgmentQuerySet.as_manager()
 
     class Meta:
         constraints = [

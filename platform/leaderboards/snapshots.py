@@ -8,10 +8,12 @@ from dataclasses import asdict
 from django.db.models import F, Q
 
 from catalog.models import Dataset, System
+from catalog.visibility import own_q
 from leaderboards.columns import metric_columns
 from leaderboards.models import BoardSnapshot
 from scoring.models import EvaluationJob
 from scoring.selectors import system_values_shown
+from submissions.models import Submission
 
 
 def board_payload(dataset: Dataset) -> dict:
@@ -28,8 +30,8 @@ def board_refresh(*, dataset_id: int) -> dict:
 def board_build(dataset: Dataset) -> dict:
     columns = metric_columns()
     slugs = {column.slug for column in columns}
-    eligible = (Q(submission__isnull=False) & ~Q(submission__status="withdrawn")) | Q(
-        submission__isnull=True, kind__in=[System.Kind.MODEL, System.Kind.HUMAN]) | Q(is_baseline=True)
+    eligible = ((Q(submission__isnull=False) & ~Q(submission__status=Submission.Status.WITHDRAWN))
+                | (own_q() & Q(kind__in=[System.Kind.MODEL, System.Kind.HUMAN])) | Q(is_baseline=True))
     systems = (System.objects.filter(dataset=dataset).filter(eligible).order_by("name")
                .values("id", "slug", "name", "kind", "is_baseline", "submission__id", "submission__paper_url",
                        "submission__code_url", "submission__is_public", "submission__owner_id"))

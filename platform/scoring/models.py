@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from catalog.models import Caption, Dataset, System
-from catalog.visibility import visible_q
+from catalog.visibility import own_q, visible_q
 
 
 class Metric(models.Model):
@@ -134,6 +134,10 @@ class ScoreQuerySet(models.QuerySet):
     def visible_to(self, viewer) -> ScoreQuerySet:
         """Scores of the captions `viewer` may see (catalog.visibility)."""
         return self.filter(visible_q(viewer, to_system="caption__system__"))
+
+    def own(self) -> ScoreQuerySet:
+        """Scores of the dataset's own captions (catalog.visibility.own_q), not submitted ones."""
+        return self.filter(own_q(to_system="caption__system__"))
 
 
 class Score(models.Model):

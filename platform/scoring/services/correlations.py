@@ -32,8 +32,8 @@ def dataset_protocols(dataset: Dataset) -> list[Protocol]:
 
 
 def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> list[CorrelationResult]:
-    scores = dict(Score.objects.filter(metric_version=metric_version, caption__item__dataset=dataset,
-                                       caption__system__submission__isnull=True).values_list("caption_id", "value"))
+    scores = dict(Score.objects.own().filter(metric_version=metric_version, caption__item__dataset=dataset)
+                  .values_list("caption_id", "value"))
     held_out, split = _held_out(dataset, metric_version)
     if held_out:
         scores = _split_only(dataset, scores, split)
@@ -80,8 +80,7 @@ def _split_only(dataset: Dataset, scores: dict[int, float | None], split: str) -
 def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | None]) -> list[dict]:
     cells = []
     for dimension in dataset.dimensions or ["overall"]:
-        rows = list(Judgment.objects.filter(caption__item__dataset=dataset, dimension=dimension,
-                                            caption__system__submission__isnull=True)
+        rows = list(Judgment.objects.own().filter(caption__item__dataset=dataset, dimension=dimension)
                     .order_by("id").values_list("caption_id", "value", "caption__item_id", "caption__system_id",
                                                 "caption__system__kind"))
         if not rows:

@@ -28,7 +28,7 @@ def dataset_estimate(*, dataset: Dataset, slugs: list[str] | None = None) -> lis
     candidate captions, the rows `dataset_plan` would score. Other metrics run on our machines and
     are listed as not estimated, with why."""
     versions = metric_versions_current(slugs)
-    captions = list(Caption.objects.filter(item__dataset=dataset, system__submission__isnull=True)
+    captions = list(Caption.objects.own().filter(item__dataset=dataset)
                     .order_by("id").values_list("id", flat=True))
     rows = [job_row.row for job_row in caption_rows(captions)]
     out: list[Estimate | NotEstimated] = []

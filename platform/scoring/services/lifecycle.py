@@ -45,7 +45,7 @@ def job_finalize(*, job_id: int) -> EvaluationJob:
 
 def system_scores_compute(*, job: EvaluationJob) -> list[SystemScore]:
     implementation = registry.get(job.metric_version.metric.slug)
-    systems = [job.system] if job.system else list(System.objects.filter(dataset=job.dataset, submission__isnull=True))
+    systems = [job.system] if job.system else list(System.objects.own().filter(dataset=job.dataset))
     results = []
     for system in systems:
         rows = list(Score.objects.filter(metric_version=job.metric_version, caption__system=system)

@@ -18,7 +18,7 @@ BATCH_TASK = "scoring.run_batch"
 def dataset_plan(*, dataset: Dataset, slugs: list[str] | None = None) -> list[EvaluationJob]:
     """Every candidate caption of the dataset (its own systems, not submissions) × each metric."""
     versions = metric_versions_current(slugs)
-    captions = list(Caption.objects.filter(item__dataset=dataset, system__submission__isnull=True)
+    captions = list(Caption.objects.own().filter(item__dataset=dataset)
                     .order_by("id").values_list("id", flat=True))
     return [job_plan(purpose=EvaluationJob.Purpose.DATASET, dataset=dataset, system=None, submission_id=None,
                      version=version, caption_ids=captions) for version in versions]
@@ -80,7 +80,7 @@ def versions_rescore() -> list[EvaluationJob]:
             if system_id:
                 captions = Caption.objects.filter(system_id=system_id)
             else:
-                captions = Caption.objects.filter(item__dataset_id=dataset_id, system__submission__isnull=True)
+                captions = Caption.objects.own().filter(item__dataset_id=dataset_id)
             jobs.append(job_plan(
                 purpose=EvaluationJob.Purpose.SUBMISSION if system_id else EvaluationJob.Purpose.DATASET,
                 dataset=Dataset.objects.get(pk=dataset_id), system=captions.first().system if system_id else None,

@@ -44,8 +44,7 @@ def human_targets(dataset: Dataset, split: str) -> tuple[list[int], np.ndarray]:
     low, high = dataset.rating_scale.get("min"), dataset.rating_scale.get("max")
     if low is None or high is None or high <= low:
         raise ValueError(f"{dataset.slug} has no rating scale (min, max) to rescale its ratings with")
-    rated = (Caption.objects.filter(item__dataset=dataset, system__submission__isnull=True,
-                                    judgments__dimension=dataset.dimensions[0])
+    rated = (Caption.objects.own().filter(item__dataset=dataset, judgments__dimension=dataset.dimensions[0])
              .annotate(human=Avg("judgments__value")).values_list("pk", "human", "item__external_id").order_by("pk"))
     chosen = [(pk, human) for pk, human, item in rated if item_split(dataset.slug, item) == split]
     return [pk for pk, _ in chosen], np.array([(h - low) / (high - low) for _, h in chosen], dtype=np.float32)
