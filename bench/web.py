@@ -53,7 +53,8 @@ def seed() -> list[Dataset]:
                 for s, system in enumerate(systems) for v, version in enumerate(versions)])
             CorrelationResult.objects.bulk_create([
                 CorrelationResult(metric_version=version, dataset=dataset, dimension="overall", statistic=statistic,
-                                  protocol=f"flickr8k-expert/{protocol}@1", value=0.3, low=0.2, high=0.4, n=1000)
+                                  protocol=f"flickr8k-expert/{protocol}@1", protocol_name=protocol,
+                                  protocol_version="1", value=0.3, low=0.2, high=0.4, n=1000)
                 for version in versions for protocol in ("paper", "canonical") for statistic in ("tau_b", "tau_c")])
     return datasets
 

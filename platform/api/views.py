@@ -131,7 +131,7 @@ class CorrelationViewSet(viewsets.ReadOnlyModelViewSet):
         if query.get("metric"):
             results = results.filter(metric_version__metric__slug=query["metric"])
         if query.get("protocol"):
-            results = results.filter(protocol__contains=f"/{query['protocol']}@")
+            results = results.filter(protocol_name=query["protocol"])
         if query.get("level"):
             results = results.filter(level=query["level"])
         return results

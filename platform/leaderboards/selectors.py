@@ -113,7 +113,7 @@ def metric_board(*, protocol_name: str, level: str = "caption", family: str | No
                  reference: str | None = None) -> tuple[list[tuple[Dataset, str, str]], list[MetricBoardRow]]:
     """Metrics × (dataset, dimension, statistic) for one protocol family ("paper" or "canonical")."""
     # Oldest version first, so each cell ends up with the newest version that has a result.
-    results = (CorrelationResult.objects.filter(level=level, protocol__contains=f"/{protocol_name}@",
+    results = (CorrelationResult.objects.filter(level=level, protocol_name=protocol_name,
                                                 dataset__in=Dataset.objects.visible_to(None))
                .select_related("dataset", "metric_version__metric").defer("detail")
                .order_by("metric_version__created_at", "id"))
@@ -170,5 +170,5 @@ def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None
 
 def significance_ranks(*, protocol_name: str, level: str = "caption") -> dict[tuple[int, str, str], dict[str, int]]:
     """(dataset id, dimension, statistic) -> metric slug -> significance cluster (1 = best)."""
-    found = SignificanceResult.objects.filter(protocol__contains=f"/{protocol_name}@", level=level)
+    found = SignificanceResult.objects.filter(protocol_name=protocol_name, level=level)
     return {(r.dataset_id, r.dimension, r.statistic): dict(zip(r.metrics, r.ranks, strict=True)) for r in found}

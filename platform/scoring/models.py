@@ -8,6 +8,23 @@ from catalog.models import Caption, Dataset, System
 from catalog.visibility import own_q, visible_q
 
 
+def protocol_parts(key: str) -> tuple[str, str]:
+    """`"<dataset>/<name>@<version>"` (a Protocol's key) -> (name, version); ("", "") when not that shape."""
+    head, at, version = key.partition("@")
+    _, slash, name = head.rpartition("/")
+    return (name, version) if at and slash else ("", "")
+
+
+class ProtocolColumns:
+    """A row stored under a protocol keeps its key (`protocol`) and, as the columns queries filter
+    on, its name ("paper", "canonical") and version; saving fills the two from the key when not given."""
+
+    def save(self, *args, **kwargs):
+        if not self.protocol_name and not self.protocol_version:
+            self.protocol_name, self.protocol_version = protocol_parts(self.protocol)
+        super().save(*args, **kwargs)
+
+
 class Metric(models.Model):
     """A metric of the `evaluation` registry, synced by `metrics_sync`."""
 
@@ -188,7 +205,7 @@ class CorpusContext(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
 
-class CorrelationResult(models.Model):
+class CorrelationResult(ProtocolColumns, models.Model):
     """Agreement of a metric version with people on one dataset under one protocol."""
 
     class Level(models.TextChoices):
@@ -201,6 +218,8 @@ class CorrelationResult(models.Model):
     statistic = models.CharField(max_length=40, help_text="tau_b, tau_c, pearson, accuracy …")
     level = models.CharField(max_length=10, choices=Level.choices, default=Level.CAPTION)
     protocol = models.CharField(max_length=80, help_text='e.g. "flickr8k-expert/paper@1"')
+    protocol_name = models.CharField(max_length=40, blank=True, default="", help_text='"paper" or "canonical"')
+    protocol_version = models.CharField(max_length=20, blank=True, default="")
     value = models.FloatField(null=True)
     low = models.FloatField(null=True)
     high = models.FloatField(null=True)
@@ -214,6 +233,7 @@ class CorrelationResult(models.Model):
         constraints = [models.UniqueConstraint(
             fields=["metric_version", "dataset", "dimension", "statistic", "level", "protocol"],
             name="correlation_unique")]
+        indexes = [models.Index(fields=["protocol_name", "level"], name="correlation_protocol_level")]
         ordering = ["dataset", "dimension", "statistic"]
 
 
@@ -225,13 +245,16 @@ class CorrelationDraws(models.Model):
     values = models.BinaryField()
 
 
-class SignificanceResult(models.Model):
+class SignificanceResult(ProtocolColumns, models.Model):
     """Which metrics are separable on one board column: metrics sorted best first, the one-sided
     p-value matrix of paired bootstrap draws, and the clusters (ranks) at alpha 0.05."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="significance")
     protocol = models.CharField(max_length=80)
-    level = models.CharField(max_length=10, default="caption")
+    protocol_name = models.CharField(max_length=40, blank=True, default="", help_text='"paper" or "canonical"')
+    protocol_version = models.CharField(max_length=20, blank=True, default="")
+    level = models.CharField(max_length=10, choices=CorrelationResult.Level.choices,
+                             default=CorrelationResult.Level.CAPTION)
     dimension = models.CharField(max_length=40)
     statistic = models.CharField(max_length=40)
     metrics = models.JSONField(help_text="metric slugs, best first")
@@ -244,3 +267,4 @@ class SignificanceResult(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["dataset", "protocol", "level", "dimension", "statistic"],
                                                name="significance_unique")]
+        indexes = [models.Index(fields=["protocol_name", "level"], name="significance_protocol_level")]

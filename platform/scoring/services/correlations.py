@@ -12,7 +12,8 @@ from evaluation.metaeval.pairwise import pairwise_accuracy
 from evaluation.metaeval.system_level import MIN_SYSTEMS, system_level_intervals
 from evaluation.metaeval.protocols import PROTOCOLS, RATING_STATISTICS, Protocol, rating_cells_with_draws
 from evaluation.metaeval.significance import paired_draws_p_values, significance_clusters
-from scoring.models import CorrelationDraws, CorrelationResult, MetricVersion, Score, SignificanceResult
+from scoring.models import (CorrelationDraws, CorrelationResult, MetricVersion, Score, SignificanceResult,
+                            protocol_parts)
 from scoring.services.training import SPLITS, item_split
 
 PAIRWISE_STATISTICS = ("accuracy", "accuracy_ties_half")
@@ -49,10 +50,12 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
     with transaction.atomic():
         for cell in cells:
             draws = cell.pop("draws", None)
+            protocol = cell.pop("protocol")
+            name, version = protocol_parts(protocol)
             result = CorrelationResult.objects.update_or_create(
                 metric_version=metric_version, dataset=dataset, dimension=cell.pop("dimension"),
                 statistic=cell.pop("statistic"), level=cell.pop("level", CorrelationResult.Level.CAPTION),
-                protocol=cell.pop("protocol"), defaults=cell)[0]
+                protocol=protocol, defaults={**cell, "protocol_name": name, "protocol_version": version})[0]
             if draws is not None:
                 CorrelationDraws.objects.update_or_create(
                     result=result, defaults={"values": np.asarray(draws, dtype=np.float32).tobytes()})
@@ -186,6 +189,7 @@ def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
         columns.setdefault((protocol, dimension, statistic), []).append((value, slug, draws))
     results = []
     for (protocol, dimension, statistic), entries in columns.items():
+        name, version = protocol_parts(protocol)
         entries.sort(key=lambda entry: -entry[0])
         p_values = paired_draws_p_values([draws for _, _, draws in entries])
         ranks = significance_clusters([value for value, _, _ in entries], p_values, alpha=alpha)
@@ -194,5 +198,5 @@ def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
             statistic=statistic, defaults={
                 "metrics": [slug for _, slug, _ in entries], "values": [value for value, _, _ in entries],
                 "p_values": [[None if np.isnan(p) else float(p) for p in row] for row in p_values],
-                "ranks": ranks, "alpha": alpha})[0])
+                "ranks": ranks, "alpha": alpha, "protocol_name": name, "protocol_version": version})[0])
     return results
