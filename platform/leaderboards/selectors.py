@@ -11,7 +11,7 @@ from catalog.models import Caption, Dataset, Judgment, System
 from evaluation.metaeval.published import published_value
 from leaderboards.columns import Column, metric_columns
 from leaderboards.snapshots import board_payload
-from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
+from scoring.models import CorrelationResult, EvaluationJob, Metric, Score, SignificanceResult
 
 
 @dataclass
@@ -151,7 +151,7 @@ class MetricOnDataset:
 
 def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None = None) -> MetricOnDataset | None:
     """The newest version's stored scores beside the human judgments (rating datasets)."""
-    version = (metric.versions.filter(jobs__dataset=dataset, jobs__system__isnull=True, jobs__status="done")
+    version = (metric.versions.filter(jobs__dataset=dataset, jobs__system__isnull=True, jobs__status=EvaluationJob.Status.DONE)
                .order_by("-created_at").first())
     if version is None:
         return None

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -27,7 +27,12 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class BatchOutcome:
-    state: str           # "done" | "skipped" | "unavailable"
+    class State(models.TextChoices):
+        DONE = "done"
+        SKIPPED = "skipped"  # already done, or its job ended: a duplicate delivery
+        UNAVAILABLE = "unavailable"
+
+    state: State
     scored: int = 0
     reused: int = 0
     failed: int = 0
@@ -45,7 +50,7 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
     slug_and_hash = (JobBatch.objects.filter(pk=batch_id)
                      .values_list("job__metric_version__metric__slug", "job__metric_version__config_hash").first())
     if slug_and_hash is None:
-        return BatchOutcome("skipped")
+        return BatchOutcome(BatchOutcome.State.SKIPPED)
     implementation = registry.get(slug_and_hash[0])
     if implementation.config_hash() != slug_and_hash[1]:
         # Checked before claiming: a worker still on other code leaves the batch (and its attempts) alone.
@@ -53,7 +58,7 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
                               f"{implementation.config_hash()}, the job asks for {slug_and_hash[1]}")
     batch = _batch_claim(batch_id, worker)
     if batch is None:
-        return BatchOutcome("skipped")
+        return BatchOutcome(BatchOutcome.State.SKIPPED)
     job = batch.job
     version = job.metric_version
     availability = implementation.availability()
@@ -88,7 +93,7 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
     seconds = time.perf_counter() - started
     reused = len(job_rows) - len(todo)
     complete = _batch_record(batch, scores, seconds, reused=reused)
-    return BatchOutcome("done", scored=len(computed), reused=reused, failed=failed, job_complete=complete)
+    return BatchOutcome(BatchOutcome.State.DONE, scored=len(computed), reused=reused, failed=failed, job_complete=complete)
 
 
 def _batch_claim(batch_id: int, worker: str) -> JobBatch | None:
@@ -177,7 +182,7 @@ def _batch_record(batch: JobBatch, scores: list[Score], seconds: float, reused: 
 
 def _unavailable(job: EvaluationJob, reason: str) -> BatchOutcome:
     job_end(job_id=job.pk, status=EvaluationJob.Status.UNAVAILABLE, error=f"unavailable: {reason}")
-    return BatchOutcome("unavailable")
+    return BatchOutcome(BatchOutcome.State.UNAVAILABLE)
 
 
 def job_of(batch_id: int) -> int:
