@@ -194,10 +194,7 @@ class LeaderboardView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
         dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
-        order = request.query_params.get("order")
-        descending = None if order not in ("asc", "desc") else order == "desc"
-        columns, rows = boards.captioner_board(dataset, sort=request.query_params.get("sort"),
-                                               descending=descending, viewer=request.user)
+        columns, rows = boards.captioner_board_query(dataset, request.query_params, viewer=request.user)
         return Response(board_json(dataset, columns, rows))
 
 
@@ -206,8 +203,8 @@ class MetricBoardView(APIView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        protocol = request.query_params.get("protocol", "paper")
-        if protocol not in ("paper", "canonical"):
+        protocol = request.query_params.get("protocol", boards.PROTOCOLS[0])
+        if protocol not in boards.PROTOCOLS:
             raise NotFound(f"no protocol {protocol!r} (paper or canonical)")
         headers, rows = boards.metric_board(protocol_name=protocol, level=request.query_params.get("level", "caption"))
         return Response({

@@ -53,6 +53,17 @@ class SubmissionInfo:
     owner_id: int
 
 
+PROTOCOLS = ("paper", "canonical")  # the metric board's protocol families, "paper" first (the default)
+
+
+def captioner_board_query(dataset: Dataset, params, *, viewer=None) -> tuple[list[Column], list[BoardRow]]:
+    """The captioner board as the page and the API read it from the query string:
+    `?sort=<metric slug>&order=asc|desc` (another order: each metric's own direction)."""
+    order = params.get("order")
+    descending = None if order not in ("asc", "desc") else order == "desc"
+    return captioner_board(dataset, sort=params.get("sort"), descending=descending, viewer=viewer)
+
+
 def captioner_board(dataset: Dataset, *, sort: str | None = None, descending: bool | None = None,
                     viewer=None) -> tuple[list[Column], list[BoardRow]]:
     """The board from the dataset's precomputed snapshot, keeping the systems `viewer` may see

@@ -18,15 +18,11 @@ from leaderboards.items import item_page
 from leaderboards.rendering import board_rows_html
 from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
 
-PROTOCOLS = ("paper", "canonical")
-
 
 def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
-    sort = request.GET.get("sort")
-    order = request.GET.get("order")
-    descending = None if order not in ("asc", "desc") else order == "desc"
-    columns, rows = selectors.captioner_board(dataset, sort=sort, descending=descending, viewer=request.user)
+    sort, order = request.GET.get("sort"), request.GET.get("order")
+    columns, rows = selectors.captioner_board_query(dataset, request.GET, viewer=request.user)
     download = request.GET.get("download")
     if download == "json":
         return JsonResponse(board_json(dataset, columns, rows), json_dumps_params={"indent": 1})
@@ -39,14 +35,14 @@ def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
 
 def metric_board(request: HttpRequest) -> HttpResponse:
     protocol = request.GET.get("protocol", "paper")
-    protocol = protocol if protocol in PROTOCOLS else "paper"
+    protocol = protocol if protocol in selectors.PROTOCOLS else selectors.PROTOCOLS[0]
     level = "system" if request.GET.get("level") == "system" else "caption"
     family = request.GET.get("family") or None
     reference = request.GET.get("reference") if request.GET.get("reference") in ("free", "based") else None
     headers, rows = selectors.metric_board(protocol_name=protocol, level=level, family=family, reference=reference)
     families = sorted({column.family for column in selectors.metric_columns()})
     return render(request, "leaderboards/metrics.html", {
-        "headers": headers, "rows": rows, "protocol": protocol, "protocols": PROTOCOLS, "level": level,
+        "headers": headers, "rows": rows, "protocol": protocol, "protocols": selectors.PROTOCOLS, "level": level,
         "family": family, "families": families, "reference": reference})
 
 
