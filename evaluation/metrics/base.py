@@ -66,8 +66,19 @@ class Metric(ABC):
         text = json.dumps({"slug": self.slug, "version": self.version, **self.config()}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
+    def unavailable_reason(self) -> str | None:
+        """Why the metric cannot score here and now (missing weights, Java, a key), or None."""
+        return None
+
     def availability(self) -> Availability:
-        return Availability(True)
+        reason = self.unavailable_reason()
+        return Availability(reason is None, reason or "")
+
+    def require_available(self) -> None:
+        """MetricUnavailable with the reason, for `score` to call first."""
+        reason = self.unavailable_reason()
+        if reason:
+            raise MetricUnavailable(reason)
 
     @property
     def queue(self) -> str:

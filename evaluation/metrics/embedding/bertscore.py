@@ -12,7 +12,7 @@ import numpy as np
 from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
 from evaluation.backbones.lazy import LazyModel
-from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.registry import register
 
 MODEL = HfModel("roberta-large")
@@ -113,12 +113,11 @@ class BertScore(Metric):
         return {"model": MODEL.name, "layer": LAYER, "idf": False, "rescale": self.rescale,
                 "weights": self.embedder.fingerprint()}
 
-    def availability(self) -> Availability:
-        return Availability(MODEL.present(), "" if MODEL.present() else MODEL.missing())
+    def unavailable_reason(self) -> str | None:
+        return None if MODEL.present() else MODEL.missing()
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
-        if not MODEL.present():
-            raise MetricUnavailable(MODEL.missing())
+        self.require_available()
         if any(not row.references for row in rows):
             raise ValueError("BERTScore needs at least one reference per row")
         texts = [row.candidate for row in rows] + [ref for row in rows for ref in row.references]

@@ -12,7 +12,7 @@ import numpy as np
 
 from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, OpenClipModel
 from evaluation.backbones.clip import clip_encoder
-from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.base import CaptionRow, Metric, MetricResult
 from evaluation.metrics.registry import register
 
 PREFIX = "A photo depicts "
@@ -48,14 +48,11 @@ class _ClipFamily(Metric):
         return {"w": self.w, "prefix": PREFIX, "references": self.uses_references,
                 "weights": self.encoder.fingerprint()}
 
-    def availability(self) -> Availability:
-        reason = self.encoder.unavailable_reason()
-        return Availability(reason is None, reason or "")
+    def unavailable_reason(self) -> str | None:
+        return self.encoder.unavailable_reason()
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
-        reason = self.encoder.unavailable_reason()
-        if reason:
-            raise MetricUnavailable(reason)
+        self.require_available()
         missing = [row.id for row in rows if not row.media]
         if missing:
             raise ValueError(f"{self.name} needs the image of every row; rows without one: {missing[:5]}")

@@ -34,7 +34,7 @@ from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenC
 from evaluation.backbones.clip import clip_encoder
 from evaluation.backbones.device import best_device
 from evaluation.backbones.lazy import LazyModel
-from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.registry import register
 
 PREFIX = "A photo depicts "
@@ -228,15 +228,12 @@ class Polos(Metric):
     def config(self) -> dict:
         return {"prefix": PREFIX, "layer_norm_scope": NORM_SCOPE, "weights": self.model.fingerprint()}
 
-    def availability(self) -> Availability:
-        reason = self.model.unavailable_reason()
-        return Availability(reason is None, reason or "")
+    def unavailable_reason(self) -> str | None:
+        return self.model.unavailable_reason()
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         model = self.model
-        reason = model.unavailable_reason()
-        if reason:
-            raise MetricUnavailable(reason)
+        self.require_available()
         if any(not row.media for row in rows):
             raise ValueError(f"Polos needs the image of every row; rows without one: "
                              f"{[row.id for row in rows if not row.media][:5]}")

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evaluation.backbones.store import model_dir
-from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.ngram.corpus import shared_corpus
 from evaluation.metrics.ngram.java import coco_resource, java_executable
 from evaluation.metrics.registry import register
@@ -49,13 +49,13 @@ class Spice(Metric):
     def config(self) -> dict:
         return {"jar": "spice-1.0", "corenlp": "3.6.0", "synsets": True, "tokenizer": "ptb-corenlp-3.4.1"}
 
-    def availability(self) -> Availability:
+    def unavailable_reason(self) -> str | None:
         try:
             self._classpath()
             java_executable()
         except MetricUnavailable as error:
-            return Availability(False, str(error))
-        return Availability(True)
+            return str(error)
+        return None
 
     def _classpath(self) -> str:
         jar = coco_resource("spice/spice-1.0.jar")

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.judges.backends import (
     Backend,
     JudgeFailed,
@@ -60,9 +60,8 @@ class JudgeMetric(Metric):
         return {"backend": self.backend().identity(), "params": asdict(self.params), "draws": self.draws,
                 "prompts": {name: prompt_sha(name) for name in self.prompts}}
 
-    def availability(self) -> Availability:
-        reason = self.backend().unavailable_reason()
-        return Availability(reason is None, reason or "")
+    def unavailable_reason(self) -> str | None:
+        return self.backend().unavailable_reason()
 
     def prepare(self, rows: Sequence[CaptionRow], backend: Backend, cache: ReplyCache) -> None:
         """Work shared by rows before they are judged (VisCE²'s visual context per image)."""

@@ -12,7 +12,7 @@ import tempfile
 import threading
 from collections.abc import Sequence
 
-from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.ngram.corpus import shared_corpus
 from evaluation.metrics.ngram.java import coco_resource, java_executable
 from evaluation.metrics.registry import register
@@ -131,13 +131,13 @@ class Meteor(Metric):
     def config(self) -> dict:
         return {"jar": "meteor-1.5", "language": "en", "norm": True, "tokenizer": "ptb-corenlp-3.4.1"}
 
-    def availability(self) -> Availability:
+    def unavailable_reason(self) -> str | None:
         try:
             java_executable()
             coco_resource(JAR)
         except MetricUnavailable as error:
-            return Availability(False, str(error))
-        return Availability(True)
+            return str(error)
+        return None
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         corpus = shared_corpus.get(rows)

@@ -18,7 +18,7 @@ from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenC
 from evaluation.backbones.clip import clip_encoder
 from evaluation.backbones.depth import depth_estimator
 from evaluation.backbones.detector import detector
-from evaluation.metrics.base import Availability, CaptionRow, MetricResult, MetricUnavailable
+from evaluation.metrics.base import CaptionRow, MetricResult, MetricUnavailable
 from evaluation.metrics.registry import register
 from evaluation.metrics.vision.cycle import CycleMetric, picture_rows
 from evaluation.metrics.vision.fusion import LEVELS, Fusion
@@ -103,10 +103,6 @@ class CamScore(CycleMetric):
         return {"t2i": generator.identity(), "semantic": semantic.fingerprint(), "detector": objects.fingerprint(),
                 "detector_confidence": self.confidence, "depth": depth.fingerprint(), "side": SIDE, "fusion": fusion}
 
-    def availability(self) -> Availability:
-        reason = self.unavailable_reason()
-        return Availability(reason is None, reason or "")
-
     def levels(self, rows: Sequence[CaptionRow], *, chunk: int = 32) -> tuple[list[int], list[dict]]:
         """The raw level values of every row with a picture (in its detail), before any fusion; `chunk`
         rows at a time, so memory stays bounded however many rows come (a training split)."""
@@ -150,9 +146,7 @@ class CamScore(CycleMetric):
         return seen
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
-        reason = self.unavailable_reason()
-        if reason:
-            raise MetricUnavailable(reason)
+        self.require_available()
         kept, details = self.levels(rows)
         fused = Fusion.load(FUSION.path)([{name: details[i][name] for name in LEVELS} for i in kept])
         scores = [math.nan] * len(rows)

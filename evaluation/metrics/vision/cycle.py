@@ -16,7 +16,7 @@ from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, OpenClipModel
 from evaluation.backbones.clip import clip_encoder
 from evaluation.backbones.t2i import GenerationSettings, caption_seed, text_to_image
-from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.base import CaptionRow, Metric, MetricResult
 from evaluation.metrics.registry import register
 
 DEFAULT_ENCODER = config.default("CAPBENCH_T2I_CYCLE_ENCODER")
@@ -78,14 +78,8 @@ class T2ICycle(CycleMetric):
         return {"t2i": self.generator.identity(),
                 "encoder": clip_encoder(spec).fingerprint() if spec else "misconfigured"}
 
-    def availability(self) -> Availability:
-        reason = self.unavailable_reason()
-        return Availability(reason is None, reason or "")
-
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
-        reason = self.unavailable_reason()
-        if reason:
-            raise MetricUnavailable(reason)
+        self.require_available()
         kept, details = picture_rows(rows)
         scores = [math.nan] * len(rows)
         if kept:

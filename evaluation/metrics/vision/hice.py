@@ -23,7 +23,7 @@ from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenC
 from evaluation.backbones.features import media_sha256
 from evaluation.backbones.scene_graph import phrase, scene_graph_parser
 from evaluation.backbones.segmenter import segmenter
-from evaluation.metrics.base import Availability, CaptionRow, Metric, MetricResult, MetricUnavailable
+from evaluation.metrics.base import CaptionRow, Metric, MetricResult
 from evaluation.metrics.registry import register
 from evaluation.metrics.vision.levels import harmonic_mean
 
@@ -74,10 +74,6 @@ class _Hice(Metric):
     def unavailable_reason(self) -> str | None:
         return next((reason for part in self.parts() if (reason := part.unavailable_reason())), None)
 
-    def availability(self) -> Availability:
-        reason = self.unavailable_reason()
-        return Availability(reason is None, reason or "")
-
     def config(self) -> dict:
         encoder, regions, parser = self.parts()
         return {"alpha_clip": encoder.fingerprint(), "segmenter": regions.fingerprint(),
@@ -85,9 +81,7 @@ class _Hice(Metric):
                 "references": self.uses_references}
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
-        reason = self.unavailable_reason()
-        if reason:
-            raise MetricUnavailable(reason)
+        self.require_available()
         encoder, regions, parser = self.parts()
         scores, details = [math.nan] * len(rows), [{} for _ in rows]
         kept = []
