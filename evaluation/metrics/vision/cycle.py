@@ -19,8 +19,6 @@ from evaluation.backbones.t2i import GenerationSettings, caption_seed, text_to_i
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult
 from evaluation.metrics.registry import register
 
-DEFAULT_ENCODER = config.default("CAPBENCH_T2I_CYCLE_ENCODER")
-
 
 def picture_rows(rows: Sequence[CaptionRow]) -> tuple[list[int], list[dict]]:
     """The rows that have a picture to compare with, and a detail per row (an error for the others)."""
