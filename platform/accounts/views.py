@@ -1,8 +1,11 @@
 """Sign-up, sign-in (Django's view behind the attempt limits) and the API token's rotation."""
+from __future__ import annotations
+
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -11,6 +14,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 from accounts.lockout import limited_login
+from capbench.http import AuthenticatedHttpRequest
 from capbench.limits import limited
 
 login_view = never_cache(limited_login(auth_views.LoginView.as_view(template_name="accounts/login.html")))
@@ -27,7 +31,7 @@ def safe_next(request: HttpRequest, fallback: str) -> str:
 
 @limited("signup", "sign-ups from this address")
 def signup(request: HttpRequest) -> HttpResponse:
-    form = UserCreationForm(request.POST or None)
+    form: UserCreationForm[User] = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
@@ -39,7 +43,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 @limited("tokens", "new API tokens", by="user")
-def token_rotate(request: HttpRequest) -> HttpResponse:
+def token_rotate(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A new API token (the old one stops working)."""
     Token.objects.filter(user=request.user).delete()
     Token.objects.create(user=request.user)

@@ -13,6 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
+from capbench.http import AuthenticatedHttpRequest
 from capbench.spreadsheets import spreadsheet_row
 from scoring.models import Score
 from submissions import selectors
@@ -33,7 +34,7 @@ from submissions.services import (
 
 @login_required
 @limited("submissions", "upload attempts", by="user")
-def upload(request: HttpRequest) -> HttpResponse:
+def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = SubmissionForm(request.POST or None, request.FILES or None,
                           initial={"dataset": request.GET.get("dataset")})
     problems: list[str] = []
@@ -88,7 +89,7 @@ def progress(request: HttpRequest, pk: int) -> JsonResponse:
 
 @never_cache  # shows the API token: never kept by a browser or proxy cache
 @login_required
-def mine(request: HttpRequest) -> HttpResponse:
+def mine(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render(request, "submissions/mine.html", {"submissions": selectors.submissions_of(owner=request.user),
                                                      "token": Token.objects.filter(user=request.user).first()})
 
@@ -96,7 +97,7 @@ def mine(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 @limited("actions", "changes to your submissions", by="user")
-def visibility(request: HttpRequest, pk: int) -> HttpResponse:
+def visibility(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     submission = get_object_or_404(Submission, pk=pk, owner=request.user)
     try:
         submission_visibility_set(submission=submission, is_public=request.POST.get("public") == "1")
@@ -108,7 +109,7 @@ def visibility(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 @limited("actions", "changes to your submissions", by="user")
-def withdraw(request: HttpRequest, pk: int) -> HttpResponse:
+def withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     submission = get_object_or_404(Submission, pk=pk, owner=request.user)
     submission_withdraw(submission=submission)
     messages.info(request, f"“{submission.method_name}” was withdrawn; its file and scores are kept.")
