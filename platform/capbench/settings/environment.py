@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 from urllib.parse import urlsplit
 
 import dj_database_url
@@ -53,7 +54,7 @@ def database_from_url(url: str) -> dict:
         # Django's pool requires CONN_MAX_AGE = 0: the pool, not the thread, keeps connections.
         # With the pool each connection is checked before it is lent (Django passes the pool's
         # check_connection); one closed by a restarted server is replaced, not handed to a request.
-        database = dict(dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True))
+        database: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True))
     except ValueError as error:  # the address itself is not kept: it may carry a password
         raise ValueError(f"DATABASE_URL is not a valid postgresql:// URL: {error}") from None
     options = dict(database.get("OPTIONS", {}))
