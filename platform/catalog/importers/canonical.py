@@ -85,6 +85,12 @@ class _Reader:
             raise ImportFormatError(self.path, None, None, "empty file: no dataset line")
         return self.bundle
 
+    @property
+    def started(self) -> DatasetBundle:
+        """The bundle, for the rows after the dataset line (read() calls no handler before it)."""
+        assert self.bundle is not None
+        return self.bundle
+
     def text(self, row: dict, key: str, line: int, *, allow_empty: bool = False) -> str:
         value = row.get(key, "")
         if allow_empty and value == "":
@@ -110,14 +116,14 @@ class _Reader:
     def system(self, row: dict, line: int) -> None:
         slug = self.text(row, "slug", line)
         self.unique(self.systems, slug, line, "slug")
-        self.bundle.systems.append(SystemRow(
+        self.started.systems.append(SystemRow(
             slug=slug, name=self.text(row, "name", line), kind=row.get("kind", "model"),
             description=row.get("description", ""), is_baseline=bool(row.get("is_baseline", False))))
 
     def media_row(self, row: dict, line: int) -> None:
         name = self.text(row, "name", line)
         self.unique(self.media, name, line, "name")
-        self.bundle.media.append(MediaRow(
+        self.started.media.append(MediaRow(
             name=name, kind=row.get("kind", "image"), expected_md5=row.get("expected_md5", ""),
             manifest_path=row.get("manifest_path", "")))
 
@@ -130,7 +136,7 @@ class _Reader:
         references = parse_text_list(row.get("references", []), path=self.path, line=line,
                                      field="references", allow_empty=True)
         metadata = require_object(row.get("metadata", {}), path=self.path, line=line, field="metadata")
-        self.bundle.items.append(ItemRow(external_id=external_id, media=media,
+        self.started.items.append(ItemRow(external_id=external_id, media=media,
                                          references=references, metadata=metadata))
 
     def caption_key(self, row: dict, line: int, *, item: str, caption_field: str, declared: bool) -> CaptionKey:
@@ -147,14 +153,14 @@ class _Reader:
     def caption(self, row: dict, line: int) -> None:
         key = self.caption_key(row, line, item=self.text(row, "item", line), caption_field="id", declared=False)
         self.unique(self.captions, key, line, "id")
-        self.bundle.captions.append(CaptionRow(key=key, text=self.text(row, "text", line)))
+        self.started.captions.append(CaptionRow(key=key, text=self.text(row, "text", line)))
 
     def judgment(self, row: dict, line: int) -> None:
         key = self.caption_key(row, line, item=self.text(row, "item", line), caption_field="caption", declared=True)
         detail = row.get("detail")
         if detail is not None:
             require_object(detail, path=self.path, line=line, field="detail")
-        self.bundle.judgments.append(JudgmentRow(
+        self.started.judgments.append(JudgmentRow(
             caption=key, dimension=self.text(row, "dimension", line),
             annotator=self.text(row, "annotator", line, allow_empty=True),
             value=parse_float(row.get("value"), path=self.path, line=line, field="value"), detail=detail))
@@ -173,7 +179,7 @@ class _Reader:
         references = row.get("references")
         if references is not None:
             references = parse_text_list(references, path=self.path, line=line, field="references")
-        self.bundle.pairs.append(PairRow(
+        self.started.pairs.append(PairRow(
             external_id=external_id, item=item, caption_a=sides[0], caption_b=sides[1],
             category=row.get("category", ""), winner=winner,
             votes_a=self.votes(row, "votes_a", line), votes_b=self.votes(row, "votes_b", line),

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from catalog.importers.bundle import DatasetInfo, MediaRow, SystemRow, normalise_whitespace
 from catalog.importers.errors import ImportFormatError
@@ -74,8 +75,8 @@ def image_media(images: list[str]) -> list[MediaRow]:
     return [MediaRow(name=image, kind="image") for image in images]
 
 
-def dataset_info(**fields: object) -> DatasetInfo:
+def dataset_info(**fields: Any) -> DatasetInfo:
     """What both Flickr8k judgment sets share; each passes its own slug, title, scale and notes."""
-    shared = {"modality": "image", "kind": "rating", "dimensions": ["overall"], "citation": CITATION,
-              "licence": LICENCE, "url": URL, "protocol_version": "clipscore-1"}
+    shared: dict[str, Any] = {"modality": "image", "kind": "rating", "dimensions": ["overall"], "citation": CITATION,
+                              "licence": LICENCE, "url": URL, "protocol_version": "clipscore-1"}
     return DatasetInfo(**{**shared, **fields})

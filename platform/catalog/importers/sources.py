@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from catalog.importers.errors import ImportFormatError
 
@@ -23,6 +23,10 @@ def source_file(path: Path, default_name: str) -> Path:
     return candidate
 
 
+@overload
+def sibling_file(main_file: Path, name: str, *, required: Literal[True]) -> Path: ...
+@overload
+def sibling_file(main_file: Path, name: str, *, required: bool) -> Path | None: ...
 def sibling_file(main_file: Path, name: str, *, required: bool) -> Path | None:
     """A companion file that lives beside the main one (references, tokens, checksums)."""
     candidate = main_file.parent / name

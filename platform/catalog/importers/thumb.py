@@ -65,7 +65,7 @@ def parse(path: Path) -> DatasetBundle:
         bundle.judgments += _judgments(row, key, path=source, line=line, warnings=bundle.warnings)
     bundle.systems = list(systems.values())
     bundle.items = list(items.values())
-    bundle.media = [MediaRow(name=name, kind="image") for name in dict.fromkeys(i.media for i in bundle.items)]
+    bundle.media = [MediaRow(name=name, kind="image") for name in dict.fromkeys(i.media for i in bundle.items if i.media is not None)]
     return bundle
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from catalog.importers.bundle import DatasetBundle
+from catalog.importers.bundle import DatasetBundle, PairRow
 from evaluation.metaeval.pairwise import accuracy_by_category
 from evaluation.metaeval.published import PASCAL_ACCURACY
 from evaluation.metrics import CaptionRow, get
@@ -15,7 +15,7 @@ def pascal_accuracy(bundle: DatasetBundle, *, draws: int, seed: int, stdout) -> 
     texts = {caption.key: caption.text for caption in bundle.captions}
     pool = {item.external_id: item.references for item in bundle.items}
     pairs = bundle.pairs
-    protocols = {"fixed draw (file)": [pair.references for pair in pairs]}
+    protocols = {"fixed draw (file)": [_file_draw(pair) for pair in pairs]}
     generator = random.Random(seed)
     for draw in range(draws):
         protocols[f"draw {draw + 1} of 5 from the pool"] = [generator.sample(pool[pair.item], 5) for pair in pairs]
@@ -34,6 +34,12 @@ def pascal_accuracy(bundle: DatasetBundle, *, draws: int, seed: int, stdout) -> 
         if draws:
             stdout.write(f"{slug:8} {'mean of the draws':28} " + " ".join(f"{100 * averages[c]:12.1f}" for c in CATEGORIES))
         stdout.write(f"{slug:8} {'paper':28} " + " ".join(f"{published[c]:12.1f}" for c in CATEGORIES))
+
+
+def _file_draw(pair: PairRow) -> list[str]:
+    if pair.references is None:  # the Pascal-50S importer gives every pair the file's draw
+        raise ValueError(f"pair {pair.external_id!r} has no reference draw")
+    return pair.references
 
 
 def _accuracies(slug: str, pairs: list, texts: dict, references: list[list[str]]) -> dict:

@@ -43,7 +43,7 @@ def dataset_import(*, bundle: DatasetBundle, source_path: str, slug: str | None 
     dataset = Dataset.objects.select_for_update().filter(slug=info["slug"]).first()
     changed = dataset is None or dataset.content_sha256 != fingerprint
     removed: dict[str, int] = {}
-    if changed:
+    if dataset is None or changed:  # the same as `changed`; the first test narrows the type
         dataset = _dataset_upsert(dataset, info, fingerprint)
         removed = _content_store(dataset, bundle)
     elif title and dataset.title != title:
@@ -115,13 +115,14 @@ def _upsert(model: type[models.Model], rows: list, unique_fields: list[str],
     """INSERT ... ON CONFLICT DO UPDATE in batches; PostgreSQL hands back every row's id."""
     stored = []
     for start in range(0, len(rows), BATCH):
-        stored += model.objects.bulk_create(rows[start:start + BATCH], update_conflicts=True,
-                                            unique_fields=unique_fields, update_fields=update_fields)
+        stored += model._default_manager.bulk_create(rows[start:start + BATCH], update_conflicts=True,
+                                                     unique_fields=unique_fields,
+                                                     update_fields=update_fields)
     return stored
 
 
 def _ids(rows: Iterable[models.Model]) -> set[int]:
-    return {row.id for row in rows}
+    return {row.pk for row in rows}
 
 
 def _stale_remove(dataset: Dataset, *, systems: list[int], keep: dict[str, set[int]]) -> dict[str, int]:
@@ -140,7 +141,7 @@ def _stale_remove(dataset: Dataset, *, systems: list[int], keep: dict[str, set[i
         doomed = set(queryset.values_list("id", flat=True)) - keep[name]
         removed[name] = len(doomed)
         for chunk in _chunks(sorted(doomed)):
-            queryset.model.objects.filter(id__in=chunk).delete()
+            queryset.model._default_manager.filter(id__in=chunk).delete()
     return {name: count for name, count in removed.items() if count}
 
 

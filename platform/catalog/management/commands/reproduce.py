@@ -61,7 +61,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{slug:10} unavailable: {error}")
             return 0
         paper = replace(protocol(options["dataset"], "paper"), replicates=options["replicates"], seed=options["seed"])
-        intervals = rating_cells(paper, human, scores, images)
+        intervals = rating_cells(paper, human.tolist(), scores.tolist(), images)  # its Sequence[float]
         cells, mismatches = [], 0
         for name in ("tau_b", "tau_c"):
             interval = intervals[name]
