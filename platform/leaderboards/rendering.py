@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from leaderboards.selectors import BoardRow, Column
+from leaderboards.selectors import BoardRow, Column, SubmissionInfo
 
 
 def metric_value(value: float | None) -> str:
@@ -18,10 +18,10 @@ def board_rows_html(columns: list[Column], rows: list[BoardRow], sort: str | Non
     parts = []
     for row in rows:
         rank = row.cells[sort].rank if sort in row.cells else None
-        name = escape(row.system.name)
+        name: str = escape(row.system.name)
         if row.system.is_baseline:
             name += ' <span class="badge">baseline</span>'
-        if row.submission:
+        if isinstance(row.submission, SubmissionInfo):  # BoardRow.submission is one or None
             if row.submission.paper_url:
                 name += f' <a href="{escape(row.submission.paper_url)}" rel="noopener nofollow">paper</a>'
             if row.submission.code_url:

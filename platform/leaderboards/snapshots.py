@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
+from typing import Any
 
 from django.db.models import F, Q
 
@@ -35,7 +36,7 @@ def board_build(dataset: Dataset) -> dict:
     systems = (System.objects.filter(dataset=dataset).filter(eligible).order_by("name")
                .values("id", "slug", "name", "kind", "is_baseline", "submission__id", "submission__paper_url",
                        "submission__code_url", "submission__is_public", "submission__owner_id"))
-    rows = {}
+    rows: dict[int, dict[str, Any]] = {}
     for system in systems:
         submission = None
         if system["submission__id"] is not None:
@@ -57,7 +58,7 @@ def board_build(dataset: Dataset) -> dict:
             if slug in row["cells"]:
                 row["cells"][slug].update(state=status, note=error)
     for (system_id, slug), (_, value, low, high) in system_values_shown(dataset=dataset).items():
-        row = rows.get(system_id)
-        if row and slug in row["cells"] and value is not None and not math.isnan(value):
-            row["cells"][slug].update(value=value, state="value", note="", low=low, high=high)
+        shown = rows.get(system_id)
+        if shown and slug in shown["cells"] and value is not None and not math.isnan(value):
+            shown["cells"][slug].update(value=value, state="value", note="", low=low, high=high)
     return {"columns": [asdict(column) for column in columns], "rows": list(rows.values())}

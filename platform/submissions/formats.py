@@ -35,7 +35,8 @@ class SubmissionFileError(ValueError):
 
 class Problems:
     def __init__(self, file_name: str):
-        self.file_name, self.items, self.more = file_name, [], 0
+        self.file_name, self.more = file_name, 0
+        self.items: list[str] = []
 
     def add(self, text: str) -> None:
         if len(self.items) < MAX_PROBLEMS:
@@ -65,7 +66,8 @@ def read_submission(file_name: str, content: bytes, *, max_caption_chars: int,
     the entries' problems are collected there (for the caller to add its own) instead of raised;
     an unreadable file (encoding, syntax) still raises at once."""
     collect = problems is not None
-    problems = problems if collect else Problems(file_name)
+    if problems is None:
+        problems = Problems(file_name)
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -169,7 +171,9 @@ def _caption(where: str, entry: object, problems: Problems, max_chars: int) -> S
     if ok and not _encodable(str(image_id)):
         problems.add(f"{where}, field 'image_id': contains an unpaired surrogate, not text")
         ok = False
-    return SubmittedCaption(where, str(image_id).strip(), caption.strip()) if ok else None
+    if not ok or not isinstance(caption, str):  # ok implies a string; the check narrows the type
+        return None
+    return SubmittedCaption(where, str(image_id).strip(), caption.strip())
 
 
 def _encodable(text: str) -> bool:
