@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: run dev test install install-dev lint clean-state browser
+.PHONY: run dev test check format install install-dev lint clean-state browser
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,14 +38,30 @@ browser:
 	@command -v chromium >/dev/null || ! command -v apt-get >/dev/null || [ "$$(id -u)" != 0 ] || \
 		(apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null))
 
-# DATABASE_URL / REDIS_URL when set, else embedded PostgreSQL and Valkey in .capbench/test.
-test: $(VENV)/.installed-dev browser
-	$(PY) -m ruff check platform evaluation tests bench
+LINTED := platform evaluation tests bench
+
+# Style, format and import order (ruff). The import contracts and types run as tests
+# (tests/platform/test_architecture.py, tests/test_types.py), so both targets below check them.
+lint: $(VENV)/.installed-dev
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
+
+# Every test (what CI runs). DATABASE_URL / REDIS_URL when set, else embedded PostgreSQL and Valkey
+# in .capbench/test.
+test: $(VENV)/.installed-dev browser lint
 	DJANGO_SETTINGS_MODULE=capbench.settings.test \
 		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest $(PYTEST_ARGS)
 
-lint: $(VENV)/.installed-dev
-	$(PY) -m ruff check platform evaluation tests bench
+# The developer's loop: lint, import contracts, types and every test not marked slow (those start
+# real workers, servers or a browser, crawl every URL, or read the full shared datasets).
+check: $(VENV)/.installed-dev lint
+	DJANGO_SETTINGS_MODULE=capbench.settings.test \
+		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -m "not slow" -q $(PYTEST_ARGS)
+
+# Applies the formatter and the import order.
+format: $(VENV)/.installed-dev
+	$(PY) -m ruff check --select I --fix $(LINTED)
+	$(PY) -m ruff format $(LINTED)
 
 clean-state:
 	rm -rf .capbench

@@ -18,9 +18,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import fullsize  # bench/ itself: `python bench/x.py` puts the script's folder first on sys.path
 import numpy as np
 
-import fullsize  # bench/ itself: `python bench/x.py` puts the script's folder first on sys.path
 from evaluation.backbones.catalogue import HfModel
 from evaluation.metrics.judges.backends import JudgeFailed, JudgeRequest, LocalVLM
 from evaluation.metrics.judges.fleur import Fleur

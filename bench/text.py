@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import fullsize  # bench/ itself: `python bench/x.py` puts the script's folder first on sys.path
 import numpy as np
 
-import fullsize  # bench/ itself: `python bench/x.py` puts the script's folder first on sys.path
 from evaluation.metrics import CaptionRow, get
 
 SUBJECTS = ["a dog", "two children", "a red bus", "an old man", "a cat", "a woman", "a bike", "a small boat",

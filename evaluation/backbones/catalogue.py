@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from dataclasses import dataclass
@@ -149,10 +150,8 @@ def file_sha256(path: Path) -> str:
         if len(recorded) == 3 and " ".join(recorded[:2]) == stamp:
             return recorded[2]
     digest = files.file_sha256(path)
-    try:
+    with contextlib.suppress(OSError):  # a read-only store: hash again next time
         sidecar.write_text(f"{stamp} {digest}\n")
-    except OSError:
-        pass  # a read-only store: hash again next time
     return digest
 
 

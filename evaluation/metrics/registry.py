@@ -5,6 +5,7 @@ from collections.abc import Callable
 
 from evaluation.metrics.base import Metric
 
+
 class UnknownMetric(KeyError):
     """No metric is registered under a slug asked for. A KeyError, so callers catching that keep
     working; catch this one, so a KeyError from a bug inside a metric is not taken for a bad slug."""

@@ -5,10 +5,10 @@ import tempfile
 from pathlib import Path
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
@@ -19,8 +19,8 @@ from rest_framework.views import APIView
 
 from accounts.lockout import attempt_refusal, attempt_succeeded, lockout_response
 from api import serializers
-from api.throttles import ApiRate, SubmissionRate, TokenRate
 from api.pagination import ScoreCursor
+from api.throttles import ApiRate, SubmissionRate, TokenRate
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import read_bundle
 from catalog.models import Dataset, Item, System

@@ -16,9 +16,9 @@ from __future__ import annotations
 import functools
 import ipaddress
 import logging
-import time
 import math
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 

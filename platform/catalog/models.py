@@ -204,6 +204,9 @@ class Judgment(models.Model):
         ]
         ordering = ["id"]
 
+    def __str__(self) -> str:
+        return f"{self.dimension} {self.value:g} on caption {self.caption_id}"
+
 
 class PairJudgment(models.Model):
     """A human preference between two captions of one item (Pascal-50S, FOIL)."""
@@ -233,6 +236,9 @@ class PairJudgment(models.Model):
         ]
         ordering = ["id"]
 
+    def __str__(self) -> str:
+        return f"pair {self.caption_a_id} / {self.caption_b_id}: {self.winner or 'votes'}"
+
 
 class ImportRecord(models.Model):
     """What each `datasets import` did: kept so a dataset page can say where its content came from."""
@@ -248,3 +254,6 @@ class ImportRecord(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.source_format} import of dataset {self.dataset_id}"

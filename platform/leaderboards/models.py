@@ -11,3 +11,6 @@ class BoardSnapshot(models.Model):
     dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="board_snapshot")
     payload = models.JSONField()
     computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"board of dataset {self.dataset_id} at {self.computed_at:%Y-%m-%d %H:%M}"

@@ -1,14 +1,13 @@
 """Board pages and their CSV/JSON downloads (thin: selectors build the tables)."""
 from __future__ import annotations
 
-import json
-
 import csv
 import io
+import json
 
+from csp.decorators import csp_update
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
-from csp.decorators import csp_update
 
 from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Dataset, Item

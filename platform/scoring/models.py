@@ -146,6 +146,9 @@ class JobBatch(models.Model):
         constraints = [models.UniqueConstraint(fields=["job", "index"], name="batch_unique_index")]
         ordering = ["job", "index"]
 
+    def __str__(self) -> str:
+        return f"batch {self.pk} of job {self.job_id} ({self.status})"
+
 
 class ScoreQuerySet(models.QuerySet):
     def visible_to(self, viewer) -> ScoreQuerySet:
@@ -176,6 +179,9 @@ class Score(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["caption", "metric_version"], name="score_unique")]
 
+    def __str__(self) -> str:
+        return f"caption {self.caption_id} × metric version {self.metric_version_id}: {self.value}"
+
 
 class SystemScore(models.Model):
     """A system's number under a metric version on its dataset: the corpus value the metric's
@@ -194,6 +200,9 @@ class SystemScore(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["system", "metric_version"], name="system_score_unique")]
 
+    def __str__(self) -> str:
+        return f"system {self.system_id} × metric version {self.metric_version_id}: {self.value}"
+
 
 class CorpusContext(models.Model):
     """A corpus-dependent metric's context (CIDEr-D document frequencies) for one set of reference
@@ -203,6 +212,9 @@ class CorpusContext(models.Model):
     metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="contexts")
     payload = models.BinaryField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"context {self.key[:12]} of metric version {self.metric_version_id}"
 
 
 class CorrelationResult(ProtocolColumns, models.Model):
@@ -236,6 +248,9 @@ class CorrelationResult(ProtocolColumns, models.Model):
         indexes = [models.Index(fields=["protocol_name", "level"], name="correlation_protocol_level")]
         ordering = ["dataset", "dimension", "statistic"]
 
+    def __str__(self) -> str:
+        return f"{self.statistic} of metric version {self.metric_version_id} on {self.protocol} ({self.level})"
+
 
 class CorrelationDraws(models.Model):
     """A correlation cell's bootstrap replicate values (float32): metrics scored on the same rows
@@ -243,6 +258,9 @@ class CorrelationDraws(models.Model):
 
     result = models.OneToOneField(CorrelationResult, on_delete=models.CASCADE, related_name="draws")
     values = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"draws of correlation {self.result_id}"
 
 
 class SignificanceResult(ProtocolColumns, models.Model):
@@ -268,3 +286,6 @@ class SignificanceResult(ProtocolColumns, models.Model):
         constraints = [models.UniqueConstraint(fields=["dataset", "protocol", "level", "dimension", "statistic"],
                                                name="significance_unique")]
         indexes = [models.Index(fields=["protocol_name", "level"], name="significance_protocol_level")]
+
+    def __str__(self) -> str:
+        return f"significance on {self.protocol} ({self.level})"

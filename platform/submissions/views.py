@@ -14,13 +14,13 @@ from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 from capbench.http import AuthenticatedHttpRequest
+from capbench.limits import limited
 from capbench.spreadsheets import spreadsheet_row
 from scoring.models import Score
 from submissions import selectors
-from submissions.forms import SubmissionForm
 from submissions.formats import SubmissionFileError
+from submissions.forms import SubmissionForm
 from submissions.models import Submission
-from capbench.limits import limited
 from submissions.services import (
     DuplicateSubmission,
     MethodInfo,

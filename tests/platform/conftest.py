@@ -10,9 +10,8 @@ import pytest
 def _delete_this_runs_queues():
     """Tests enqueue real messages on queues named for this run; drop them at the end."""
     yield
-    from django.conf import settings
-
     import redis
+    from django.conf import settings
 
     from scoring.queues import all_queue_names
 

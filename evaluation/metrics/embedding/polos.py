@@ -30,7 +30,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenClipModel, file_sha256, folder_sha256, offline
+from evaluation.backbones.catalogue import (
+    CATALOGUE,
+    Checkpoint,
+    HfModel,
+    OpenClipModel,
+    file_sha256,
+    folder_sha256,
+    offline,
+)
 from evaluation.backbones.clip import clip_encoder
 from evaluation.backbones.device import best_device
 from evaluation.backbones.lazy import LazyModel
@@ -186,8 +194,7 @@ class PolosModel(LazyModel):
             with torch.no_grad():
                 hidden = encoder(**batch, output_hidden_states=True).hidden_states
                 mixed = mix_layers(torch.stack(hidden).float(), batch["attention_mask"], weights, gamma)
-            for text, row in zip(part, mixed[:, 0, :].cpu().numpy(), strict=True):
-                found[text] = row
+            found.update(zip(part, mixed[:, 0, :].cpu().numpy(), strict=True))
         return found
 
     def score_pairs(self, references: np.ndarray, candidates: np.ndarray, images: np.ndarray,

@@ -242,10 +242,9 @@ class OpenAICompatible(Backend):
     @staticmethod
     def reply(response) -> JudgeReply:
         choice = response.choices[0]
-        tokens = []
         content = choice.logprobs.content if choice.logprobs is not None and choice.logprobs.content else []
-        for item in content:
-            tokens.append(Token(item.token, item.logprob, {alt.token: alt.logprob for alt in item.top_logprobs or []}))
+        tokens = [Token(item.token, item.logprob, {alt.token: alt.logprob for alt in item.top_logprobs or []})
+                  for item in content]
         usage = response.usage
         return JudgeReply(choice.message.content or "", tokens, usage.prompt_tokens if usage else 0,
                           usage.completion_tokens if usage else 0, response.model or "")

@@ -53,7 +53,7 @@ class MeteorProcess:
         values = [float(answer) for answer in answers]
         return values[:-1], values[-1], [stats[i] for i in expand]
 
-    def aggregate(self, statistics: Sequence[str]) -> float:
+    def aggregate(self, statistics: Sequence[str]) -> float:  # noqa: RET503 (the second attempt returns or raises)
         """Meteor's corpus score over statistics lines kept from earlier batches."""
         with self._lock:
             for attempt in (1, 2):
@@ -93,7 +93,7 @@ class MeteorProcess:
     def _running(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
             jar = coco_resource(JAR)
-            self._errors = tempfile.TemporaryFile()
+            self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process; closed in _stop)
             self._process = subprocess.Popen(
                 [java_executable(), "-jar", f"-Xmx{self.heap}", jar.name, "-", "-", "-stdio", "-l", "en", "-norm"],
                 cwd=jar.parent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors)

@@ -23,7 +23,7 @@ def pascal_accuracy(bundle: DatasetBundle, *, draws: int, seed: int, stdout) -> 
                  f"ties in brackets; papers average {draws} random draws")
     stdout.write(f"{'metric':8} {'protocol':28} " + " ".join(f"{c:>12}" for c in CATEGORIES))
     for slug, published in PASCAL_ACCURACY.items():
-        averages = {category: 0.0 for category in CATEGORIES}
+        averages = dict.fromkeys(CATEGORIES, 0.0)
         for name, references in protocols.items():
             result = _accuracies(slug, pairs, texts, references)
             if name.startswith("draw"):

@@ -9,11 +9,10 @@ from catalog.models import Caption, Dataset, Judgment, PairJudgment, System
 from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
 from evaluation.metaeval.kendall import pair_counts
 from evaluation.metaeval.pairwise import pairwise_accuracy
-from evaluation.metaeval.system_level import MIN_SYSTEMS, system_level_intervals
 from evaluation.metaeval.protocols import PROTOCOLS, RATING_STATISTICS, Protocol, rating_cells_with_draws
 from evaluation.metaeval.significance import paired_draws_p_values, significance_clusters
-from scoring.models import (CorrelationDraws, CorrelationResult, MetricVersion, Score, SignificanceResult,
-                            protocol_parts)
+from evaluation.metaeval.system_level import MIN_SYSTEMS, system_level_intervals
+from scoring.models import CorrelationDraws, CorrelationResult, MetricVersion, Score, SignificanceResult, protocol_parts
 from scoring.services.training import SPLITS, item_split
 
 PAIRWISE_STATISTICS = ("accuracy", "accuracy_ties_half")

@@ -6,14 +6,13 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Model, Q
 from django.utils import timezone
 
 from catalog.models import System
-import numpy as np
-
 from evaluation import metrics as registry
 from evaluation.metaeval.bootstrap import cluster_bootstrap
 from evaluation.metrics import Metric

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from evaluation.backbones.clip import clip_encoder
 from evaluation.backbones.catalogue import OpenClipModel
+from evaluation.backbones.clip import clip_encoder
 
 MODEL = OpenClipModel("ViT-B-32-quickgelu", "openai")
 

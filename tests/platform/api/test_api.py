@@ -11,8 +11,8 @@ import tests.platform.scoring.plugins  # noqa: F401
 from catalog.models import Item
 from scoring.models import EvaluationJob
 from scoring.services.planning import dataset_plan
-from submissions.services import submission_plan
 from submissions.models import Submission
+from submissions.services import submission_plan
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

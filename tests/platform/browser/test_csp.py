@@ -11,8 +11,7 @@ import pytest
 from catalog.models import Item
 from scoring.models import EvaluationJob
 from scoring.services.planning import dataset_plan
-from submissions.services import submission_plan
-from submissions.services import MethodInfo, submission_create
+from submissions.services import MethodInfo, submission_create, submission_plan
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -13,9 +13,8 @@ from leaderboards.selectors import captioner_board, metric_board
 from scoring.models import EvaluationJob
 from scoring.services.lifecycle import job_end
 from scoring.services.planning import dataset_plan
-from submissions.services import submission_plan
 from submissions.models import Submission
-from submissions.services import MethodInfo, submission_create
+from submissions.services import MethodInfo, submission_create, submission_plan
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

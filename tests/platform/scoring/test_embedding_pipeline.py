@@ -15,8 +15,7 @@ from evaluation.metrics.embedding.bertscore import BertScore
 from evaluation.metrics.embedding.clip_score import ClipScore, RefClipScore
 from evaluation.metrics.embedding.polos import Polos
 from scoring.models import EvaluationJob, Score
-from submissions.services import submission_plan
-from submissions.services import MethodInfo, submission_create
+from submissions.services import MethodInfo, submission_create, submission_plan
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

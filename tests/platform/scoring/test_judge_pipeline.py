@@ -7,8 +7,7 @@ import pytest
 
 from catalog.models import Item
 from scoring.models import EvaluationJob, Score
-from submissions.services import submission_plan
-from submissions.services import MethodInfo, submission_create
+from submissions.services import MethodInfo, submission_create, submission_plan
 from tests.fixtures.fake_openai import completion, ok, words
 from tests.platform.scoring.inline import run_jobs
 from tests.platform.scoring.test_embedding_pipeline import attach_images

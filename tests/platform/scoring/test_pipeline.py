@@ -10,15 +10,14 @@ import tests.platform.scoring.plugins  # noqa: F401  (registers the test metrics
 from catalog.models import Caption, Item
 from evaluation.metrics import CaptionRow, get
 from scoring.models import CorpusContext, EvaluationJob, JobBatch, Metric, MetricVersion, Score, SystemScore
+from scoring.selectors import system_values_shown
 from scoring.services import contexts
 from scoring.services.batches import batch_run
 from scoring.services.lifecycle import batches_recover_worker, jobs_reap
 from scoring.services.metrics import metrics_sync
-from scoring.selectors import system_values_shown
 from scoring.services.planning import dataset_plan, versions_rescore
-from submissions.services import submission_plan
 from submissions.models import Submission
-from submissions.services import MethodInfo, submission_create
+from submissions.services import MethodInfo, submission_create, submission_plan
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

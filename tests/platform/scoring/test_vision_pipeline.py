@@ -12,10 +12,10 @@ from django.core.management.base import CommandError
 from PIL import Image
 
 from catalog.models import Caption, Dataset, Item, Judgment, Media, System
+from evaluation.metrics.vision.levels import harmonic_mean
 from scoring.models import Metric, Score
 from scoring.services.planning import dataset_plan
 from scoring.services.training import item_split
-from evaluation.metrics.vision.levels import harmonic_mean
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db

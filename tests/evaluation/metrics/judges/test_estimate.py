@@ -1,5 +1,7 @@
 """Dry-run estimates: OpenAI's picture rule on hand-computed cases, prices, and what G-VEval and
 VisCE² would send, counted without sending anything; cached requests cost nothing."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -75,7 +77,7 @@ def test_an_unpriced_model_says_how_to_price_it(judge_server, picture, monkeypat
 
 def test_local_prompt_tokens_are_exactly_what_the_model_is_given(llava_store, picture):
     backend = LocalVLM(CATALOGUE["llava-hf/llava-1.5-13b-hf"])
-    for request in [JudgeRequest("rate the caption a dog", open(picture, "rb").read(), "image/png"),
+    for request in [JudgeRequest("rate the caption a dog", Path(picture).read_bytes(), "image/png"),
                     JudgeRequest("rate the caption from 0 to 100: two children")]:
         counted = backend.prompt_tokens(request)
         assert counted == backend.complete([request], get("fleur").params)[0].prompt_tokens

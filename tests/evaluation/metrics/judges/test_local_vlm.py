@@ -2,6 +2,7 @@
 reply structure as the endpoint (tokens, log-probabilities, watched digits), batching that changes
 nothing, caching, and VisCE²/FLEUR running on it end to end."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ def picture(tmp_path):
 
 def test_replies_carry_tokens_logprobs_and_watched_digits_and_batching_changes_nothing(llava_store, picture):
     backend = LocalVLM(CATALOGUE["llava-hf/llava-1.5-13b-hf"], batch=4)
-    image = open(picture, "rb").read()
+    image = Path(picture).read_bytes()
     requests = [JudgeRequest("rate the caption a dog", image, "image/png", watch=DIGITS),
                 JudgeRequest("rate the caption from 0 to 100: two children sit on a bench", image, "image/png")]
     params = JudgeParams(max_tokens=5, top_logprobs=3)
@@ -44,7 +45,7 @@ def test_replies_carry_tokens_logprobs_and_watched_digits_and_batching_changes_n
 def test_local_replies_are_cached(llava_store, picture, tmp_path):
     backend = LocalVLM(CATALOGUE["llava-hf/llava-1.5-13b-hf"])
     cache = ReplyCache(tmp_path / "cache")
-    request = JudgeRequest("rate the caption a cat", open(picture, "rb").read(), "image/png")
+    request = JudgeRequest("rate the caption a cat", Path(picture).read_bytes(), "image/png")
     first = backend.complete([request], JudgeParams(max_tokens=4), cache)[0]
     second = backend.complete([request], JudgeParams(max_tokens=4), cache)[0]
     assert second.cached and second.text == first.text and len(list((tmp_path / "cache").rglob("*.json"))) == 1
@@ -67,7 +68,7 @@ def test_visce2_and_fleur_run_on_the_local_model_and_record_what_they_read(llava
 
 def test_qwen2_vl_answers_like_llava_and_batching_changes_nothing(qwen_store, picture):
     backend = LocalVLM(CATALOGUE["Qwen/Qwen2-VL-7B-Instruct"], batch=4)
-    image = open(picture, "rb").read()
+    image = Path(picture).read_bytes()
     requests = [JudgeRequest("rate the caption a dog", image, "image/png", watch=DIGITS),
                 JudgeRequest("rate the caption from 0 to 100: two children sit on a bench and a man rides a bike",
                              image, "image/png"),
