@@ -8,6 +8,7 @@ submission with a warm image cache in under 10 s.
 
 Needs open_clip (and torchmetrics + transformers for the third column; skipped with a note if absent).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,7 +56,8 @@ def naive_seconds(architecture: str, store: Path, rows: list[CaptionRow], device
     from PIL import Image
 
     model, _, preprocess = open_clip.create_model_and_transforms(
-        architecture, pretrained=str(store / "open_clip" / architecture / "openai.pt"), device=device)
+        architecture, pretrained=str(store / "open_clip" / architecture / "openai.pt"), device=device
+    )
     tokenizer = open_clip.get_tokenizer(architecture)
     started = time.perf_counter()
     with torch.no_grad():
@@ -79,8 +81,14 @@ def local_clip_processor(folder: Path) -> None:
     merges = sorted(bpe.bpe_ranks, key=bpe.bpe_ranks.get)
     (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(" ".join(pair) for pair in merges) + "\n")
     bos, eos = bpe.decoder[bpe.sot_token_id], bpe.decoder[bpe.eot_token_id]
-    tokenizer = CLIPTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"), bos_token=bos, eos_token=eos,
-                              pad_token=eos, unk_token=eos)
+    tokenizer = CLIPTokenizer(
+        str(folder / "vocab.json"),
+        str(folder / "merges.txt"),
+        bos_token=bos,
+        eos_token=eos,
+        pad_token=eos,
+        unk_token=eos,
+    )
     images = CLIPImageProcessor(size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224})
     CLIPProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(folder)
 
@@ -93,16 +101,29 @@ def torchmetrics_seconds(rows: list[CaptionRow], device: str, architecture: str)
         from transformers import CLIPConfig, CLIPModel, CLIPProcessor
     except ImportError:
         return None
-    sizes = {"ViT-B-32-quickgelu": ("openai/clip-vit-base-patch32", 768, 12, 32, 512, 512),
-             "ViT-L-14": ("openai/clip-vit-large-patch14", 1024, 24, 14, 768, 768)}
+    sizes = {
+        "ViT-B-32-quickgelu": ("openai/clip-vit-base-patch32", 768, 12, 32, 512, 512),
+        "ViT-L-14": ("openai/clip-vit-large-patch14", 1024, 24, 14, 768, 768),
+    }
     if architecture not in sizes:
         return None
     _, width, layers, patch, text_width, projection = sizes[architecture]
     with tempfile.TemporaryDirectory() as folder:
-        config = CLIPConfig(vision_config={"hidden_size": width, "num_hidden_layers": layers, "patch_size": patch,
-                                           "intermediate_size": 4 * width, "num_attention_heads": width // 64},
-                            text_config={"hidden_size": text_width, "intermediate_size": 4 * text_width,
-                                         "num_attention_heads": text_width // 64}, projection_dim=projection)
+        config = CLIPConfig(
+            vision_config={
+                "hidden_size": width,
+                "num_hidden_layers": layers,
+                "patch_size": patch,
+                "intermediate_size": 4 * width,
+                "num_attention_heads": width // 64,
+            },
+            text_config={
+                "hidden_size": text_width,
+                "intermediate_size": 4 * text_width,
+                "num_attention_heads": text_width // 64,
+            },
+            projection_dim=projection,
+        )
         CLIPModel(config).save_pretrained(folder)
         local_clip_processor(Path(folder))  # the OpenAI BPE vocabulary, from open_clip's copy (no hub here)
 
@@ -117,11 +138,12 @@ def torchmetrics_seconds(rows: list[CaptionRow], device: str, architecture: str)
                 out = super().get_text_features(*args, **kwargs)
                 return out if isinstance(out, torch.Tensor) else out.pooler_output
 
-        metric = CLIPScore(model_name_or_path=lambda: (TensorFeatures.from_pretrained(folder),
-                                                       CLIPProcessor.from_pretrained(folder))).to(device)
+        metric = CLIPScore(
+            model_name_or_path=lambda: (TensorFeatures.from_pretrained(folder), CLIPProcessor.from_pretrained(folder))
+        ).to(device)
         started = time.perf_counter()
         for start in range(0, len(rows), 64):
-            part = rows[start:start + 64]
+            part = rows[start : start + 64]
             pixels = [torch.from_numpy(np.array(Image.open(r.media).convert("RGB"))).permute(2, 0, 1) for r in part]
             metric.update(pixels, ["A photo depicts " + r.candidate for r in part])
         metric.compute()
@@ -134,8 +156,12 @@ def main() -> int:
     parser.add_argument("--images", type=int, default=1000)
     parser.add_argument("--naive", type=int, default=300, help="captions timed in the naive loop (extrapolated)")
     parser.add_argument("--architectures", nargs="+", default=["ViT-B-32-quickgelu", "ViT-L-14"])
-    parser.add_argument("--torchmetrics", action=argparse.BooleanOptionalAction, default=True,
-                        help="also time torchmetrics' CLIPScore (minutes for ViT-L/14: it decodes every image per caption)")
+    parser.add_argument(
+        "--torchmetrics",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time torchmetrics' CLIPScore (minutes for ViT-L/14: it decodes every image per caption)",
+    )
     args = parser.parse_args()
     import torch
 
@@ -145,8 +171,10 @@ def main() -> int:
     os.environ["CAPBENCH_FEATURE_DIR"] = str(work / "features")
     images = make_images(work / "images", args.images)
     # Every caption distinct (as in a real submission), so text deduplication earns us nothing here.
-    rows = [CaptionRow(str(i), f"a photo of object {i} next to thing {i % 13}", (), images[i % len(images)])
-            for i in range(args.captions)]
+    rows = [
+        CaptionRow(str(i), f"a photo of object {i} next to thing {i % 13}", (), images[i % len(images)])
+        for i in range(args.captions)
+    ]
     print(f"device {device}; {args.captions:,} captions over {len(images):,} images (500×375 JPEG)")
     for architecture in args.architectures:
         make_store(work / "models", architecture)
@@ -167,20 +195,25 @@ def main() -> int:
             Image.open(path).convert("RGB")
         decode_share = (time.perf_counter() - decode_started) / 200 * len(images) / cold
         # Each figure is printed as soon as it is measured: a run cut short still reports what it had.
-        print(f"{architecture}: ours cold {cold:6.2f} s ({len(images) / cold:7.1f} images/s, "
-              f"{len(rows) / cold:7.1f} captions/s; decoding ≈ {100 * decode_share:4.1f}% of it), "
-              f"warm image cache {warm:5.2f} s", flush=True)
-        sample = rows[:args.naive]
+        print(
+            f"{architecture}: ours cold {cold:6.2f} s ({len(images) / cold:7.1f} images/s, "
+            f"{len(rows) / cold:7.1f} captions/s; decoding ≈ {100 * decode_share:4.1f}% of it), "
+            f"warm image cache {warm:5.2f} s",
+            flush=True,
+        )
+        sample = rows[: args.naive]
         naive = naive_seconds(architecture, work / "models", sample, device) * len(rows) / len(sample)
-        print(f"  naive loop {naive:7.1f} s (extrapolated from {len(sample)}): ours cold is {naive / cold:5.1f}× faster",
-              flush=True)
+        print(
+            f"  naive loop {naive:7.1f} s (extrapolated from {len(sample)}): ours cold is {naive / cold:5.1f}× faster",
+            flush=True,
+        )
         tm = torchmetrics_seconds(rows, device, architecture) if args.torchmetrics else None
         if tm is None:
             print("  torchmetrics CLIPScore: skipped (--no-torchmetrics, or torchmetrics/transformers missing)")
         else:
             print(f"  torchmetrics CLIPScore {tm:6.2f} s: ours cold is {tm / cold:4.1f}× faster")
         if torch.cuda.is_available():
-            print(f"  GPU memory peak so far {torch.cuda.max_memory_allocated() / 2 ** 30:.2f} GiB", flush=True)
+            print(f"  GPU memory peak so far {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB", flush=True)
     return 0
 
 

@@ -4,6 +4,7 @@ capbench.embedded`):
 
     DJANGO_SETTINGS_MODULE=capbench.settings.local python bench/importers.py
 """
+
 from __future__ import annotations
 
 import sys
@@ -38,7 +39,9 @@ def main() -> int:
     total = stored - started
     print(f"flickr8k-cf first import: {total:.2f} s (parse {parsed - started:.2f} s, store {stored - parsed:.2f} s)")
     print(f"flickr8k-cf re-import (unchanged): {again - stored:.2f} s")
-    print(f"ratio to the {BUDGET_SECONDS:.0f} s budget: {total / BUDGET_SECONDS:.2f} ({'within' if total <= BUDGET_SECONDS else 'OVER'})")
+    print(
+        f"ratio to the {BUDGET_SECONDS:.0f} s budget: {total / BUDGET_SECONDS:.2f} ({'within' if total <= BUDGET_SECONDS else 'OVER'})"
+    )
     return 0 if total <= BUDGET_SECONDS else 1
 
 

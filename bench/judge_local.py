@@ -9,6 +9,7 @@ against one request at a time, the GPU memory peak, and a 5,000-caption estimate
 
     python bench/judge_local.py [--size 7b|13b] [--images 32] [--batches 1 8 32]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,7 +65,7 @@ def step(backend: LocalVLM, name: str, requests: list[JudgeRequest], params, bat
     prompt = backend.prompt_tokens(requests[0])
     for batch in batches:
         backend.batch = batch
-        part = requests if batch > 1 else requests[:max(2, len(requests) // 8)]
+        part = requests if batch > 1 else requests[: max(2, len(requests) // 8)]
         if torch.cuda.is_available():
             torch.cuda.reset_peak_memory_stats()
         replies: list = []
@@ -74,10 +75,12 @@ def step(backend: LocalVLM, name: str, requests: list[JudgeRequest], params, bat
             print(f"  {name}, batch {batch}: {len(failed)} failed: {failed[0]}")
             continue
         tokens = sum(r.completion_tokens for r in replies)
-        peak = f"{torch.cuda.max_memory_allocated() / 2 ** 30:.1f} GiB" if torch.cuda.is_available() else "n/a"
+        peak = f"{torch.cuda.max_memory_allocated() / 2**30:.1f} GiB" if torch.cuda.is_available() else "n/a"
         per_request[batch] = seconds / len(part)
-        print(f"  {name}, batch {batch:3d}: {len(part) / seconds:7.2f} requests/s, {tokens / seconds:8.1f} new tokens/s "
-              f"({tokens / len(part):.0f} per request, prompt {prompt} tokens), GPU peak {peak}")
+        print(
+            f"  {name}, batch {batch:3d}: {len(part) / seconds:7.2f} requests/s, {tokens / seconds:8.1f} new tokens/s "
+            f"({tokens / len(part):.0f} per request, prompt {prompt} tokens), GPU peak {peak}"
+        )
     return per_request
 
 
@@ -103,8 +106,10 @@ def main() -> int:
     backend = LocalVLM(HfModel(NAMES[args.size], task="image-text-to-text"))
     load = timed(backend._load)
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
-    print(f"device {device}; LLaVA-1.5-{args.size} fp16 loaded through the store in {load:.1f} s; "
-          f"attention {backend._loaded.config.text_config._attn_implementation}")
+    print(
+        f"device {device}; LLaVA-1.5-{args.size} fp16 loaded through the store in {load:.1f} s; "
+        f"attention {backend._loaded.config.text_config._attn_implementation}"
+    )
 
     images = photos(args.work, args.images)
     rng = np.random.default_rng(1)
@@ -113,10 +118,14 @@ def main() -> int:
     captions = [f"a photo of a dog number {i} running on the grass near a lake" for i in range(len(images))]
     visce2, fleur = VisCE2.params, Fleur.params
     contexts = [JudgeRequest(prompt_text(CONTEXT_PROMPT), image) for image in images]
-    ratings = [JudgeRequest(fill(RATING_PROMPT, candidate=c, context=context_text), image)
-               for c, image in zip(captions, images, strict=True)]
-    fleurs = [JudgeRequest(fill("fleur/fleur.txt", candidate=c), image, watch=tuple("0123456789"))
-              for c, image in zip(captions, images, strict=True)]
+    ratings = [
+        JudgeRequest(fill(RATING_PROMPT, candidate=c, context=context_text), image)
+        for c, image in zip(captions, images, strict=True)
+    ]
+    fleurs = [
+        JudgeRequest(fill("fleur/fleur.txt", candidate=c), image, watch=tuple("0123456789"))
+        for c, image in zip(captions, images, strict=True)
+    ]
     print(f"VisCE² step 1 (visual context, {args.context_tokens} new tokens, once per image):")
     context = step(backend, "context", contexts, replace(visce2, max_tokens=args.context_tokens), args.batches)
     print(f"VisCE² step 2 (rating, {args.rating_tokens} new tokens, per caption):")
@@ -128,11 +137,15 @@ def main() -> int:
     if best in context and best in rating and best in fleur_times and 1 in rating:
         visce2_caption = context[best] / per + rating[best]
         naive_caption = context[1] / per + rating[1]
-        print(f"VisCE² per caption ({per} captions per image): {visce2_caption:.3f} s batched ({best}), "
-              f"{naive_caption:.3f} s one at a time (×{naive_caption / visce2_caption:.1f}); 5,000 captions ≈ "
-              f"{5000 * visce2_caption / 60:.1f} min")
-        print(f"FLEUR per caption: {fleur_times[best]:.3f} s batched, {fleur_times[1]:.3f} s one at a time "
-              f"(×{fleur_times[1] / fleur_times[best]:.1f}); 5,000 captions ≈ {5000 * fleur_times[best] / 60:.1f} min")
+        print(
+            f"VisCE² per caption ({per} captions per image): {visce2_caption:.3f} s batched ({best}), "
+            f"{naive_caption:.3f} s one at a time (×{naive_caption / visce2_caption:.1f}); 5,000 captions ≈ "
+            f"{5000 * visce2_caption / 60:.1f} min"
+        )
+        print(
+            f"FLEUR per caption: {fleur_times[best]:.3f} s batched, {fleur_times[1]:.3f} s one at a time "
+            f"(×{fleur_times[1] / fleur_times[best]:.1f}); 5,000 captions ≈ {5000 * fleur_times[best] / 60:.1f} min"
+        )
     return 0
 
 

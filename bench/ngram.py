@@ -6,6 +6,7 @@ JVM start included) and warm (the steady state of a worker), and the target is j
 
     python bench/ngram.py
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -71,14 +72,20 @@ def main() -> int:
     reference_meteor, our_meteor, our_cold = reference.pop("meteor"), ours.pop("meteor"), ours.pop("meteor_cold")
     reference_total, our_total = sum(reference.values()), sum(ours.values())
     print(f"rows: {len(rows):,} (Flickr8k-Expert)")
-    print("pycocoevalcap: " + ", ".join(f"{k} {v:.2f} s" for k, v in reference.items()) + f"; total {reference_total:.2f} s")
+    print(
+        "pycocoevalcap: "
+        + ", ".join(f"{k} {v:.2f} s" for k, v in reference.items())
+        + f"; total {reference_total:.2f} s"
+    )
     print("capbench:      " + ", ".join(f"{k} {v:.2f} s" for k, v in ours.items()) + f"; total {our_total:.2f} s")
     ratio = reference_total / our_total
     print(f"speed-up: {ratio:.1f}x (target {TARGET:.0f}x: {'met' if ratio >= TARGET else 'NOT met'})")
     meteor_ratio = reference_meteor / our_meteor
-    print(f"METEOR: pycocoevalcap {reference_meteor:.2f} s; capbench cold {our_cold:.2f} s "
-          f"({reference_meteor / our_cold:.1f}x), warm {our_meteor:.2f} s, speed-up {meteor_ratio:.1f}x "
-          f"(target {METEOR_TARGET:.0f}x: {'met' if meteor_ratio >= METEOR_TARGET else 'NOT met'})")
+    print(
+        f"METEOR: pycocoevalcap {reference_meteor:.2f} s; capbench cold {our_cold:.2f} s "
+        f"({reference_meteor / our_cold:.1f}x), warm {our_meteor:.2f} s, speed-up {meteor_ratio:.1f}x "
+        f"(target {METEOR_TARGET:.0f}x: {'met' if meteor_ratio >= METEOR_TARGET else 'NOT met'})"
+    )
     return 0 if ratio >= TARGET and meteor_ratio >= METEOR_TARGET else 1
 
 

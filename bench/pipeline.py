@@ -7,6 +7,7 @@ Items are 5,000 Flickr8k images (captions 2-5 as references, caption 1 as the su
 
     DATABASE_URL=... REDIS_URL=... python bench/pipeline.py [--concurrency 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,20 +53,46 @@ def flickr_captions() -> dict[str, list[str]]:
 def bench_dataset(captions: dict[str, list[str]]) -> Dataset:
     with transaction.atomic():
         Dataset.objects.filter(slug=SLUG).delete()
-        dataset = Dataset.objects.create(slug=SLUG, title="Pipeline benchmark (5,000 Flickr8k images)",
-                                         source_format="bench", dimensions=["overall"], is_public=False)
-        Item.objects.bulk_create([Item(dataset=dataset, external_id=image, references=texts[1:])
-                                  for image, texts in list(captions.items())[:SIZE]])
+        dataset = Dataset.objects.create(
+            slug=SLUG,
+            title="Pipeline benchmark (5,000 Flickr8k images)",
+            source_format="bench",
+            dimensions=["overall"],
+            is_public=False,
+        )
+        Item.objects.bulk_create(
+            [
+                Item(dataset=dataset, external_id=image, references=texts[1:])
+                for image, texts in list(captions.items())[:SIZE]
+            ]
+        )
     return dataset
 
 
 def start_worker(concurrency: int) -> subprocess.Popen:
     prefix = os.environ["CAPBENCH_QUEUE_PREFIX"]
     return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "capbench", "worker", "--queues",
-         ",".join(prefix + kind for kind in ("cpu", "gpu", "api")), "--concurrency", str(concurrency),
-         "--hostname", f"bench{os.getpid()}@%h", "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "capbench",
+            "worker",
+            "--queues",
+            ",".join(prefix + kind for kind in ("cpu", "gpu", "api")),
+            "--concurrency",
+            str(concurrency),
+            "--hostname",
+            f"bench{os.getpid()}@%h",
+            "--loglevel",
+            "WARNING",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        start_new_session=True,
+    )
 
 
 def reference_seconds(entries: list[dict], references: dict[str, list[str]]) -> float:
@@ -99,8 +126,14 @@ def main() -> int:
     try:
         time.sleep(8)  # let the worker connect: its start-up is not the pipeline's time
         started = time.perf_counter()
-        submission = submission_create(owner=owner, dataset=dataset, file_name="results.json", content=content,
-                                       method=MethodInfo("Flickr8k caption 1"), metrics=METRICS)
+        submission = submission_create(
+            owner=owner,
+            dataset=dataset,
+            file_name="results.json",
+            content=content,
+            method=MethodInfo("Flickr8k caption 1"),
+            metrics=METRICS,
+        )
         uploaded = time.perf_counter()
         while EvaluationJob.objects.filter(submission=submission).count() < len(METRICS):
             time.sleep(0.05)
@@ -121,14 +154,20 @@ def main() -> int:
     print(f"  batches → stored scores, system numbers   {finished - planned:6.2f} s")
     for job in jobs.order_by("metric_version__metric__slug"):
         wall = (job.finished_at - job.started_at).total_seconds() if job.started_at else 0.0
-        print(f"    {job.metric_version.metric.slug:8} {job.status:5} {job.batch_count} batch(es)  "
-              f"metric {job.compute_seconds:5.2f} s  wall {wall:5.2f} s")
-    print(f"  end to end                                {total:6.2f} s  (target < {TARGET:.0f} s: "
-          f"{'met' if total < TARGET else 'MISSED'})")
+        print(
+            f"    {job.metric_version.metric.slug:8} {job.status:5} {job.batch_count} batch(es)  "
+            f"metric {job.compute_seconds:5.2f} s  wall {wall:5.2f} s"
+        )
+    print(
+        f"  end to end                                {total:6.2f} s  (target < {TARGET:.0f} s: "
+        f"{'met' if total < TARGET else 'MISSED'})"
+    )
     references = {image: texts[1:] for image, texts in captions.items()}
     reference = reference_seconds(entries, references)
-    print(f"pycocoevalcap, same captions, in-process, no storage: {reference:6.2f} s "
-          f"(pipeline / reference = {total / reference:.2f})")
+    print(
+        f"pycocoevalcap, same captions, in-process, no storage: {reference:6.2f} s "
+        f"(pipeline / reference = {total / reference:.2f})"
+    )
     Dataset.objects.filter(slug=SLUG).delete()
     return 0 if total < TARGET and Submission.objects.filter(status="done").exists() else 1
 

@@ -9,6 +9,7 @@
 
 Target (one H100): BERTScore ≥ 2× bert-score.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,11 +24,31 @@ import numpy as np
 
 from evaluation.metrics import CaptionRow, get
 
-SUBJECTS = ["a dog", "two children", "a red bus", "an old man", "a cat", "a woman", "a bike", "a small boat",
-            "three people", "a brown horse", "a young girl", "a train"]
+SUBJECTS = [
+    "a dog",
+    "two children",
+    "a red bus",
+    "an old man",
+    "a cat",
+    "a woman",
+    "a bike",
+    "a small boat",
+    "three people",
+    "a brown horse",
+    "a young girl",
+    "a train",
+]
 ACTIONS = ["runs", "sits", "stands", "waits", "plays", "rests", "jumps", "walks slowly"]
-PLACES = ["on the grass", "in the city", "near a lake", "on a sofa", "under a tree", "at the beach",
-          "beside a wooden fence", "in front of a large building"]
+PLACES = [
+    "on the grass",
+    "in the city",
+    "near a lake",
+    "on a sofa",
+    "under a tree",
+    "at the beach",
+    "beside a wooden fence",
+    "in front of a large building",
+]
 
 
 def sentence(rng: np.random.Generator) -> str:
@@ -51,7 +72,7 @@ def peak_memory() -> str:
 
     if not torch.cuda.is_available():
         return "n/a"
-    peak = torch.cuda.max_memory_allocated() / 2 ** 30
+    peak = torch.cuda.max_memory_allocated() / 2**30
     torch.cuda.reset_peak_memory_stats()
     return f"{peak:.2f} GiB"
 
@@ -79,14 +100,24 @@ def bertscore(rows: list[CaptionRow], store: Path, naive_count: int) -> None:
         # Under transformers 5 the `add_prefix_space=True` bert-score passes to `encode` is ignored; the
         # option must be given when the tokenizer is built (as ours is), so the oracle gets the same.
         bert_score.scorer.get_tokenizer = lambda model_type, use_fast=False: AutoTokenizer.from_pretrained(
-            model_type, add_prefix_space=True)
-        scorer = BERTScorer(model_type=str(folder), num_layers=17, idf=False, batch_size=64,
-                            device="cuda" if torch.cuda.is_available() else "cpu")
+            model_type, add_prefix_space=True
+        )
+        scorer = BERTScorer(
+            model_type=str(folder),
+            num_layers=17,
+            idf=False,
+            batch_size=64,
+            device="cuda" if torch.cuda.is_available() else "cpu",
+        )
         found = []
-        theirs = timed(lambda: found.append(scorer.score([r.candidate for r in rows], [list(r.references) for r in rows])))
+        theirs = timed(
+            lambda: found.append(scorer.score([r.candidate for r in rows], [list(r.references) for r in rows]))
+        )
         gap = float(np.max(np.abs(found[0][2].numpy() - np.asarray(ours[0].scores))))
-        print(f"  bert-score BERTScorer: {theirs:6.2f} s: ours is {theirs / seconds:4.1f}× faster "
-              f"(largest F1 difference {gap:.2e})")
+        print(
+            f"  bert-score BERTScorer: {theirs:6.2f} s: ours is {theirs / seconds:4.1f}× faster "
+            f"(largest F1 difference {gap:.2e})"
+        )
     embedder = metric.embedder
     sample = rows[:naive_count]
 
@@ -97,8 +128,10 @@ def bertscore(rows: list[CaptionRow], store: Path, naive_count: int) -> None:
                 embedder.embed([reference])
 
     one = timed(naive) * len(rows) / len(sample)
-    print(f"  naive loop (one sentence per forward pass): {one:7.1f} s extrapolated from {len(sample)}: "
-          f"ours is {one / seconds:5.1f}× faster")
+    print(
+        f"  naive loop (one sentence per forward pass): {one:7.1f} s extrapolated from {len(sample)}: "
+        f"ours is {one / seconds:5.1f}× faster"
+    )
 
 
 def polos(rows: list[CaptionRow], store: Path, naive_count: int) -> None:
@@ -110,8 +143,10 @@ def polos(rows: list[CaptionRow], store: Path, naive_count: int) -> None:
     memory = peak_memory()
     sample = rows[:naive_count]
     one = timed(lambda: [metric.score([row]) for row in sample]) * len(rows) / len(sample)
-    print(f"Polos ours: {seconds:6.2f} s, {len(rows) / seconds:7.1f} captions/s, GPU peak {memory}; "
-          f"one row per call {one:7.1f} s (extrapolated from {len(sample)}): ours is {one / seconds:5.1f}× faster")
+    print(
+        f"Polos ours: {seconds:6.2f} s, {len(rows) / seconds:7.1f} captions/s, GPU peak {memory}; "
+        f"one row per call {one:7.1f} s (extrapolated from {len(sample)}): ours is {one / seconds:5.1f}× faster"
+    )
 
 
 def clip_family(rows: list[CaptionRow], store: Path) -> None:
@@ -128,8 +163,10 @@ def clip_family(rows: list[CaptionRow], store: Path) -> None:
     memory = peak_memory()
     again = timed(lambda: [m.score(rows) for m in metrics])
     parts = ", ".join(f"{slug} {seconds:.2f} s" for slug, seconds in spent.items())
-    print(f"CLIP-S + RefCLIP-S + PAC-S + RefPAC-S, cold image features: {sum(spent.values()):6.2f} s ({parts}); "
-          f"all four again with warm features: {again:5.2f} s; GPU peak {memory}")
+    print(
+        f"CLIP-S + RefCLIP-S + PAC-S + RefPAC-S, cold image features: {sum(spent.values()):6.2f} s ({parts}); "
+        f"all four again with warm features: {again:5.2f} s; GPU peak {memory}"
+    )
 
 
 def main() -> int:
@@ -150,8 +187,10 @@ def main() -> int:
 
     images = make_images(args.work / "images", args.images)
     rng = np.random.default_rng(0)
-    rows = [CaptionRow(str(i), sentence(rng), tuple(sentence(rng) for _ in range(args.references)),
-                       images[i % len(images)]) for i in range(args.captions)]
+    rows = [
+        CaptionRow(str(i), sentence(rng), tuple(sentence(rng) for _ in range(args.references)), images[i % len(images)])
+        for i in range(args.captions)
+    ]
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
     print(f"device {device}; {len(rows):,} captions × {args.references} references over {len(images):,} images")
     if "bertscore" in args.only:

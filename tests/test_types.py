@@ -2,6 +2,7 @@
 
 Importing the settings (django-stubs' plugin does) needs DATABASE_URL and REDIS_URL, which the
 test session has. The first run takes about a minute; later ones reuse .mypy_cache/."""
+
 from __future__ import annotations
 
 import os
@@ -10,12 +11,25 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PATHS = ["evaluation", "platform/capbench", "platform/catalog", "platform/scoring",
-         "platform/submissions", "platform/leaderboards", "platform/api", "platform/accounts"]
+PATHS = [
+    "evaluation",
+    "platform/capbench",
+    "platform/catalog",
+    "platform/scoring",
+    "platform/submissions",
+    "platform/leaderboards",
+    "platform/api",
+    "platform/accounts",
+]
 
 
 def test_mypy_passes() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--cache-dir", ".mypy_cache", *PATHS],
-        cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=600)
+        cwd=ROOT,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, f"mypy failed:\n{result.stdout}{result.stderr}"

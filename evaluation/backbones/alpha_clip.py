@@ -7,6 +7,7 @@ runs unchanged. Text features are the plain CLIP text tower's (Alpha-CLIP leaves
 Pictures and masks are centre-cropped together to a square and resized to the model's input size
 (as Alpha-CLIP's own evaluation does; its README's squashing mask resize would misalign them); the
 mask is normalised with mean 0.5 and std 0.26, so inside = +1.923 and outside = −1.923."""
+
 from __future__ import annotations
 
 import functools
@@ -24,7 +25,9 @@ ALPHA_MEAN, ALPHA_STD = 0.5, 0.26
 def authors_to_open_clip(key: str) -> str:
     """Alpha-CLIP's attention keeps its qkv projection as a Linear (`attn.in_proj.weight`/`.bias`),
     where open_clip (like OpenAI's nn.MultiheadAttention) has `attn.in_proj_weight`/`_bias`."""
-    return key.replace(".attn.in_proj.weight", ".attn.in_proj_weight").replace(".attn.in_proj.bias", ".attn.in_proj_bias")
+    return key.replace(".attn.in_proj.weight", ".attn.in_proj_weight").replace(
+        ".attn.in_proj.bias", ".attn.in_proj_bias"
+    )
 
 
 def square_crop_box(width: int, height: int) -> tuple[int, int, int, int]:
@@ -38,7 +41,7 @@ class AlphaClip(LazyModel):
         self.spec, self.checkpoint, self.batch = backbone, checkpoint, batch
         self.device = best_device()
         super().__init__()
-        self._alpha = None          # the batch's alpha tensor while the vision tower runs
+        self._alpha = None  # the batch's alpha tensor while the vision tower runs
         self._alpha_conv = None
 
     def unavailable_reason(self) -> str | None:
@@ -48,8 +51,12 @@ class AlphaClip(LazyModel):
 
     def fingerprint(self) -> str:
         weights = self.spec.weights()
-        parts = [self.spec.name, file_sha256(weights)[:16] if weights else "absent", self.checkpoint.name,
-                 file_sha256(self.checkpoint.path)[:16] if self.checkpoint.path.is_file() else "absent"]
+        parts = [
+            self.spec.name,
+            file_sha256(weights)[:16] if weights else "absent",
+            self.checkpoint.name,
+            file_sha256(self.checkpoint.path)[:16] if self.checkpoint.path.is_file() else "absent",
+        ]
         return "/".join(parts)
 
     def build(self):
@@ -60,16 +67,16 @@ class AlphaClip(LazyModel):
         override = self.spec.config_override()
         if override is not None:
             open_clip.add_model_config(override)
-        model = open_clip.create_model(self.spec.architecture, pretrained=str(self.spec.weights()),
-                                       device="cpu", precision="fp32")
+        model = open_clip.create_model(
+            self.spec.architecture, pretrained=str(self.spec.weights()), device="cpu", precision="fp32"
+        )
         state = torch.load(self.checkpoint.path, map_location="cpu", weights_only=True)
         state = state.get("state_dict", state)
         state = {authors_to_open_clip(key.removeprefix("visual.")): value for key, value in state.items()}
         alpha_weight = state.pop("conv1_alpha.weight", None)
         model.visual.load_state_dict(state)
         conv = model.visual.conv1
-        alpha = torch.nn.Conv2d(1, conv.out_channels, kernel_size=conv.kernel_size, stride=conv.stride,
-                                bias=False)
+        alpha = torch.nn.Conv2d(1, conv.out_channels, kernel_size=conv.kernel_size, stride=conv.stride, bias=False)
         with torch.no_grad():
             alpha.weight.copy_(alpha_weight if alpha_weight is not None else torch.zeros_like(alpha.weight))
         model.visual.conv1_alpha = alpha
@@ -95,16 +102,19 @@ class AlphaClip(LazyModel):
 
         _, _, size = self._load()
         box = square_crop_box(*picture.size)
-        rgb = np.asarray(picture.convert("RGB").crop(box).resize((size, size), Image.Resampling.BICUBIC),
-                         dtype=np.float32) / 255.0
+        rgb = (
+            np.asarray(
+                picture.convert("RGB").crop(box).resize((size, size), Image.Resampling.BICUBIC), dtype=np.float32
+            )
+            / 255.0
+        )
         rgb = (rgb - np.array(OPENAI_DATASET_MEAN, dtype=np.float32)) / np.array(OPENAI_DATASET_STD, dtype=np.float32)
         alphas = []
         for mask in masks:
             image = Image.fromarray((np.asarray(mask, dtype=bool) * 255).astype(np.uint8)).crop(box)
             values = np.asarray(image.resize((size, size), Image.Resampling.BILINEAR), dtype=np.float32) / 255.0
             alphas.append((values - ALPHA_MEAN) / ALPHA_STD)
-        return (torch.from_numpy(rgb).permute(2, 0, 1),
-                [torch.from_numpy(values)[None] for values in alphas])
+        return (torch.from_numpy(rgb).permute(2, 0, 1), [torch.from_numpy(values)[None] for values in alphas])
 
     def encode_regions(self, picture, masks: Sequence[np.ndarray]) -> np.ndarray:
         """One L2-normalised feature per mask of the picture (an all-True mask is the whole picture)."""
@@ -115,7 +125,7 @@ class AlphaClip(LazyModel):
         rows = []
         with self._lock, torch.no_grad():
             for start in range(0, len(alphas), self.batch):
-                part = alphas[start:start + self.batch]
+                part = alphas[start : start + self.batch]
                 self._alpha = torch.stack(part).to(self.device)
                 try:
                     features = model.encode_image(rgb[None].expand(len(part), -1, -1, -1).to(self.device))

@@ -1,10 +1,11 @@
 """Which models the metrics load, by their real names, and where each lives in the local store.
 
-    $CAPBENCH_MODEL_DIR/open_clip/<architecture>/<pretrained>.(safetensors|bin|pt)
-    $CAPBENCH_MODEL_DIR/open_clip/<architecture>/<architecture>.json   (optional config override)
-    $CAPBENCH_MODEL_DIR/hf/<org>/<name>/                                (save_pretrained folder)
-    $CAPBENCH_MODEL_DIR/checkpoints/<relative path>                     (fine-tuned weights)
+$CAPBENCH_MODEL_DIR/open_clip/<architecture>/<pretrained>.(safetensors|bin|pt)
+$CAPBENCH_MODEL_DIR/open_clip/<architecture>/<architecture>.json   (optional config override)
+$CAPBENCH_MODEL_DIR/hf/<org>/<name>/                                (save_pretrained folder)
+$CAPBENCH_MODEL_DIR/checkpoints/<relative path>                     (fine-tuned weights)
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -21,8 +22,8 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 
 @dataclass(frozen=True)
 class OpenClipModel:
-    architecture: str   # open_clip's model name, e.g. "ViT-B-32-quickgelu"
-    pretrained: str     # open_clip's pretrained tag, e.g. "openai"
+    architecture: str  # open_clip's model name, e.g. "ViT-B-32-quickgelu"
+    pretrained: str  # open_clip's pretrained tag, e.g. "openai"
 
     @property
     def name(self) -> str:
@@ -44,13 +45,15 @@ class OpenClipModel:
         return candidate if candidate.is_file() else None
 
     def missing(self) -> str:
-        return (f"open_clip {self.name} weights are not in the model store ({self.folder}/{self.pretrained}.pt); "
-                f"run `python -m evaluation models fetch {self.name}` on a machine with network")
+        return (
+            f"open_clip {self.name} weights are not in the model store ({self.folder}/{self.pretrained}.pt); "
+            f"run `python -m evaluation models fetch {self.name}` on a machine with network"
+        )
 
 
 @dataclass(frozen=True)
 class HfModel:
-    repo_id: str        # e.g. "roberta-large"
+    repo_id: str  # e.g. "roberta-large"
     # How transformers loads it (and `models fetch` saves it): "text" (AutoModel + tokenizer),
     # "image-text-to-text" (+ processor), "depth-estimation" (+ image processor), "mask-generation"
     # (SAM + processor), "text2text" (a seq2seq model + tokenizer).
@@ -72,8 +75,10 @@ class HfModel:
         return (self.folder / "config.json").is_file()
 
     def missing(self) -> str:
-        return (f"{self.repo_id} is not in the model store ({self.folder}); "
-                f"run `python -m evaluation models fetch {self.repo_id}` on a machine with network")
+        return (
+            f"{self.repo_id} is not in the model store ({self.folder}); "
+            f"run `python -m evaluation models fetch {self.repo_id}` on a machine with network"
+        )
 
 
 @dataclass(frozen=True)
@@ -86,57 +91,81 @@ class DiffusersPipeline(HfModel):
         return (self.folder / "model_index.json").is_file()
 
     def missing(self) -> str:
-        return (f"the {self.repo_id} pipeline is not in the model store ({self.folder}); "
-                f"run `python -m evaluation models fetch {self.repo_id}` on a machine with network")
+        return (
+            f"the {self.repo_id} pipeline is not in the model store ({self.folder}); "
+            f"run `python -m evaluation models fetch {self.repo_id}` on a machine with network"
+        )
 
 
 @dataclass(frozen=True)
 class Checkpoint:
-    name: str           # e.g. "pacscore/clip_ViT-B-32.pth"
-    source: str         # where a person gets it
-    url: str = ""       # a direct download (a zip holding `member`), where the authors publish one
-    member: str = ""    # the file's name inside that zip
+    name: str  # e.g. "pacscore/clip_ViT-B-32.pth"
+    source: str  # where a person gets it
+    url: str = ""  # a direct download (a zip holding `member`), where the authors publish one
+    member: str = ""  # the file's name inside that zip
 
     @property
     def path(self) -> Path:
         return model_dir() / "checkpoints" / self.name
 
     def missing(self) -> str:
-        fetch = f", or run `python -m evaluation models fetch {self.name}` on a machine with network" if self.url else ""
+        fetch = (
+            f", or run `python -m evaluation models fetch {self.name}` on a machine with network" if self.url else ""
+        )
         return f"checkpoint {self.name} is not in the model store ({self.path}); get it from {self.source}{fetch}"
 
 
-CATALOGUE: dict[str, OpenClipModel | HfModel | DiffusersPipeline | Checkpoint] = {m.name: m for m in (
-    OpenClipModel("ViT-B-32-quickgelu", "openai"),
-    # OpenAI's towers were trained with QuickGELU: open_clip's "-quickgelu" configs, or the numbers drift.
-    OpenClipModel("ViT-B-16-quickgelu", "openai"),
-    OpenClipModel("ViT-L-14-quickgelu", "openai"),
-    OpenClipModel("ViT-L-14", "laion2b_s32b_b82k"),
-    HfModel("roberta-large"),
-    Checkpoint("pacscore/clip_ViT-B-32.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"),
-    Checkpoint("pacscore/openClip_ViT-L-14.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"),
-    HfModel("princeton-nlp/sup-simcse-roberta-base"),
-    HfModel("llava-hf/llava-1.5-13b-hf", task="image-text-to-text"),
-    HfModel("llava-hf/llava-1.5-7b-hf", task="image-text-to-text"),
-    HfModel("Qwen/Qwen2-VL-7B-Instruct", task="image-text-to-text"),
-    DiffusersPipeline("black-forest-labs/FLUX.1-dev"),
-    DiffusersPipeline("stabilityai/stable-diffusion-xl-base-1.0"),
-    DiffusersPipeline("stable-diffusion-v1-5/stable-diffusion-v1-5"),
-    OpenClipModel("EVA01-g-14", "laion400m_s11b_b41k"),
-    HfModel("depth-anything/Depth-Anything-V2-Large-hf", task="depth-estimation"),
-    Checkpoint("ultralytics/yolov8x.pt", "the ultralytics release assets (`YOLO('yolov8x.pt')` downloads it; copy the "
-               "file here)"),
-    Checkpoint("alpha_clip/clip_l14_grit20m_fultune_2xe.pth", "the Alpha-CLIP model zoo (github.com/SunzeY/AlphaCLIP, "
-               "model-zoo.md: Google Drive or OpenXLab)"),
-    Checkpoint("mobilesamv2/ObjectAwareModel.pt", "the MobileSAMv2 weight bundle (github.com/ChaoningZhang/MobileSAM, "
-               "MobileSAMv2 README, Google Drive)"),
-    HfModel("facebook/sam-vit-base", task="mask-generation"),
-    HfModel("lizhuang144/flan-t5-base-VG-factual-sg", task="text2text"),
-    Checkpoint("camscore/fusion.pt", "CapBench itself: `manage.py metrics train camscore --dataset SLUG` trains it on "
-               "the platform's human judgments"),
-    Checkpoint("polos/reprod.ckpt", "the Polos README (github.com/keio-smilab24/Polos)",
-               url="https://polos-polaris.s3.ap-northeast-1.amazonaws.com/reprod.zip", member="reprod.ckpt"),
-)}
+CATALOGUE: dict[str, OpenClipModel | HfModel | DiffusersPipeline | Checkpoint] = {
+    m.name: m
+    for m in (
+        OpenClipModel("ViT-B-32-quickgelu", "openai"),
+        # OpenAI's towers were trained with QuickGELU: open_clip's "-quickgelu" configs, or the numbers drift.
+        OpenClipModel("ViT-B-16-quickgelu", "openai"),
+        OpenClipModel("ViT-L-14-quickgelu", "openai"),
+        OpenClipModel("ViT-L-14", "laion2b_s32b_b82k"),
+        HfModel("roberta-large"),
+        Checkpoint(
+            "pacscore/clip_ViT-B-32.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"
+        ),
+        Checkpoint(
+            "pacscore/openClip_ViT-L-14.pth", "the PAC-S README (github.com/aimagelab/pacscore, Google Drive folder)"
+        ),
+        HfModel("princeton-nlp/sup-simcse-roberta-base"),
+        HfModel("llava-hf/llava-1.5-13b-hf", task="image-text-to-text"),
+        HfModel("llava-hf/llava-1.5-7b-hf", task="image-text-to-text"),
+        HfModel("Qwen/Qwen2-VL-7B-Instruct", task="image-text-to-text"),
+        DiffusersPipeline("black-forest-labs/FLUX.1-dev"),
+        DiffusersPipeline("stabilityai/stable-diffusion-xl-base-1.0"),
+        DiffusersPipeline("stable-diffusion-v1-5/stable-diffusion-v1-5"),
+        OpenClipModel("EVA01-g-14", "laion400m_s11b_b41k"),
+        HfModel("depth-anything/Depth-Anything-V2-Large-hf", task="depth-estimation"),
+        Checkpoint(
+            "ultralytics/yolov8x.pt",
+            "the ultralytics release assets (`YOLO('yolov8x.pt')` downloads it; copy the file here)",
+        ),
+        Checkpoint(
+            "alpha_clip/clip_l14_grit20m_fultune_2xe.pth",
+            "the Alpha-CLIP model zoo (github.com/SunzeY/AlphaCLIP, model-zoo.md: Google Drive or OpenXLab)",
+        ),
+        Checkpoint(
+            "mobilesamv2/ObjectAwareModel.pt",
+            "the MobileSAMv2 weight bundle (github.com/ChaoningZhang/MobileSAM, MobileSAMv2 README, Google Drive)",
+        ),
+        HfModel("facebook/sam-vit-base", task="mask-generation"),
+        HfModel("lizhuang144/flan-t5-base-VG-factual-sg", task="text2text"),
+        Checkpoint(
+            "camscore/fusion.pt",
+            "CapBench itself: `manage.py metrics train camscore --dataset SLUG` trains it on "
+            "the platform's human judgments",
+        ),
+        Checkpoint(
+            "polos/reprod.ckpt",
+            "the Polos README (github.com/keio-smilab24/Polos)",
+            url="https://polos-polaris.s3.ap-northeast-1.amazonaws.com/reprod.zip",
+            member="reprod.ckpt",
+        ),
+    )
+}
 
 
 def file_sha256(path: Path) -> str:

@@ -2,6 +2,7 @@
 in batches (halved on out-of-memory), one instance per process and configuration. Features come
 back L2-normalised (CLIP-S, PAC-S) or raw (Polos feeds the unnormalised projections to its head);
 the image feature cache keeps the raw ones, so both share it."""
+
 from __future__ import annotations
 
 import functools
@@ -18,8 +19,15 @@ PREPROCESSING_VERSION = "open_clip-val-transform-raw-2"
 
 
 class ClipEncoder(LazyModel):
-    def __init__(self, model: OpenClipModel, checkpoint: Checkpoint | None = None, *, fp16_on_cuda: bool = True,
-                 image_batch: int = 64, text_batch: int = 256):
+    def __init__(
+        self,
+        model: OpenClipModel,
+        checkpoint: Checkpoint | None = None,
+        *,
+        fp16_on_cuda: bool = True,
+        image_batch: int = 64,
+        text_batch: int = 256,
+    ):
         self.spec, self.checkpoint = model, checkpoint
         self.device = best_device()
         # CLIP-S's reference keeps fp16 weights on CUDA; PAC-S calls model.float(). CPU is fp32 always.
@@ -52,8 +60,8 @@ class ClipEncoder(LazyModel):
         if override is not None:
             open_clip.add_model_config(override)
         model, _, preprocess = open_clip.create_model_and_transforms(
-            self.spec.architecture, pretrained=str(self.spec.weights()), device=self.device,
-            precision=self.precision)
+            self.spec.architecture, pretrained=str(self.spec.weights()), device=self.device, precision=self.precision
+        )
         if self.checkpoint is not None:
             state = torch.load(self.checkpoint.path, map_location="cpu", weights_only=True)
             model.load_state_dict(state.get("state_dict", state))
@@ -75,16 +83,18 @@ class ClipEncoder(LazyModel):
         tokens = tokenizer(distinct)
         # Batches of similar length, each cut after its longest text: far less padding to encode.
         order = sorted(range(len(distinct)), key=lambda i: int(tokens[i].argmax()))
-        encoded = self._batched(order, self.text_batch,
-                                lambda part: encode_text_trimmed(model, tokens[part].to(self.device)))
+        encoded = self._batched(
+            order, self.text_batch, lambda part: encode_text_trimmed(model, tokens[part].to(self.device))
+        )
         rows = np.empty_like(encoded)
         rows[order] = encoded
         index = {text: i for i, text in enumerate(distinct)}
         rows = rows[[index[text] for text in texts]]
         return unit_rows(rows) if normalise else rows
 
-    def encode_images(self, paths: Sequence[str], cache: FeatureCache | None = None,
-                      normalise: bool = True) -> np.ndarray:
+    def encode_images(
+        self, paths: Sequence[str], cache: FeatureCache | None = None, normalise: bool = True
+    ) -> np.ndarray:
         """One row per image path (L2-normalised unless `normalise=False`), from the feature cache
         where the same content was seen before."""
         model, preprocess, _ = self._load()
@@ -139,7 +149,7 @@ class ClipEncoder(LazyModel):
 
         out, start = [], 0
         while start < len(items):
-            part = items[start:start + size]
+            part = items[start : start + size]
             try:
                 with torch.no_grad():
                     features = encode(part).float()

@@ -1,5 +1,6 @@
 """A transformers depth-estimation model (Depth Anything V2) from the model store: relative inverse
 depth maps, resized back to each picture's size."""
+
 from __future__ import annotations
 
 import functools
@@ -39,13 +40,14 @@ class DepthEstimator(LazyModel):
         processor, model = self._load()
         out = []
         for start in range(0, len(pictures), self.batch):
-            part = [picture.convert("RGB") for picture in pictures[start:start + self.batch]]
+            part = [picture.convert("RGB") for picture in pictures[start : start + self.batch]]
             inputs = processor(images=part, return_tensors="pt").to(self.device)
             with torch.no_grad():
                 predicted = model(**inputs).predicted_depth.float()
             for picture, depth in zip(part, predicted, strict=True):
-                resized = torch.nn.functional.interpolate(depth[None, None], size=picture.size[::-1], mode="bicubic",
-                                                          align_corners=False)
+                resized = torch.nn.functional.interpolate(
+                    depth[None, None], size=picture.size[::-1], mode="bicubic", align_corners=False
+                )
                 out.append(resized[0, 0].cpu().numpy())
         return out
 

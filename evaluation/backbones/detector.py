@@ -1,6 +1,7 @@
 """An ultralytics YOLO detector loaded by name from the model store's checkpoints (YOLOv8x for
 CAMScore), returning boxes in pixels. Nothing is downloaded: YOLO_OFFLINE is set and its settings
 live under the store."""
+
 from __future__ import annotations
 
 import functools
@@ -16,8 +17,9 @@ from evaluation.backbones.store import model_dir
 
 
 class Detector(LazyModel):
-    def __init__(self, checkpoint: Checkpoint, *, confidence: float = 0.25, iou: float = 0.7, size: int = 640,
-                 batch: int = 16):
+    def __init__(
+        self, checkpoint: Checkpoint, *, confidence: float = 0.25, iou: float = 0.7, size: int = 640, batch: int = 16
+    ):
         self.checkpoint, self.confidence, self.iou, self.size, self.batch = checkpoint, confidence, iou, size, batch
         self.device = best_device()
         super().__init__()
@@ -39,10 +41,16 @@ class Detector(LazyModel):
     def boxes(self, pictures: Sequence) -> list[np.ndarray]:
         """(k, 4) x1 y1 x2 y2 boxes in pixels per PIL picture, most confident first."""
         model, out = self._load(), []
-        for start in range(0, len(pictures), self.batch):     # ultralytics makes one batch of whatever it is given
-            with self._lock:                                   # its predictor keeps per-call state
-                results = model.predict(list(pictures[start:start + self.batch]), conf=self.confidence, iou=self.iou,
-                                        imgsz=self.size, device=self.device, verbose=False)
+        for start in range(0, len(pictures), self.batch):  # ultralytics makes one batch of whatever it is given
+            with self._lock:  # its predictor keeps per-call state
+                results = model.predict(
+                    list(pictures[start : start + self.batch]),
+                    conf=self.confidence,
+                    iou=self.iou,
+                    imgsz=self.size,
+                    device=self.device,
+                    verbose=False,
+                )
             out.extend(result.boxes.xyxy.cpu().numpy().astype(np.float64) for result in results)
         return out
 

@@ -1,4 +1,5 @@
 """Where models run: CUDA when there is a GPU, else the CPU."""
+
 from __future__ import annotations
 
 

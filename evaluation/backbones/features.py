@@ -1,5 +1,6 @@
 """Image embeddings on disk, keyed by (media content sha256, model fingerprint, preprocessing
 version): a new submission on a known dataset encodes only its captions."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """`python -m evaluation models fetch NAME` on a machine with network: download a catalogue model
 through its own library and write it into the local store in the layout the metrics load."""
+
 from __future__ import annotations
 
 import shutil

@@ -1,4 +1,5 @@
 """A model loaded once per instance, on first use, by whichever thread asks first."""
+
 from __future__ import annotations
 
 import threading

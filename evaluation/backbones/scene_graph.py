@@ -4,6 +4,7 @@ Flan-T5 that reads "Generate Scene Graph: <text>" and writes "( subj , pred , ob
 store with the FactualSceneGraph package's settings: inputs cut at 64 tokens, beam search of 5,
 at most 128 output tokens; each sentence of a multi-sentence text is parsed on its own and the
 triplets merged (its "sentence_merge"), so long references are not cut."""
+
 from __future__ import annotations
 
 import functools
@@ -63,9 +64,9 @@ class SceneGraphParser(LazyModel):
         sentences = {text: [s for s in SENTENCE.split(text.strip()) if s] for text in texts}
         todo = list(dict.fromkeys(s for parts in sentences.values() for s in parts if s not in self._parsed))
         if len(self._parsed) + len(todo) > self.remembered:
-            self._parsed.clear()                             # a long-lived worker keeps a bounded memo
+            self._parsed.clear()  # a long-lived worker keeps a bounded memo
         for start in range(0, len(todo), self.batch):
-            part = todo[start:start + self.batch]
+            part = todo[start : start + self.batch]
             for sentence, output in zip(part, self._generate(part), strict=True):
                 self._parsed[sentence] = triplets_from_output(output)
         out = []
@@ -80,11 +81,21 @@ class SceneGraphParser(LazyModel):
         import torch
 
         tokenizer, model = self._load()
-        inputs = tokenizer([PREFIX + s for s in sentences], max_length=self.max_input, truncation=True, padding=True,
-                           return_tensors="pt").to(self.device)
+        inputs = tokenizer(
+            [PREFIX + s for s in sentences],
+            max_length=self.max_input,
+            truncation=True,
+            padding=True,
+            return_tensors="pt",
+        ).to(self.device)
         with self._lock, torch.no_grad():
-            generated = model.generate(**inputs, num_beams=self.beams, max_length=self.max_output,
-                                       decoder_start_token_id=model.config.pad_token_id, early_stopping=True)
+            generated = model.generate(
+                **inputs,
+                num_beams=self.beams,
+                max_length=self.max_output,
+                decoder_start_token_id=model.config.pad_token_id,
+                early_stopping=True,
+            )
         return tokenizer.batch_decode(generated, skip_special_tokens=True)
 
 

@@ -5,6 +5,7 @@ store, facebook/sam-vit-base by default): MobileSAMv2's EfficientViT image encod
 anywhere we can load by name, so the encoder is SAM's own (a documented substitution). Masks
 covering less than `min_area` of the picture's centre square (what Alpha-CLIP sees) are dropped,
 then at most `max_masks` are kept, the detector's most confident first."""
+
 from __future__ import annotations
 
 import functools
@@ -20,13 +21,22 @@ from evaluation.backbones.lazy import LazyModel
 
 @dataclass
 class Regions:
-    masks: list[np.ndarray]           # (height, width) bool, one per kept region
-    boxes: list[list[float]]          # the prompting box of each, x1 y1 x2 y2 in pixels
+    masks: list[np.ndarray]  # (height, width) bool, one per kept region
+    boxes: list[list[float]]  # the prompting box of each, x1 y1 x2 y2 in pixels
 
 
 class Segmenter(LazyModel):
-    def __init__(self, proposer: Checkpoint, sam: HfModel, *, confidence: float = 0.4, iou: float = 0.9,
-                 size: int = 1024, max_masks: int = 32, min_area: float = 0.005):
+    def __init__(
+        self,
+        proposer: Checkpoint,
+        sam: HfModel,
+        *,
+        confidence: float = 0.4,
+        iou: float = 0.9,
+        size: int = 1024,
+        max_masks: int = 32,
+        min_area: float = 0.005,
+    ):
         self.detector = Detector(proposer, confidence=confidence, iou=iou, size=size)
         self.sam, self.max_masks, self.min_area = sam, max_masks, min_area
         self.device = best_device()
@@ -40,15 +50,20 @@ class Segmenter(LazyModel):
         return f"{self.detector.fingerprint()}+{self.sam.name}@{sam}"
 
     def settings(self) -> dict:
-        return {"confidence": self.detector.confidence, "iou": self.detector.iou, "size": self.detector.size,
-                "max_masks": self.max_masks, "min_area": self.min_area}
+        return {
+            "confidence": self.detector.confidence,
+            "iou": self.detector.iou,
+            "size": self.detector.size,
+            "max_masks": self.max_masks,
+            "min_area": self.min_area,
+        }
 
     def large_enough(self, mask: np.ndarray) -> bool:
         """At least `min_area` of the picture's centre square, the part the region encoder sees."""
         height, width = mask.shape
         side = min(height, width)
         top, left = (height - side) // 2, (width - side) // 2
-        return bool(mask[top:top + side, left:left + side].sum() >= self.min_area * side * side)
+        return bool(mask[top : top + side, left : left + side].sum() >= self.min_area * side * side)
 
     def build(self):
         offline()
@@ -67,22 +82,23 @@ class Segmenter(LazyModel):
         picture = picture.convert("RGB")
         masks, kept_boxes, embeddings = [], [], None
         for start in range(0, len(boxes), prompts_per_pass):
-            part = boxes[start:start + prompts_per_pass]
+            part = boxes[start : start + prompts_per_pass]
             inputs = processor(images=picture, input_boxes=[part.tolist()], return_tensors="pt").to(self.device)
             pixels = inputs.pop("pixel_values")
             with torch.no_grad():
-                if embeddings is None:                     # the image encoder runs once per picture
+                if embeddings is None:  # the image encoder runs once per picture
                     embeddings = model.get_image_embeddings(pixels)
                 output = model(**inputs, image_embeddings=embeddings, multimask_output=False)
             found = processor.image_processor.post_process_masks(
-                output.pred_masks.cpu(), inputs["original_sizes"].cpu(), inputs["reshaped_input_sizes"].cpu())[0][:, 0]
+                output.pred_masks.cpu(), inputs["original_sizes"].cpu(), inputs["reshaped_input_sizes"].cpu()
+            )[0][:, 0]
             for box, mask in zip(part, found.numpy(), strict=True):
                 if self.large_enough(mask):
                     masks.append(mask.astype(bool))
                     kept_boxes.append(box.round(1).tolist())
             if len(masks) >= self.max_masks:
                 break
-        return Regions(masks[:self.max_masks], kept_boxes[:self.max_masks])
+        return Regions(masks[: self.max_masks], kept_boxes[: self.max_masks])
 
 
 @functools.lru_cache(maxsize=2)

@@ -1,5 +1,6 @@
 """The local model store: every weight file or model folder a metric loads lives under
 CAPBENCH_MODEL_DIR (default ~/.cache/capbench/models). Nothing is downloaded at run time."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -5,6 +5,7 @@ caption always starts from the same noise whatever it is batched with (batched k
 a pixel value by a unit or two), and an on-disk cache of the pictures keyed by everything that
 determines them (caption, model weights, seed, steps, size,
 guidance). Both metrics read the same cached picture, and the platform shows it on the item page."""
+
 from __future__ import annotations
 
 import functools
@@ -29,16 +30,20 @@ KEY = re.compile(r"^[0-9a-f]{64}$")
 @dataclass(frozen=True)
 class GenerationSettings:
     model: str = DEFAULT_T2I
-    steps: int = config.default("CAPBENCH_T2I_STEPS")        # type: ignore[assignment]  # FluxPipeline's default
+    steps: int = config.default("CAPBENCH_T2I_STEPS")  # type: ignore[assignment]  # FluxPipeline's default
     guidance: float = config.default("CAPBENCH_T2I_GUIDANCE")  # type: ignore[assignment]  # FluxPipeline's default
-    size: int = config.default("CAPBENCH_T2I_SIZE")          # type: ignore[assignment]  # CAMScore compares at 512×512
-    seed: int = config.default("CAPBENCH_T2I_SEED")          # type: ignore[assignment]  # added to each caption's seed
+    size: int = config.default("CAPBENCH_T2I_SIZE")  # type: ignore[assignment]  # CAMScore compares at 512×512
+    seed: int = config.default("CAPBENCH_T2I_SEED")  # type: ignore[assignment]  # added to each caption's seed
 
     @classmethod
     def from_environment(cls) -> GenerationSettings:
-        return cls(model=config.get("CAPBENCH_T2I_MODEL"), steps=config.get("CAPBENCH_T2I_STEPS"),
-                   guidance=config.get("CAPBENCH_T2I_GUIDANCE"), size=config.get("CAPBENCH_T2I_SIZE"),
-                   seed=config.get("CAPBENCH_T2I_SEED"))
+        return cls(
+            model=config.get("CAPBENCH_T2I_MODEL"),
+            steps=config.get("CAPBENCH_T2I_STEPS"),
+            guidance=config.get("CAPBENCH_T2I_GUIDANCE"),
+            size=config.get("CAPBENCH_T2I_SIZE"),
+            seed=config.get("CAPBENCH_T2I_SEED"),
+        )
 
 
 def caption_seed(caption: str, base: int) -> int:
@@ -76,7 +81,9 @@ class TextToImage(LazyModel):
     def unavailable_reason(self) -> str | None:
         if self.spec is None:
             known = ", ".join(n for n, e in CATALOGUE.items() if isinstance(e, DiffusersPipeline))
-            return f"CAPBENCH_T2I_MODEL={self.settings.model!r} is not a text-to-image pipeline of the catalogue ({known})"
+            return (
+                f"CAPBENCH_T2I_MODEL={self.settings.model!r} is not a text-to-image pipeline of the catalogue ({known})"
+            )
         return None if self.spec.present() else self.spec.missing()
 
     def fingerprint(self) -> str:
@@ -85,7 +92,7 @@ class TextToImage(LazyModel):
             spec = self.spec
             weights = folder_sha256(spec.folder)[:16] if spec is not None and spec.present() else "absent"
             if weights == "absent":
-                return f"{self.settings.model}@absent"      # not remembered: the weights may arrive later
+                return f"{self.settings.model}@absent"  # not remembered: the weights may arrive later
             self._fingerprint = f"{self.settings.model}@{weights}"
         return self._fingerprint
 
@@ -121,10 +128,11 @@ class TextToImage(LazyModel):
     def pictures(self, captions: Sequence[str]) -> list[Path]:
         """One PNG per caption (cached ones are not generated again), in order."""
         keys = [self.key(caption) for caption in captions]
-        todo = list(dict.fromkeys(caption for caption, key in zip(captions, keys, strict=True)
-                                  if generated_path(key) is None))
+        todo = list(
+            dict.fromkeys(caption for caption, key in zip(captions, keys, strict=True) if generated_path(key) is None)
+        )
         for start in range(0, len(todo), self.batch):
-            part = todo[start:start + self.batch]
+            part = todo[start : start + self.batch]
             for caption, picture in zip(part, self._generate(part), strict=True):
                 self._store(caption, picture)
         return [generated_path(key) for key in keys]  # type: ignore[misc]
@@ -135,9 +143,16 @@ class TextToImage(LazyModel):
         pipeline = self._load()
         settings = self.settings
         generators = [torch.Generator(device="cpu").manual_seed(caption_seed(c, settings.seed)) for c in captions]
-        with self._lock, torch.no_grad():                    # the scheduler keeps per-call state
-            output = pipeline(prompt=list(captions), num_inference_steps=settings.steps, guidance_scale=settings.guidance,
-                              height=settings.size, width=settings.size, generator=generators, output_type="pil")
+        with self._lock, torch.no_grad():  # the scheduler keeps per-call state
+            output = pipeline(
+                prompt=list(captions),
+                num_inference_steps=settings.steps,
+                guidance_scale=settings.guidance,
+                height=settings.size,
+                width=settings.size,
+                generator=generators,
+                output_type="pil",
+            )
         self.generated += len(captions)
         return output.images
 

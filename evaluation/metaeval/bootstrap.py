@@ -1,6 +1,7 @@
 """95% intervals by the cluster bootstrap: resample clusters (images), not rows, because the rows of
 one image share its references and its annotators (metaeval.md). A replicate is a weight vector —
 how often each row's cluster was drawn — so no data is copied."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -31,18 +32,28 @@ def cluster_weights(clusters: Sequence, replicates: int, seed: int) -> tuple[np.
     return draws[:, cluster_of_row], cluster_of_row
 
 
-def cluster_bootstrap(statistic: Callable[[np.ndarray | None], Sequence[float]], clusters: Sequence, *,
-                      replicates: int = DEFAULT_REPLICATES, seed: int = DEFAULT_SEED,
-                      level: float = 0.95) -> list[Interval]:
+def cluster_bootstrap(
+    statistic: Callable[[np.ndarray | None], Sequence[float]],
+    clusters: Sequence,
+    *,
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    level: float = 0.95,
+) -> list[Interval]:
     """Percentile intervals of each value `statistic(weights)` returns (several statistics can share
     one pass over a replicate); `statistic(None)` gives the point estimates. NaN replicates (all
     tied) are left out and the count kept says how many remained."""
     return cluster_bootstrap_draws(statistic, clusters, replicates=replicates, seed=seed, level=level)[0]
 
 
-def cluster_bootstrap_draws(statistic: Callable[[np.ndarray | None], Sequence[float]], clusters: Sequence, *,
-                            replicates: int = DEFAULT_REPLICATES, seed: int = DEFAULT_SEED,
-                            level: float = 0.95) -> tuple[list[Interval], np.ndarray]:
+def cluster_bootstrap_draws(
+    statistic: Callable[[np.ndarray | None], Sequence[float]],
+    clusters: Sequence,
+    *,
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    level: float = 0.95,
+) -> tuple[list[Interval], np.ndarray]:
     """`cluster_bootstrap` plus the replicate values (replicates × statistics). Two metrics scored
     on the same rows with the same seed see the same resamples, so their draws are paired: the
     share of replicates in which one does not beat the other is a one-sided p-value."""
@@ -53,6 +64,7 @@ def cluster_bootstrap_draws(statistic: Callable[[np.ndarray | None], Sequence[fl
     for value, column in zip(statistic(None), draws.T, strict=True):
         column = column[~np.isnan(column)]
         low, high = np.percentile(column, [tail, 100 - tail]) if len(column) else (np.nan, np.nan)
-        intervals.append(Interval(value=float(value), low=float(low), high=float(high),
-                                  replicates=len(column), level=level))
+        intervals.append(
+            Interval(value=float(value), low=float(low), high=float(high), replicates=len(column), level=level)
+        )
     return intervals, draws

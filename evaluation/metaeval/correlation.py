@@ -1,4 +1,5 @@
 """Pearson and Spearman with row weights (bootstrap multiplicities), equal to scipy on copies."""
+
 from __future__ import annotations
 
 import math

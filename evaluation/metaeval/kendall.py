@@ -8,6 +8,7 @@ The discordant count runs in O(n + k·r) where k is the number of distinct value
 with fewer of them (human scales have 4 to 12) and r the distinct values of the other; when both
 have many distinct values, a Fenwick tree does it in O(n log n).
 """
+
 from __future__ import annotations
 
 import math
@@ -55,9 +56,13 @@ def pair_counts(human: np.ndarray, metric: np.ndarray, weights: np.ndarray | Non
     discordant = _discordant(human_rank, metric_rank, weights)
     untied = pairs - tied_human_all - tied_metric_all + tied_both
     return PairCounts(
-        concordant=untied - discordant, discordant=discordant,
-        tied_human=tied_human_all - tied_both, tied_metric=tied_metric_all - tied_both,
-        tied_both=tied_both, rows=rows, pairs=pairs,
+        concordant=untied - discordant,
+        discordant=discordant,
+        tied_human=tied_human_all - tied_both,
+        tied_metric=tied_metric_all - tied_both,
+        tied_both=tied_both,
+        rows=rows,
+        pairs=pairs,
         distinct_human=int(human_rank.max(initial=-1) + 1),
         distinct_metric=int(metric_rank.max(initial=-1) + 1),
     )
@@ -74,8 +79,9 @@ def kendall_tau_c(human: np.ndarray, metric: np.ndarray, weights: np.ndarray | N
 
 
 def tau_b_from_counts(counts: PairCounts) -> float:
-    denominator = ((counts.pairs - counts.tied_metric - counts.tied_both)
-                   * (counts.pairs - counts.tied_human - counts.tied_both))
+    denominator = (counts.pairs - counts.tied_metric - counts.tied_both) * (
+        counts.pairs - counts.tied_human - counts.tied_both
+    )
     if denominator <= 0:
         return math.nan
     return (counts.concordant - counts.discordant) / math.sqrt(denominator)
@@ -85,7 +91,7 @@ def tau_c_from_counts(counts: PairCounts) -> float:
     m = min(counts.distinct_human, counts.distinct_metric)
     if m < 2:
         return math.nan
-    return 2 * (counts.concordant - counts.discordant) / (counts.rows ** 2 * (m - 1) / m)
+    return 2 * (counts.concordant - counts.discordant) / (counts.rows**2 * (m - 1) / m)
 
 
 def _tied_pairs(codes: np.ndarray, weights: np.ndarray) -> float:

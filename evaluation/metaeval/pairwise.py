@@ -2,6 +2,7 @@
 
 Strict accuracy counts a metric tie as wrong; the secondary number gives a tie half a point;
 the tie count is always reported (metaeval.md)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -18,8 +19,9 @@ class PairwiseAccuracy:
     pairs: int
 
 
-def pairwise_accuracy(score_a: Sequence[float], score_b: Sequence[float], winner: Sequence[str],
-                      weights: np.ndarray | None = None) -> PairwiseAccuracy:
+def pairwise_accuracy(
+    score_a: Sequence[float], score_b: Sequence[float], winner: Sequence[str], weights: np.ndarray | None = None
+) -> PairwiseAccuracy:
     """`winner[i]` is "a" or "b" (pairs with a human tie or no winner must be filtered out first)."""
     a, b = np.asarray(score_a, dtype=float), np.asarray(score_b, dtype=float)
     first = np.array([w == "a" for w in winner])
@@ -31,12 +33,17 @@ def pairwise_accuracy(score_a: Sequence[float], score_b: Sequence[float], winner
     total = w.sum()
     if total == 0:
         return PairwiseAccuracy(float("nan"), float("nan"), 0, 0)
-    return PairwiseAccuracy(strict=float(w @ correct / total), ties_half=float((w @ correct + 0.5 * (w @ tied)) / total),
-                            ties=int(tied.sum()), pairs=len(a))
+    return PairwiseAccuracy(
+        strict=float(w @ correct / total),
+        ties_half=float((w @ correct + 0.5 * (w @ tied)) / total),
+        ties=int(tied.sum()),
+        pairs=len(a),
+    )
 
 
-def accuracy_by_category(score_a: Sequence[float], score_b: Sequence[float], winner: Sequence[str],
-                         category: Sequence[str]) -> dict[str, PairwiseAccuracy]:
+def accuracy_by_category(
+    score_a: Sequence[float], score_b: Sequence[float], winner: Sequence[str], category: Sequence[str]
+) -> dict[str, PairwiseAccuracy]:
     """Per category, plus "mean": the unweighted mean of the category accuracies (the papers' number)."""
     category = np.asarray(category)
     a, b, winner = np.asarray(score_a), np.asarray(score_b), np.asarray(winner)
@@ -46,6 +53,9 @@ def accuracy_by_category(score_a: Sequence[float], score_b: Sequence[float], win
         results[name] = pairwise_accuracy(a[mask], b[mask], winner[mask])
     parts = list(results.values())
     results["mean"] = PairwiseAccuracy(
-        strict=float(np.mean([p.strict for p in parts])), ties_half=float(np.mean([p.ties_half for p in parts])),
-        ties=sum(p.ties for p in parts), pairs=sum(p.pairs for p in parts))
+        strict=float(np.mean([p.strict for p in parts])),
+        ties_half=float(np.mean([p.ties_half for p in parts])),
+        ties=sum(p.ties for p in parts),
+        pairs=sum(p.pairs for p in parts),
+    )
     return results

@@ -5,6 +5,7 @@ Each dataset has a "paper" protocol, which reproduces the published tables (its 
 statistic first), and a "canonical" one that applies the same rules to every metric and dataset.
 A protocol's version changes whenever its numbers would.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -22,12 +23,12 @@ RATING_STATISTICS = ("tau_b", "tau_c", "pearson", "spearman")
 @dataclass(frozen=True)
 class Protocol:
     dataset: str
-    name: str                    # "paper" | "canonical"
+    name: str  # "paper" | "canonical"
     version: str
     statistics: tuple[str, ...]  # headline first
-    rows: str                    # how judgments become rows
-    references: str              # which references a reference-based metric gets
-    resample: str = "image"      # the bootstrap cluster
+    rows: str  # how judgments become rows
+    references: str  # which references a reference-based metric gets
+    resample: str = "image"  # the bootstrap cluster
     replicates: int = DEFAULT_REPLICATES
     seed: int = DEFAULT_SEED
     notes: str = ""
@@ -38,25 +39,75 @@ class Protocol:
 
 
 _FLAT = "one row per judgment (annotator), metric score repeated"
-PROTOCOLS = {p.key.split("@")[0]: p for p in (
-    Protocol("flickr8k-expert", "paper", "1", ("tau_c", "tau_b"), _FLAT, "the image's 5 captions",
-             notes="CLIPScore/PAC-S: 158 self-reference rows dropped, 16,992 rows"),
-    Protocol("flickr8k-expert", "canonical", "1", RATING_STATISTICS, _FLAT, "the image's 5 captions"),
-    Protocol("flickr8k-cf", "paper", "1", ("tau_b", "tau_c"), "one row per caption, rating = yes-fraction",
-             "the image's captions minus judged texts"),
-    Protocol("flickr8k-cf", "canonical", "1", RATING_STATISTICS, "one row per caption, rating = yes-fraction",
-             "the image's captions minus judged texts"),
-    Protocol("msvd-eval", "paper", "1", ("tau_b", "tau_c"), _FLAT + "; per ACCR dimension", "all references",
-             notes="G-VEval: 394 rows per dimension"),
-    Protocol("msvd-eval", "canonical", "1", RATING_STATISTICS, _FLAT + "; per ACCR dimension", "all references"),
-    Protocol("thumb", "paper", "1", ("pearson",), "one row per (system, image); with and without Human",
-             "the image's 4 references", notes="VisCE2 Table 1: Pearson against P, R and total"),
-    Protocol("thumb", "canonical", "1", RATING_STATISTICS, "one row per (system, image)", "the image's 4 references"),
-    Protocol("pascal50s", "paper", "1", ("accuracy",), "one pair per row; metric tie = wrong",
-             "5 random draws of 5 from the 50-reference pool, accuracies averaged"),
-    Protocol("pascal50s", "canonical", "1", ("accuracy", "accuracy_ties_half"), "one pair per row",
-             "the whole 50-reference pool"),
-)}
+PROTOCOLS = {
+    p.key.split("@")[0]: p
+    for p in (
+        Protocol(
+            "flickr8k-expert",
+            "paper",
+            "1",
+            ("tau_c", "tau_b"),
+            _FLAT,
+            "the image's 5 captions",
+            notes="CLIPScore/PAC-S: 158 self-reference rows dropped, 16,992 rows",
+        ),
+        Protocol("flickr8k-expert", "canonical", "1", RATING_STATISTICS, _FLAT, "the image's 5 captions"),
+        Protocol(
+            "flickr8k-cf",
+            "paper",
+            "1",
+            ("tau_b", "tau_c"),
+            "one row per caption, rating = yes-fraction",
+            "the image's captions minus judged texts",
+        ),
+        Protocol(
+            "flickr8k-cf",
+            "canonical",
+            "1",
+            RATING_STATISTICS,
+            "one row per caption, rating = yes-fraction",
+            "the image's captions minus judged texts",
+        ),
+        Protocol(
+            "msvd-eval",
+            "paper",
+            "1",
+            ("tau_b", "tau_c"),
+            _FLAT + "; per ACCR dimension",
+            "all references",
+            notes="G-VEval: 394 rows per dimension",
+        ),
+        Protocol("msvd-eval", "canonical", "1", RATING_STATISTICS, _FLAT + "; per ACCR dimension", "all references"),
+        Protocol(
+            "thumb",
+            "paper",
+            "1",
+            ("pearson",),
+            "one row per (system, image); with and without Human",
+            "the image's 4 references",
+            notes="VisCE2 Table 1: Pearson against P, R and total",
+        ),
+        Protocol(
+            "thumb", "canonical", "1", RATING_STATISTICS, "one row per (system, image)", "the image's 4 references"
+        ),
+        Protocol(
+            "pascal50s",
+            "paper",
+            "1",
+            ("accuracy",),
+            "one pair per row; metric tie = wrong",
+            "5 random draws of 5 from the 50-reference pool, accuracies averaged",
+        ),
+        Protocol(
+            "pascal50s",
+            "canonical",
+            "1",
+            ("accuracy", "accuracy_ties_half"),
+            "one pair per row",
+            "the whole 50-reference pool",
+        ),
+    )
+}
 
 
 def protocol(dataset: str, name: str = "paper") -> Protocol:
@@ -66,15 +117,17 @@ def protocol(dataset: str, name: str = "paper") -> Protocol:
         raise KeyError(f"no {name!r} protocol for dataset {dataset!r}") from None
 
 
-def rating_cells(chosen: Protocol, human: Sequence[float], metric: Sequence[float],
-                 clusters: Sequence) -> dict[str, Interval]:
+def rating_cells(
+    chosen: Protocol, human: Sequence[float], metric: Sequence[float], clusters: Sequence
+) -> dict[str, Interval]:
     """Every rating statistic of the protocol with its cluster-bootstrap interval; all statistics
     share the same resamples (so their intervals are paired)."""
     return rating_cells_with_draws(chosen, human, metric, clusters)[0]
 
 
-def rating_cells_with_draws(chosen: Protocol, human: Sequence[float], metric: Sequence[float],
-                            clusters: Sequence) -> tuple[dict[str, Interval], dict[str, np.ndarray]]:
+def rating_cells_with_draws(
+    chosen: Protocol, human: Sequence[float], metric: Sequence[float], clusters: Sequence
+) -> tuple[dict[str, Interval], dict[str, np.ndarray]]:
     """`rating_cells` and, per statistic, its replicate values (for paired significance tests)."""
     unknown = set(chosen.statistics) - set(RATING_STATISTICS)
     if unknown:
@@ -85,11 +138,16 @@ def rating_cells_with_draws(chosen: Protocol, human: Sequence[float], metric: Se
 
     def statistics(weights: np.ndarray | None) -> list[float]:
         counts = pair_counts(human, metric, weights)
-        values = {"tau_b": lambda: tau_b_from_counts(counts), "tau_c": lambda: tau_c_from_counts(counts),
-                  "pearson": lambda: pearson(human, metric, weights),
-                  "spearman": lambda: spearman(human, metric, weights)}
+        values = {
+            "tau_b": lambda: tau_b_from_counts(counts),
+            "tau_c": lambda: tau_c_from_counts(counts),
+            "pearson": lambda: pearson(human, metric, weights),
+            "spearman": lambda: spearman(human, metric, weights),
+        }
         return [values[name]() for name in chosen.statistics]
 
     intervals, draws = cluster_bootstrap_draws(statistics, clusters, replicates=chosen.replicates, seed=chosen.seed)
-    return (dict(zip(chosen.statistics, intervals, strict=True)),
-            {name: draws[:, index] for index, name in enumerate(chosen.statistics)})
+    return (
+        dict(zip(chosen.statistics, intervals, strict=True)),
+        {name: draws[:, index] for index, name in enumerate(chosen.statistics)},
+    )

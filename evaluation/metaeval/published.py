@@ -1,5 +1,6 @@
 """Published numbers (×100) the platform must reproduce: datasets.md, from the CLIPScore, PAC-S,
 HICE-S and CAMScore papers (pycocoevalcap metrics on the CLIPScore/PAC-S protocols)."""
+
 from __future__ import annotations
 
 # (dataset, metric slug) -> {"tau_b": ..., "tau_c": ...}

@@ -1,5 +1,6 @@
 """Is metric 1 better than metric 2 on these rows? Paired permutation test (PERM-BOTH, Deutsch et
 al. 2021, as mt-metrics-eval runs it) and significance clusters (its AssignRanks rule)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -14,8 +15,16 @@ def _zscore(values: np.ndarray) -> np.ndarray:
     return (values - values.mean()) / spread if spread > 0 else values - values.mean()
 
 
-def permutation_p_value(human: np.ndarray, metric_1: np.ndarray, metric_2: np.ndarray, statistic: Statistic,
-                        *, clusters: Sequence | None = None, draws: int = 1000, seed: int = 4) -> float:
+def permutation_p_value(
+    human: np.ndarray,
+    metric_1: np.ndarray,
+    metric_2: np.ndarray,
+    statistic: Statistic,
+    *,
+    clusters: Sequence | None = None,
+    draws: int = 1000,
+    seed: int = 4,
+) -> float:
     """One-sided p for H0 "metric 2 is at least as good as metric 1": each draw swaps the
     (z-scored) scores of the two metrics with probability 1/2 per cluster (an image: its rows,
     duplicated per annotator, move together; each row alone when no clusters are given);

@@ -1,5 +1,6 @@
 """System-level agreement: rank captioning systems by their mean human and mean metric scores.
 Only meaningful where real systems exist (THumB: 5 systems, so mark the small n)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -25,24 +26,35 @@ class SystemLevel:
         pairs = list(combinations(range(len(self.systems)), 2))
         if not pairs:
             return float("nan")
-        agree = sum(np.sign(self.human[i] - self.human[j]) == np.sign(self.metric[i] - self.metric[j])
-                    for i, j in pairs)
+        agree = sum(
+            np.sign(self.human[i] - self.human[j]) == np.sign(self.metric[i] - self.metric[j]) for i, j in pairs
+        )
         return agree / len(pairs)
 
 
 def system_means(human: Sequence[float], metric: Sequence[float], systems: Sequence[str]) -> SystemLevel:
     human, metric, systems = np.asarray(human, float), np.asarray(metric, float), np.asarray(systems)
     names = sorted(set(systems.tolist()))
-    return SystemLevel(names, np.array([human[systems == s].mean() for s in names]),
-                       np.array([metric[systems == s].mean() for s in names]))
+    return SystemLevel(
+        names,
+        np.array([human[systems == s].mean() for s in names]),
+        np.array([metric[systems == s].mean() for s in names]),
+    )
 
 
 SYSTEM_STATISTICS = ("pearson", "tau_b", "pairwise_agreement")
 MIN_SYSTEMS = 3
 
 
-def system_level_intervals(human: Sequence[float], metric: Sequence[float], systems: Sequence[str],
-                           clusters: Sequence, *, replicates: int, seed: int) -> dict[str, Interval]:
+def system_level_intervals(
+    human: Sequence[float],
+    metric: Sequence[float],
+    systems: Sequence[str],
+    clusters: Sequence,
+    *,
+    replicates: int,
+    seed: int,
+) -> dict[str, Interval]:
     """System-level Pearson, Kendall τ-b and pairwise agreement of per-system means, with 95%
     intervals from resampling items (clusters): a replicate re-weights rows, so each system's mean
     is recomputed from the items drawn. NaN metric rows (failures) are left out."""
@@ -62,8 +74,9 @@ def system_level_intervals(human: Sequence[float], metric: Sequence[float], syst
         totals = np.bincount(index, weights=w, minlength=len(names))
         if (totals == 0).any():
             return [np.nan] * len(SYSTEM_STATISTICS)  # a system lost every item in this draw
-        level = SystemLevel(list(names), np.bincount(index, weights=w * human) / totals,
-                            np.bincount(index, weights=w * metric) / totals)
+        level = SystemLevel(
+            list(names), np.bincount(index, weights=w * human) / totals, np.bincount(index, weights=w * metric) / totals
+        )
         return [level.correlation(pearson), level.correlation(kendall_tau_b), level.pairwise_agreement()]
 
     intervals = cluster_bootstrap(statistics, clusters, replicates=replicates, seed=seed)

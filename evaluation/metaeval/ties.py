@@ -1,6 +1,7 @@
 """acc_eq (pairwise accuracy with ties, Deutsch, Foster & Freitag 2023) and its tie calibration,
 item-wise: pairs are formed inside each group (e.g. the captions of one image) and the group
 accuracies are averaged. A metric pair with |Δ| <= epsilon counts as a metric tie."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,10 +12,10 @@ import numpy as np
 
 @dataclass(frozen=True)
 class GroupPairs:
-    gap: np.ndarray          # |Δ metric| per pair
-    human_tie: np.ndarray    # Δ human == 0
-    same_sign: np.ndarray    # sign(Δ human) == sign(Δ metric) for untied pairs
-    weight: np.ndarray       # 1 / (groups · pairs in the group): group-averaged accuracy
+    gap: np.ndarray  # |Δ metric| per pair
+    human_tie: np.ndarray  # Δ human == 0
+    same_sign: np.ndarray  # sign(Δ human) == sign(Δ metric) for untied pairs
+    weight: np.ndarray  # 1 / (groups · pairs in the group): group-averaged accuracy
 
 
 def group_pairs(human: Sequence[float], metric: Sequence[float], groups: Sequence) -> GroupPairs:

@@ -1,4 +1,5 @@
 """The metric registry and every metric family."""
+
 from evaluation.metrics import embedding, graph, judges, ngram, vision  # noqa: F401  (registers the metric families)
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.plugins import load_plugins

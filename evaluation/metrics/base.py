@@ -1,5 +1,6 @@
 """What every metric is: a class with declared needs, direction and version that turns a corpus of
 rows into per-row scores plus the corpus aggregate the reference reports."""
+
 from __future__ import annotations
 
 import hashlib
@@ -101,4 +102,3 @@ class Metric(ABC):
         reference aggregates otherwise (then from `statistics`). NaN scores (failures) are left out."""
         kept = [value for value in scores if value is not None and not math.isnan(value)]
         return sum(kept) / len(kept) if kept else None
-

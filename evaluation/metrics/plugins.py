@@ -1,6 +1,7 @@
 """Metrics from outside the library: `CAPBENCH_METRIC_PLUGINS=package.module,other.module` names
 modules whose import registers more metrics (`@register("my_metric")`), in every process that
 loads the registry (web, planner and workers alike)."""
+
 from __future__ import annotations
 
 import importlib

@@ -1,4 +1,5 @@
 """Metrics by slug. `@register` on a class makes `get(slug)` return an instance of it."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -17,6 +18,7 @@ _INSTANCES: dict[str, Metric] = {}
 
 def register(slug: str, factory: Callable[[], Metric] | None = None):
     """`@register("rouge_l")` on a Metric class, or `register("bleu_4", lambda: Bleu(4))`."""
+
     def add(target: Callable[[], Metric]) -> Callable[[], Metric]:
         if slug in _FACTORIES:
             raise ValueError(f"metric {slug!r} is registered twice")

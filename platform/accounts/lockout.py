@@ -8,6 +8,7 @@ Two layers (docs/security.md):
   refused until AXES_COOLOFF_TIME has passed since the last failure.
 Both answer 429 with `Retry-After` and the time in words.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -23,8 +24,10 @@ from capbench import limits
 
 def attempt_refusal(request: HttpRequest, username: str) -> HttpResponse | None:
     """Count one sign-in attempt for the address and the account; the 429 if either is over."""
-    for scope, identity in (("login_address", f"address:{limits.client_address(request)}"),
-                            ("login_account", f"account:{limits.account_identity(username)}")):
+    for scope, identity in (
+        ("login_address", f"address:{limits.client_address(request)}"),
+        ("login_account", f"account:{limits.account_identity(username)}"),
+    ):
         decision = limits.hit(scope, identity)
         if not decision.allowed:
             return limits.too_many(request, decision, "sign-in attempts for this account or from this address")
@@ -58,14 +61,16 @@ def seconds_locked(request: HttpRequest, username: str) -> int:
     cool_off = get_cool_off(request)
     address = limits.client_address(request)
     latest = AccessAttempt.objects.filter(Q(ip_address=address) | Q(username=username)).aggregate(
-        latest=Max("attempt_time"))["latest"]
+        latest=Max("attempt_time")
+    )["latest"]
     if cool_off is None or latest is None:
         return int(cool_off.total_seconds()) if cool_off else 60
     return max(1, int((latest + cool_off - timezone.now()).total_seconds()) + 1)
 
 
-def lockout_response(request: HttpRequest, original_response: HttpResponse | None = None,
-                     credentials: dict | None = None) -> HttpResponse:
+def lockout_response(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: dict | None = None
+) -> HttpResponse:
     """Axes' answer to a locked-out sign-in (AXES_LOCKOUT_CALLABLE)."""
     username = get_client_username(request, credentials) or ""
     decision = limits.Decision(False, retry_after=seconds_locked(request, username))

@@ -1,4 +1,5 @@
 """Sign-up, sign-in (Django's view behind the attempt limits) and the API token's rotation."""
+
 from __future__ import annotations
 
 from django.contrib.auth import login
@@ -23,8 +24,9 @@ login_view = never_cache(limited_login(auth_views.LoginView.as_view(template_nam
 def safe_next(request: HttpRequest, fallback: str) -> str:
     """`?next=` when it points into this site (a path, or this host over the same scheme), else the fallback."""
     target = request.POST.get("next") or request.GET.get("next") or ""
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                                  require_https=request.is_secure()):
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return target
     return fallback
 

@@ -1,4 +1,5 @@
 """Pagination whose parameters are bounded: no client value reaches the database unchecked."""
+
 from __future__ import annotations
 
 from rest_framework.exceptions import NotFound, ValidationError

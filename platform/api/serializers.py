@@ -1,4 +1,5 @@
 """What the API returns and accepts."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -13,8 +14,20 @@ from submissions.services import NAME_MAX_CHARS, URL_MAX_CHARS
 class DatasetSerializer(serializers.ModelSerializer):
     class Meta:
         model = Dataset
-        fields = ["slug", "title", "description", "modality", "kind", "dimensions", "rating_scale", "citation",
-                  "licence", "url", "protocol_version", "protocol_notes"]
+        fields = [
+            "slug",
+            "title",
+            "description",
+            "modality",
+            "kind",
+            "dimensions",
+            "rating_scale",
+            "citation",
+            "licence",
+            "url",
+            "protocol_version",
+            "protocol_notes",
+        ]
 
 
 class ItemSerializer(serializers.ModelSerializer):
@@ -43,8 +56,22 @@ class MetricSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Metric
-        fields = ["slug", "name", "family", "higher_is_better", "needs", "queue", "version", "config_hash", "config",
-                  "available", "unavailable_reason", "citation", "description", "notes"]
+        fields = [
+            "slug",
+            "name",
+            "family",
+            "higher_is_better",
+            "needs",
+            "queue",
+            "version",
+            "config_hash",
+            "config",
+            "available",
+            "unavailable_reason",
+            "citation",
+            "description",
+            "notes",
+        ]
 
 
 class ScoreSerializer(serializers.ModelSerializer):
@@ -57,8 +84,18 @@ class ScoreSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Score
-        fields = ["id", "caption_id", "item", "system", "caption", "metric", "metric_version", "value", "error",
-                  "detail"]
+        fields = [
+            "id",
+            "caption_id",
+            "item",
+            "system",
+            "caption",
+            "metric",
+            "metric_version",
+            "value",
+            "error",
+            "detail",
+        ]
 
 
 class CorrelationSerializer(serializers.ModelSerializer):
@@ -68,8 +105,22 @@ class CorrelationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CorrelationResult
-        fields = ["metric", "metric_version", "dataset", "dimension", "statistic", "level", "protocol", "value",
-                  "low", "high", "n", "left_out", "tie_rate", "computed_at"]
+        fields = [
+            "metric",
+            "metric_version",
+            "dataset",
+            "dimension",
+            "statistic",
+            "level",
+            "protocol",
+            "value",
+            "low",
+            "high",
+            "n",
+            "left_out",
+            "tie_rate",
+            "computed_at",
+        ]
 
 
 class SubmissionSerializer(serializers.ModelSerializer):
@@ -79,9 +130,26 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Submission
-        fields = ["id", "dataset", "system", "owner", "method_name", "description", "paper_url", "code_url",
-                  "metrics", "file_name", "file_format", "caption_count", "status", "is_public", "error",
-                  "created_at", "started_at", "finished_at"]
+        fields = [
+            "id",
+            "dataset",
+            "system",
+            "owner",
+            "method_name",
+            "description",
+            "paper_url",
+            "code_url",
+            "metrics",
+            "file_name",
+            "file_format",
+            "caption_count",
+            "status",
+            "is_public",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
         read_only_fields = fields
 
 
@@ -89,12 +157,14 @@ class SubmissionCreateSerializer(serializers.Serializer):
     dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.visible_to(None))
     results = serializers.FileField()
     method_name = serializers.CharField(max_length=NAME_MAX_CHARS)
-    description = serializers.CharField(required=False, allow_blank=True, default="",
-                                        max_length=settings.CAPBENCH_DESCRIPTION_MAX_CHARS)
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=settings.CAPBENCH_DESCRIPTION_MAX_CHARS
+    )
     paper_url = serializers.URLField(required=False, allow_blank=True, default="", max_length=URL_MAX_CHARS)
     code_url = serializers.URLField(required=False, allow_blank=True, default="", max_length=URL_MAX_CHARS)
-    metrics = serializers.ListField(child=serializers.SlugField(max_length=60), required=False, default=list,
-                                    max_length=100)
+    metrics = serializers.ListField(
+        child=serializers.SlugField(max_length=60), required=False, default=list, max_length=100
+    )
     is_public = serializers.BooleanField(required=False, default=False)
 
 
@@ -102,7 +172,9 @@ class DatasetNamesSerializer(serializers.Serializer):
     """The optional slug and title staff give with a dataset upload (else the file's own), checked
     before the import: a slug the URLs can route, lengths the columns hold, no NUL."""
 
-    slug = serializers.SlugField(max_length=Dataset._meta.get_field("slug").max_length, required=False,
-                                 allow_blank=True)
-    title = serializers.CharField(max_length=Dataset._meta.get_field("title").max_length, required=False,
-                                  allow_blank=True)
+    slug = serializers.SlugField(
+        max_length=Dataset._meta.get_field("slug").max_length, required=False, allow_blank=True
+    )
+    title = serializers.CharField(
+        max_length=Dataset._meta.get_field("title").max_length, required=False, allow_blank=True
+    )

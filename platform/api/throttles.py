@@ -1,5 +1,6 @@
 """DRF throttles on capbench.limits' atomic Redis counters (DRF's own read-then-write throttles let
 parallel clients through; these do not). DRF answers a refusal with 429 and `Retry-After`."""
+
 from __future__ import annotations
 
 from rest_framework.throttling import BaseThrottle

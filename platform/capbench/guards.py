@@ -1,4 +1,5 @@
 """Checks every request passes before any view (or Django itself) reads its body or parameters."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

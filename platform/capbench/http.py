@@ -1,4 +1,5 @@
 """Request types for the type checker."""
+
 from __future__ import annotations
 
 from django.contrib.auth.models import User

@@ -11,6 +11,7 @@ Rates live in settings.CAPBENCH_RATES (each from a `CAPBENCH_RATE_*` variable; d
 lists them). If Redis cannot be reached the request is admitted and the failure logged: the site
 stays up, and the broker outage is loud elsewhere.
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,18 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 log = logging.getLogger(__name__)
-UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600,
-         "d": 86400, "day": 86400}
+UNITS = {
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "h": 3600,
+    "hour": 3600,
+    "d": 86400,
+    "day": 86400,
+}
 RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([a-z]+?)s?\s*$")
 
 
@@ -40,7 +51,7 @@ class Rate:
 
     @classmethod
     def parse(cls, text: str) -> Rate:
-        """"20/hour", "600/min", "5/15min" (five per fifteen minutes), "3/day"."""
+        """ "20/hour", "600/min", "5/15min" (five per fifteen minutes), "3/day"."""
         match = RATE.match(text.lower())
         if not match or match.group(3) not in UNITS:
             raise ValueError(f"rate {text!r}: expected N/UNIT or N/KUNIT with UNIT one of s, min, hour, day")
@@ -92,8 +103,12 @@ def hit(scope: str, identity: str) -> Decision:
         closed = scope in FAIL_CLOSED
         if time.monotonic() - _last_outage_log[0] > 60:  # once a minute, not once a request
             _last_outage_log[0] = time.monotonic()
-            log.error("rate limits cannot be checked (Redis: %s): %s requests are %s", error, scope,
-                      "refused" if closed else "admitted")
+            log.error(
+                "rate limits cannot be checked (Redis: %s): %s requests are %s",
+                error,
+                scope,
+                "refused" if closed else "admitted",
+            )
         return Decision(False, retry_after=UNAVAILABLE_RETRY, unavailable=True) if closed else Decision(True)
     allowed = count <= rate.count
     return Decision(allowed, count, rate.count, 0 if allowed else max(1, int(ttl if ttl > 0 else rate.seconds)))

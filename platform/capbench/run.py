@@ -5,6 +5,7 @@ Services (embedded unless DATABASE_URL / REDIS_URL are set) → migrate → the 
 worker and the web server. Everything started here is stopped on SIGINT/SIGTERM, or when either
 child exits on its own.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,9 @@ def main(argv: list[str]) -> int:
     with embedded.services(state_dir) as urls:
         env = _child_env(urls, state_dir)
         _manage(env, "migrate", "--noinput", "-v", "0")
-        _manage(env, "datasets", "import", "flickr8k-expert", str(DEMO_DATASET), "--slug", DEMO_SLUG,
-                "--title", DEMO_TITLE)
+        _manage(
+            env, "datasets", "import", "flickr8k-expert", str(DEMO_DATASET), "--slug", DEMO_SLUG, "--title", DEMO_TITLE
+        )
         # The demo's candidate captions scored by every metric (planned once; queued for the worker).
         _manage(env, "scoring", "score-dataset", DEMO_SLUG)
         _admin_ensure(env, state_dir)
@@ -57,8 +59,11 @@ def main(argv: list[str]) -> int:
             _stop_children(children)
     if exited and not stop["requested"]:
         # e.g. the port is taken: say which part gave up instead of ending quietly
-        logger.error("the %s exited on its own (code %s); everything else was stopped",
-                     exited[0], children[CHILD_NAMES.index(exited[0])].returncode)
+        logger.error(
+            "the %s exited on its own (code %s); everything else was stopped",
+            exited[0],
+            children[CHILD_NAMES.index(exited[0])].returncode,
+        )
         return 1
     return 0
 
@@ -82,8 +87,12 @@ def _stop_on_signals() -> dict[str, bool]:
 
 
 def _child_env(urls: dict[str, str], state_dir: Path) -> dict[str, str]:
-    return {**os.environ, **urls, "DJANGO_SETTINGS_MODULE": "capbench.settings.local",
-            "CAPBENCH_STATE_DIR": str(state_dir)}
+    return {
+        **os.environ,
+        **urls,
+        "DJANGO_SETTINGS_MODULE": "capbench.settings.local",
+        "CAPBENCH_STATE_DIR": str(state_dir),
+    }
 
 
 def _manage(env: dict[str, str], *command: str) -> None:
@@ -95,8 +104,15 @@ def _admin_ensure(env: dict[str, str], state_dir: Path) -> None:
     password_file = state_dir / "admin-password.txt"
     if not password_file.exists():
         password = secrets.token_urlsafe(12)
-        _manage({**env, "DJANGO_SUPERUSER_PASSWORD": password}, "createsuperuser", "--noinput",
-                "--username", "admin", "--email", "admin@localhost")
+        _manage(
+            {**env, "DJANGO_SUPERUSER_PASSWORD": password},
+            "createsuperuser",
+            "--noinput",
+            "--username",
+            "admin",
+            "--email",
+            "admin@localhost",
+        )
         password_file.write_text(password + "\n")
         password_file.chmod(0o600)
     logger.info("admin login: admin / %s (from %s)", password_file.read_text().strip(), password_file)
@@ -106,17 +122,37 @@ def _start_children(env: dict[str, str], host: str, port: int, state_dir: Path) 
     prefix = env.get("CAPBENCH_QUEUE_PREFIX", "")
     # --beat runs the periodic reaper inside this single worker.
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "capbench", "worker", "--loglevel", "INFO",
-         "--queues", ",".join(prefix + kind for kind in ("cpu", "gpu", "api")), "--concurrency", "2",
-         "--hostname", "capbench-run@%h", "--beat", "--schedule", str(state_dir / "celerybeat-schedule")],
-        env=env, cwd=ROOT)
-    web = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runserver", f"{host}:{port}", "--noreload"],
-                           env=env, cwd=ROOT)
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "capbench",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--queues",
+            ",".join(prefix + kind for kind in ("cpu", "gpu", "api")),
+            "--concurrency",
+            "2",
+            "--hostname",
+            "capbench-run@%h",
+            "--beat",
+            "--schedule",
+            str(state_dir / "celerybeat-schedule"),
+        ],
+        env=env,
+        cwd=ROOT,
+    )
+    web = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "runserver", f"{host}:{port}", "--noreload"], env=env, cwd=ROOT
+    )
     return [worker, web]
 
 
-def _ready_wait(broker_url: str, home_url: str, children: list[subprocess.Popen],
-                stop: dict[str, bool], seconds: float = 180) -> None:
+def _ready_wait(
+    broker_url: str, home_url: str, children: list[subprocess.Popen], stop: dict[str, bool], seconds: float = 180
+) -> None:
     """Return once the worker has answered a ping task and the web server its home page."""
     from celery import Celery
 

@@ -6,6 +6,7 @@ become a live link or command on a reader's machine. Every text cell a download 
 `spreadsheet_cell`, which puts a single quote before such a text; numbers are written as numbers (a
 negative score stays a number).
 """
+
 from __future__ import annotations
 
 import csv

@@ -2,6 +2,7 @@
 
 Nothing under MEDIA_ROOT is served by path: submitted files are private, and a dataset's pictures
 are served by id through catalog's media_file view, which checks the dataset's visibility."""
+
 from django.contrib import admin
 from django.urls import include, path
 

@@ -1,4 +1,5 @@
 """Django admin for every catalog model."""
+
 from django.contrib import admin
 
 from catalog.models import Caption, Dataset, ImportRecord, Item, Judgment, Media, PairJudgment, System

@@ -1,4 +1,5 @@
 """Benchmark content: datasets, their media, items, candidate captions and human judgments."""
+
 from __future__ import annotations
 
 from django.db import models
@@ -95,9 +96,7 @@ class Media(models.Model):
     attached_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["dataset", "name"], name="media_unique_name_per_dataset")
-        ]
+        constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="media_unique_name_per_dataset")]
         ordering = ["dataset", "name"]
         verbose_name_plural = "media"
 
@@ -114,17 +113,13 @@ class Item(models.Model):
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="items")
     external_id = models.CharField(max_length=300)
-    media = models.ForeignKey(
-        Media, on_delete=models.SET_NULL, null=True, blank=True, related_name="items"
-    )
+    media = models.ForeignKey(Media, on_delete=models.SET_NULL, null=True, blank=True, related_name="items")
     references = models.JSONField(default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["dataset", "external_id"], name="item_unique_external_id_per_dataset"
-            )
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="item_unique_external_id_per_dataset")
         ]
         ordering = ["id"]
 
@@ -152,9 +147,7 @@ class System(models.Model):
     objects = SystemQuerySet.as_manager()
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["dataset", "slug"], name="system_unique_slug_per_dataset")
-        ]
+        constraints = [models.UniqueConstraint(fields=["dataset", "slug"], name="system_unique_slug_per_dataset")]
         ordering = ["dataset", "slug"]
 
     def __str__(self) -> str:
@@ -175,9 +168,7 @@ class Caption(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["item", "system", "external_id"], name="caption_unique_per_item_system"
-            )
+            models.UniqueConstraint(fields=["item", "system", "external_id"], name="caption_unique_per_item_system")
         ]
         ordering = ["id"]
 
@@ -198,9 +189,7 @@ class Judgment(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["caption", "dimension", "annotator"], name="judgment_unique_per_annotator"
-            )
+            models.UniqueConstraint(fields=["caption", "dimension", "annotator"], name="judgment_unique_per_annotator")
         ]
         ordering = ["id"]
 
@@ -231,9 +220,7 @@ class PairJudgment(models.Model):
     )
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["dataset", "external_id"], name="pair_unique_per_dataset")
-        ]
+        constraints = [models.UniqueConstraint(fields=["dataset", "external_id"], name="pair_unique_per_dataset")]
         ordering = ["id"]
 
     def __str__(self) -> str:

@@ -1,4 +1,5 @@
 """Reads of catalog content for pages and commands."""
+
 from __future__ import annotations
 
 from django.db.models import Count, Prefetch, Q, QuerySet
@@ -9,17 +10,23 @@ from catalog.visibility import visible_q
 
 def dataset_list_public(*, viewer=None) -> QuerySet[Dataset]:
     """Public datasets with their item count and the number of systems `viewer` may see."""
-    return Dataset.objects.visible_to(viewer).annotate(
-        item_count=Count("items", distinct=True),
-        system_count=Count("systems", distinct=True, filter=visible_q(viewer, to_system="systems__")),
-    ).order_by("title")
+    return (
+        Dataset.objects.visible_to(viewer)
+        .annotate(
+            item_count=Count("items", distinct=True),
+            system_count=Count("systems", distinct=True, filter=visible_q(viewer, to_system="systems__")),
+        )
+        .order_by("title")
+    )
 
 
 def dataset_counts(*, dataset: Dataset, viewer=None) -> dict[str, int]:
     """What the dataset page counts; captions and systems only as far as `viewer` may see them."""
     media = Media.objects.filter(dataset=dataset).aggregate(
-        declared=Count("id"), available=Count("id", filter=~Q(stored_path="")),
-        with_checksum=Count("id", filter=~Q(expected_md5="")))
+        declared=Count("id"),
+        available=Count("id", filter=~Q(stored_path="")),
+        with_checksum=Count("id", filter=~Q(expected_md5="")),
+    )
     return {
         "items": Item.objects.filter(dataset=dataset).count(),
         "captions": Caption.objects.visible_to(viewer).filter(item__dataset=dataset).count(),
@@ -38,8 +45,12 @@ def visible_captions(viewer) -> Prefetch:
 
 
 def dataset_items_sample(*, dataset: Dataset, viewer=None, limit: int = 10) -> QuerySet[Item]:
-    return (Item.objects.filter(dataset=dataset).select_related("media")
-            .prefetch_related(visible_captions(viewer), "captions__judgments").order_by("id")[:limit])
+    return (
+        Item.objects.filter(dataset=dataset)
+        .select_related("media")
+        .prefetch_related(visible_captions(viewer), "captions__judgments")
+        .order_by("id")[:limit]
+    )
 
 
 def dataset_items_page(*, dataset: Dataset, query: str = "", viewer=None) -> QuerySet[Item]:
@@ -48,7 +59,9 @@ def dataset_items_page(*, dataset: Dataset, query: str = "", viewer=None) -> Que
     items = Item.objects.filter(dataset=dataset)
     if query:
         matching = Caption.objects.visible_to(viewer).filter(item__dataset=dataset, text__icontains=query)
-        items = items.filter(Q(external_id__icontains=query) | Q(references__icontains=query)
-                             | Q(pk__in=matching.values("item_id")))
-    return (items.select_related("media")
-            .prefetch_related(visible_captions(viewer), "captions__judgments").order_by("id"))
+        items = items.filter(
+            Q(external_id__icontains=query) | Q(references__icontains=query) | Q(pk__in=matching.values("item_id"))
+        )
+    return (
+        items.select_related("media").prefetch_related(visible_captions(viewer), "captions__judgments").order_by("id")
+    )

@@ -1,4 +1,5 @@
 """Catalog pages (thin: selectors do the reading)."""
+
 import io
 from pathlib import Path
 
@@ -18,24 +19,31 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "catalog/dataset_list.html",
-                  {"datasets": selectors.dataset_list_public(viewer=request.user)})
+    return render(
+        request, "catalog/dataset_list.html", {"datasets": selectors.dataset_list_public(viewer=request.user)}
+    )
 
 
 def dataset_detail(request: HttpRequest, slug: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
-    return render(request, "catalog/dataset_detail.html", {
-        "dataset": dataset,
-        "counts": selectors.dataset_counts(dataset=dataset, viewer=request.user),
-        "items": selectors.dataset_items_sample(dataset=dataset, viewer=request.user),
-        "last_import": dataset.imports.first(),
-    })
+    return render(
+        request,
+        "catalog/dataset_detail.html",
+        {
+            "dataset": dataset,
+            "counts": selectors.dataset_counts(dataset=dataset, viewer=request.user),
+            "items": selectors.dataset_items_sample(dataset=dataset, viewer=request.user),
+            "last_import": dataset.imports.first(),
+        },
+    )
 
 
 def item_browser(request: HttpRequest, slug: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
     query = request.GET.get("q", "").strip()
-    page = Paginator(selectors.dataset_items_page(dataset=dataset, query=query, viewer=request.user), 20).get_page(request.GET.get("page"))
+    page = Paginator(selectors.dataset_items_page(dataset=dataset, query=query, viewer=request.user), 20).get_page(
+        request.GET.get("page")
+    )
     return render(request, "catalog/item_browser.html", {"dataset": dataset, "page": page, "query": query})
 
 

@@ -13,6 +13,7 @@ is written once, here, as a Q over a path to the submission, so each model appli
 own relation (`system__submission__…` for a caption). Catalog names the submission fields by string
 and never imports the submissions app.
 """
+
 from __future__ import annotations
 
 from django.db.models import Q

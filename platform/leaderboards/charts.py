@@ -1,4 +1,5 @@
 """Plotly figures (as JSON for plotly.js, served locally) for a metric on one dataset."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,10 +14,17 @@ LAYOUT = {"margin": {"l": 60, "r": 20, "t": 40, "b": 50}, "height": 360, "templa
 def scatter(data: MetricOnDataset) -> str:
     rng = np.random.default_rng(0)  # jitter the discrete human ratings so overlapping points show
     jitter = rng.uniform(-0.15, 0.15, len(data.human))
-    figure = go.Figure(go.Scattergl(x=data.human + jitter, y=data.metric, mode="markers",
-                                    marker={"size": 4, "opacity": 0.35}, name="captions"))
-    figure.update_layout(title=f"{data.metric_name} against the human rating", xaxis_title="human rating (jittered)",
-                         yaxis_title=data.metric_name, **LAYOUT)
+    figure = go.Figure(
+        go.Scattergl(
+            x=data.human + jitter, y=data.metric, mode="markers", marker={"size": 4, "opacity": 0.35}, name="captions"
+        )
+    )
+    figure.update_layout(
+        title=f"{data.metric_name} against the human rating",
+        xaxis_title="human rating (jittered)",
+        yaxis_title=data.metric_name,
+        **LAYOUT,
+    )
     return figure.to_json()
 
 
@@ -30,27 +38,56 @@ def heatmap(data: MetricOnDataset) -> str:
         counts[row] = np.bincount(bins[data.human == rating], minlength=counts.shape[1])[: counts.shape[1]]
     shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
     labels = [f"{edges[i]:.3g}–{edges[i + 1]:.3g}" for i in range(len(edges) - 1)] or ["all"]
-    figure = go.Figure(go.Heatmap(z=shares.tolist(), x=labels, y=[f"{r:g}" for r in ratings], colorscale="Blues",
-                                  zmin=0, zmax=1, colorbar={"title": "share"}))
-    figure.update_layout(title="Metric score bins per human rating (each row sums to 1)",
-                         xaxis_title=f"{data.metric_name} (decile bins)", yaxis_title="human rating", **LAYOUT)
+    figure = go.Figure(
+        go.Heatmap(
+            z=shares.tolist(),
+            x=labels,
+            y=[f"{r:g}" for r in ratings],
+            colorscale="Blues",
+            zmin=0,
+            zmax=1,
+            colorbar={"title": "share"},
+        )
+    )
+    figure.update_layout(
+        title="Metric score bins per human rating (each row sums to 1)",
+        xaxis_title=f"{data.metric_name} (decile bins)",
+        yaxis_title="human rating",
+        **LAYOUT,
+    )
     return figure.to_json()
 
 
 def distribution(data: MetricOnDataset) -> str:
     figure = go.Figure(go.Histogram(x=data.all_scores, nbinsx=40))
-    figure.update_layout(title=f"Distribution of {data.metric_name} over the dataset's captions",
-                         xaxis_title=data.metric_name, yaxis_title="captions", **LAYOUT)
+    figure.update_layout(
+        title=f"Distribution of {data.metric_name} over the dataset's captions",
+        xaxis_title=data.metric_name,
+        yaxis_title="captions",
+        **LAYOUT,
+    )
     return figure.to_json()
 
 
 def category_bars(categories: list[tuple[str, float, float, float]], metric_name: str) -> str:
     names = [name for name, *_ in categories]
     values = [100 * value for _, value, _, _ in categories]
-    figure = go.Figure(go.Bar(x=names, y=values, error_y={
-        "type": "data", "symmetric": False,
-        "array": [100 * (high - value) for _, value, _, high in categories],
-        "arrayminus": [100 * (value - low) for _, value, low, _ in categories]}))
-    figure.update_layout(title=f"{metric_name}: pairwise accuracy by category (95% intervals)",
-                         yaxis_title="accuracy %", yaxis_range=[0, 100], **LAYOUT)
+    figure = go.Figure(
+        go.Bar(
+            x=names,
+            y=values,
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [100 * (high - value) for _, value, _, high in categories],
+                "arrayminus": [100 * (value - low) for _, value, low, _ in categories],
+            },
+        )
+    )
+    figure.update_layout(
+        title=f"{metric_name}: pairwise accuracy by category (95% intervals)",
+        yaxis_title="accuracy %",
+        yaxis_range=[0, 100],
+        **LAYOUT,
+    )
     return figure.to_json()

@@ -1,4 +1,5 @@
 """The boards' metric columns: one per registered metric (read by the snapshots and the selectors)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,6 +23,9 @@ class Column:
 
 
 def metric_columns() -> list[Column]:
-    return [Column(m.slug, m.name, m.higher_is_better, m.family, m.description, m.citation,
-                   "references" not in (m.needs or []))
-            for m in Metric.objects.filter(is_registered=True).order_by("family", "slug")]
+    return [
+        Column(
+            m.slug, m.name, m.higher_is_better, m.family, m.description, m.citation, "references" not in (m.needs or [])
+        )
+        for m in Metric.objects.filter(is_registered=True).order_by("family", "slug")
+    ]

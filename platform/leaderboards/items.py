@@ -1,6 +1,7 @@
 """One item as a metric researcher reads it: the picture, the references, every candidate with its
 human judgments and its scores under the current metric versions, and what the metrics wrote about
 it (a judge's reasoning and score distribution, VisCE²'s visual context of the image)."""
+
 from __future__ import annotations
 
 import json
@@ -23,9 +24,9 @@ class Reading:
     error: str
     reasoning: str = ""
     detail_text: str = ""
-    generated_image: str = ""     # the key of the picture a cycle metric generated from the caption
-    phrases: list = field(default_factory=list)   # HICE-S: each phrase's correctness
-    regions: list = field(default_factory=list)   # HICE-S: each region's completeness and box
+    generated_image: str = ""  # the key of the picture a cycle metric generated from the caption
+    phrases: list = field(default_factory=list)  # HICE-S: each phrase's correctness
+    regions: list = field(default_factory=list)  # HICE-S: each region's completeness and box
 
     @property
     def wrote(self) -> bool:
@@ -38,7 +39,7 @@ class Candidate:
     caption: Caption
     judgments: list[Judgment]
     readings: list[Reading] = field(default_factory=list)
-    cells: list[Reading | None] = field(default_factory=list)   # one per column of the page's score table
+    cells: list[Reading | None] = field(default_factory=list)  # one per column of the page's score table
 
     @property
     def written(self) -> list[Reading]:
@@ -49,9 +50,9 @@ class Candidate:
 class ItemPage:
     item: Item
     candidates: list[Candidate]
-    visual_context: str = ""      # VisCE² step 1 for this image (the same for every candidate)
+    visual_context: str = ""  # VisCE² step 1 for this image (the same for every candidate)
     visual_context_model: str = ""
-    columns: list[tuple[str, str]] = field(default_factory=list)   # (slug, name) of every metric with a score
+    columns: list[tuple[str, str]] = field(default_factory=list)  # (slug, name) of every metric with a score
 
     @property
     def written(self) -> bool:
@@ -59,13 +60,20 @@ class ItemPage:
 
 
 def item_page(*, item: Item, viewer=None) -> ItemPage:
-    captions = (Caption.objects.visible_to(viewer).filter(item=item).select_related("system")
-                .prefetch_related(Prefetch("judgments", queryset=Judgment.objects.order_by("dimension", "id")))
-                .order_by("system__name", "id"))
+    captions = (
+        Caption.objects.visible_to(viewer)
+        .filter(item=item)
+        .select_related("system")
+        .prefetch_related(Prefetch("judgments", queryset=Judgment.objects.order_by("dimension", "id")))
+        .order_by("system__name", "id")
+    )
     candidates = {caption.pk: Candidate(caption, list(caption.judgments.all())) for caption in captions}
     page = ItemPage(item, list(candidates.values()))
-    scores = (Score.objects.filter(caption__in=list(candidates), metric_version=F("metric_version__metric__current_version"))
-              .select_related("metric_version__metric").order_by("metric_version__metric__slug"))
+    scores = (
+        Score.objects.filter(caption__in=list(candidates), metric_version=F("metric_version__metric__current_version"))
+        .select_related("metric_version__metric")
+        .order_by("metric_version__metric__slug")
+    )
     for score in scores:
         detail = dict(score.detail or {})
         context = detail.pop("visual_context", "")
@@ -75,10 +83,19 @@ def item_page(*, item: Item, viewer=None) -> ItemPage:
         phrases, regions = detail.pop("phrases", []), detail.pop("regions", [])
         shown = {key: value for key, value in detail.items() if key not in HOISTED and key != "error"}
         metric = score.metric_version.metric
-        candidates[score.caption_id].readings.append(Reading(
-            metric.slug, metric.name, score.value, score.error, reasoning,
-            json.dumps(shown, indent=1, ensure_ascii=False, sort_keys=True) if shown else "",
-            detail.get(PICTURE, ""), phrases, regions))
+        candidates[score.caption_id].readings.append(
+            Reading(
+                metric.slug,
+                metric.name,
+                score.value,
+                score.error,
+                reasoning,
+                json.dumps(shown, indent=1, ensure_ascii=False, sort_keys=True) if shown else "",
+                detail.get(PICTURE, ""),
+                phrases,
+                regions,
+            )
+        )
     page.columns = sorted({(r.slug, r.name) for c in page.candidates for r in c.readings}, key=lambda c: c[1].lower())
     for candidate in page.candidates:
         by_slug = {reading.slug: reading for reading in candidate.readings}

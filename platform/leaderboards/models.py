@@ -1,4 +1,5 @@
 """Precomputed boards."""
+
 from django.db import models
 
 from catalog.models import Dataset

@@ -1,5 +1,6 @@
 """The captioner board's rows as HTML, built in Python: 200 systems × 40 metrics are 8,000 cells,
 which Django's template engine renders ten times slower. Every piece of user text is escaped."""
+
 from __future__ import annotations
 
 from django.utils.html import escape
@@ -33,6 +34,8 @@ def board_rows_html(columns: list[Column], rows: list[BoardRow], sort: str | Non
             note = f' title="{escape(cell.note)}"' if cell.note else ""
             if cell.state == "value" and cell.low is not None:
                 note = f' title="95% interval [{metric_value(cell.low)}, {metric_value(cell.high)}]"'
-            cells.append(f'<td class="num state-{cell.state}" data-metric="{escape(column.slug)}"{note}>{escape(text)}</td>')
+            cells.append(
+                f'<td class="num state-{cell.state}" data-metric="{escape(column.slug)}"{note}>{escape(text)}</td>'
+            )
         parts.append(f'<tr><td class="num">{rank if rank is not None else ""}</td><td>{name}</td>{"".join(cells)}</tr>')
     return mark_safe("\n".join(parts))  # noqa: S308  (every interpolated value above is escaped)

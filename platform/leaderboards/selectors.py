@@ -1,5 +1,6 @@
 """The boards as plain tables: captioner boards (systems × metrics) and the meta-evaluation board
 (metrics × datasets), with sorting in which missing and failed values always come last."""
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,7 @@ class Cell:
     state: str = "missing"  # value | missing | queued | running | failed | unavailable
     note: str = ""
     rank: int | None = None
-    low: float | None = None   # 95% interval where defined (metrics whose number is a mean)
+    low: float | None = None  # 95% interval where defined (metrics whose number is a mean)
     high: float | None = None
 
     @property
@@ -64,8 +65,9 @@ def captioner_board_query(dataset: Dataset, params, *, viewer=None) -> tuple[lis
     return captioner_board(dataset, sort=params.get("sort"), descending=descending, viewer=viewer)
 
 
-def captioner_board(dataset: Dataset, *, sort: str | None = None, descending: bool | None = None,
-                    viewer=None) -> tuple[list[Column], list[BoardRow]]:
+def captioner_board(
+    dataset: Dataset, *, sort: str | None = None, descending: bool | None = None, viewer=None
+) -> tuple[list[Column], list[BoardRow]]:
     """The board from the dataset's precomputed snapshot, keeping the systems `viewer` may see
     (catalog.visibility, read live: a change of visibility shows at once), sorted by `sort` with ranks."""
     payload = board_payload(dataset)
@@ -120,14 +122,19 @@ class MetricBoardRow:
         return list(zip(self.values, self.published, self.ranks, strict=True))
 
 
-def metric_board(*, protocol_name: str, level: str = "caption", family: str | None = None,
-                 reference: str | None = None) -> tuple[list[tuple[Dataset, str, str]], list[MetricBoardRow]]:
+def metric_board(
+    *, protocol_name: str, level: str = "caption", family: str | None = None, reference: str | None = None
+) -> tuple[list[tuple[Dataset, str, str]], list[MetricBoardRow]]:
     """Metrics × (dataset, dimension, statistic) for one protocol family ("paper" or "canonical")."""
     # Oldest version first, so each cell ends up with the newest version that has a result.
-    results = (CorrelationResult.objects.filter(level=level, protocol_name=protocol_name,
-                                                dataset__in=Dataset.objects.visible_to(None))
-               .select_related("dataset", "metric_version__metric").defer("detail")
-               .order_by("metric_version__created_at", "id"))
+    results = (
+        CorrelationResult.objects.filter(
+            level=level, protocol_name=protocol_name, dataset__in=Dataset.objects.visible_to(None)
+        )
+        .select_related("dataset", "metric_version__metric")
+        .defer("detail")
+        .order_by("metric_version__created_at", "id")
+    )
     columns = {c.slug: c for c in metric_columns()}
     rows: dict[str, MetricBoardRow] = {}
     headers: dict[tuple[int, str, str], tuple[Dataset, str, str]] = {}
@@ -145,25 +152,31 @@ def metric_board(*, protocol_name: str, level: str = "caption", family: str | No
     for row in rows.values():
         row.values = [row.cells.get(key) for key, _ in ordered]
         row.ranks = [clusters.get(key, {}).get(row.column.slug) for key, _ in ordered]
-        row.published = [published_value(dataset.source_format, row.column.slug, dimension, statistic, result.n)
-                         if protocol_name == "paper" and result is not None else None
-                         for result, (_, (dataset, dimension, statistic)) in zip(row.values, ordered, strict=True)]
+        row.published = [
+            published_value(dataset.source_format, row.column.slug, dimension, statistic, result.n)
+            if protocol_name == "paper" and result is not None
+            else None
+            for result, (_, (dataset, dimension, statistic)) in zip(row.values, ordered, strict=True)
+        ]
     return [header for _, header in ordered], sorted(rows.values(), key=lambda r: r.column.slug)
 
 
 @dataclass
 class MetricOnDataset:
     metric_name: str
-    human: np.ndarray        # one row per judgment with a metric score
+    human: np.ndarray  # one row per judgment with a metric score
     metric: np.ndarray
-    all_scores: np.ndarray   # every candidate caption's score
+    all_scores: np.ndarray  # every candidate caption's score
     failed: int
 
 
 def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None = None) -> MetricOnDataset | None:
     """The newest version's stored scores beside the human judgments (rating datasets)."""
-    version = (metric.versions.filter(jobs__dataset=dataset, jobs__system__isnull=True, jobs__status=EvaluationJob.Status.DONE)
-               .order_by("-created_at").first())
+    version = (
+        metric.versions.filter(jobs__dataset=dataset, jobs__system__isnull=True, jobs__status=EvaluationJob.Status.DONE)
+        .order_by("-created_at")
+        .first()
+    )
     if version is None:
         return None
     own = Caption.objects.own().filter(item__dataset=dataset)
@@ -174,9 +187,13 @@ def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None
     pairs = [(value, scores.get(caption)) for caption, value in judgments.values_list("caption_id", "value")]
     kept = [(h, m) for h, m in pairs if m is not None]
     values = [value for value in scores.values() if value is not None]
-    return MetricOnDataset(metric.name, np.array([h for h, _ in kept], dtype=float),
-                           np.array([m for _, m in kept], dtype=float), np.array(values, dtype=float),
-                           failed=len(scores) - len(values))
+    return MetricOnDataset(
+        metric.name,
+        np.array([h for h, _ in kept], dtype=float),
+        np.array([m for _, m in kept], dtype=float),
+        np.array(values, dtype=float),
+        failed=len(scores) - len(values),
+    )
 
 
 def significance_ranks(*, protocol_name: str, level: str = "caption") -> dict[tuple[int, str, str], dict[str, int]]:

@@ -1,5 +1,6 @@
 """Boards follow the work: a job that ends or a submission whose visibility changes rebuilds the
 dataset's snapshot."""
+
 from __future__ import annotations
 
 import logging

@@ -1,5 +1,6 @@
 """Precomputed captioner boards: one JSON document per dataset, rebuilt when a job of the dataset
 ends or a submission's visibility changes, so a page read is one row, not 8,000 scores."""
+
 from __future__ import annotations
 
 import math
@@ -31,27 +32,54 @@ def board_refresh(*, dataset_id: int) -> dict:
 def board_build(dataset: Dataset) -> dict:
     columns = metric_columns()
     slugs = {column.slug for column in columns}
-    eligible = ((Q(submission__isnull=False) & ~Q(submission__status=Submission.Status.WITHDRAWN))
-                | (own_q() & Q(kind__in=[System.Kind.MODEL, System.Kind.HUMAN])) | Q(is_baseline=True))
-    systems = (System.objects.filter(dataset=dataset).filter(eligible).order_by("name")
-               .values("id", "slug", "name", "kind", "is_baseline", "submission__id", "submission__paper_url",
-                       "submission__code_url", "submission__is_public", "submission__owner_id"))
+    eligible = (
+        (Q(submission__isnull=False) & ~Q(submission__status=Submission.Status.WITHDRAWN))
+        | (own_q() & Q(kind__in=[System.Kind.MODEL, System.Kind.HUMAN]))
+        | Q(is_baseline=True)
+    )
+    systems = (
+        System.objects.filter(dataset=dataset)
+        .filter(eligible)
+        .order_by("name")
+        .values(
+            "id",
+            "slug",
+            "name",
+            "kind",
+            "is_baseline",
+            "submission__id",
+            "submission__paper_url",
+            "submission__code_url",
+            "submission__is_public",
+            "submission__owner_id",
+        )
+    )
     rows: dict[int, dict[str, Any]] = {}
     for system in systems:
         submission = None
         if system["submission__id"] is not None:
-            submission = {"id": system["submission__id"], "paper_url": system["submission__paper_url"],
-                          "code_url": system["submission__code_url"], "is_public": system["submission__is_public"],
-                          "owner_id": system["submission__owner_id"]}
+            submission = {
+                "id": system["submission__id"],
+                "paper_url": system["submission__paper_url"],
+                "code_url": system["submission__code_url"],
+                "is_public": system["submission__is_public"],
+                "owner_id": system["submission__owner_id"],
+            }
         rows[system["id"]] = {
             "system": {key: system[key] for key in ("id", "slug", "name", "kind", "is_baseline")},
             "submission": submission,
-            "cells": {slug: {"value": None, "state": "missing", "note": "", "low": None, "high": None}
-                      for slug in slugs}}
-    open_jobs = (EvaluationJob.objects.filter(Q(system_id__in=rows) | Q(dataset=dataset, system__isnull=True),
-                                              metric_version__metric__current_version=F("metric_version"))
-                 .exclude(status=EvaluationJob.Status.DONE)
-                 .values_list("system_id", "metric_version__metric__slug", "status", "error"))
+            "cells": {
+                slug: {"value": None, "state": "missing", "note": "", "low": None, "high": None} for slug in slugs
+            },
+        }
+    open_jobs = (
+        EvaluationJob.objects.filter(
+            Q(system_id__in=rows) | Q(dataset=dataset, system__isnull=True),
+            metric_version__metric__current_version=F("metric_version"),
+        )
+        .exclude(status=EvaluationJob.Status.DONE)
+        .values_list("system_id", "metric_version__metric__slug", "status", "error")
+    )
     for system_id, slug, status, error in open_jobs:
         targets = [rows[system_id]] if system_id else [row for row in rows.values() if row["submission"] is None]
         for row in targets:

@@ -1,4 +1,5 @@
 """Board pages and their CSV/JSON downloads (thin: selectors build the tables)."""
+
 from __future__ import annotations
 
 import csv
@@ -27,9 +28,18 @@ def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
         return JsonResponse(board_json(dataset, columns, rows), json_dumps_params={"indent": 1})
     if download == "csv":
         return _board_csv(dataset, columns, rows)
-    return render(request, "leaderboards/captioner.html", {
-        "dataset": dataset, "columns": columns, "rows": rows, "sort": sort, "order": order,
-        "table_rows": board_rows_html(columns, rows, sort)})
+    return render(
+        request,
+        "leaderboards/captioner.html",
+        {
+            "dataset": dataset,
+            "columns": columns,
+            "rows": rows,
+            "sort": sort,
+            "order": order,
+            "table_rows": board_rows_html(columns, rows, sort),
+        },
+    )
 
 
 def metric_board(request: HttpRequest) -> HttpResponse:
@@ -40,9 +50,20 @@ def metric_board(request: HttpRequest) -> HttpResponse:
     reference = request.GET.get("reference") if request.GET.get("reference") in ("free", "based") else None
     headers, rows = selectors.metric_board(protocol_name=protocol, level=level, family=family, reference=reference)
     families = sorted({column.family for column in selectors.metric_columns()})
-    return render(request, "leaderboards/metrics.html", {
-        "headers": headers, "rows": rows, "protocol": protocol, "protocols": selectors.PROTOCOLS, "level": level,
-        "family": family, "families": families, "reference": reference})
+    return render(
+        request,
+        "leaderboards/metrics.html",
+        {
+            "headers": headers,
+            "rows": rows,
+            "protocol": protocol,
+            "protocols": selectors.PROTOCOLS,
+            "level": level,
+            "family": family,
+            "families": families,
+            "reference": reference,
+        },
+    )
 
 
 # The scatter is a WebGL trace: plotly.js draws it with regl, which compiles its draw calls with
@@ -51,33 +72,62 @@ def metric_board(request: HttpRequest) -> HttpResponse:
 def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
     metric = get_object_or_404(Metric.objects.select_related("current_version"), slug=slug)
     config_text = json.dumps(metric.current_version.config, indent=2, sort_keys=True) if metric.current_version else ""
-    datasets = list(Dataset.objects.visible_to(request.user).filter(correlations__metric_version__metric=metric)
-                    .distinct().order_by("title"))
+    datasets = list(
+        Dataset.objects.visible_to(request.user)
+        .filter(correlations__metric_version__metric=metric)
+        .distinct()
+        .order_by("title")
+    )
     chosen = next((d for d in datasets if d.slug == request.GET.get("dataset")), datasets[0] if datasets else None)
     results, figures = [], {}
     if chosen is not None:
-        results = list(CorrelationResult.objects.filter(metric_version__metric=metric, dataset=chosen)
-                       .select_related("metric_version").order_by("protocol", "level", "dimension", "statistic"))
+        results = list(
+            CorrelationResult.objects.filter(metric_version__metric=metric, dataset=chosen)
+            .select_related("metric_version")
+            .order_by("protocol", "level", "dimension", "statistic")
+        )
         if chosen.kind == Dataset.Kind.RATING:
             data = selectors.metric_on_dataset(metric=metric, dataset=chosen)
             if data is not None and len(data.metric):
-                figures = {"scatter": charts.scatter(data), "heatmap": charts.heatmap(data),
-                           "distribution": charts.distribution(data)}
+                figures = {
+                    "scatter": charts.scatter(data),
+                    "heatmap": charts.heatmap(data),
+                    "distribution": charts.distribution(data),
+                }
         else:
-            categories = [(r.dimension, r.value, r.low, r.high) for r in results
-                          if r.statistic == "accuracy" and r.value is not None]
+            categories = [
+                (r.dimension, r.value, r.low, r.high)
+                for r in results
+                if r.statistic == "accuracy" and r.value is not None
+            ]
             if categories:
                 figures = {"categories": charts.category_bars(categories, metric.name)}
-    return render(request, "leaderboards/metric_detail.html", {
-        "metric": metric, "datasets": datasets, "dataset": chosen, "results": results, "figures": figures,
-        "config_text": config_text})
+    return render(
+        request,
+        "leaderboards/metric_detail.html",
+        {
+            "metric": metric,
+            "datasets": datasets,
+            "dataset": chosen,
+            "results": results,
+            "figures": figures,
+            "config_text": config_text,
+        },
+    )
 
 
 def item_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    item = get_object_or_404(Item.objects.select_related("media", "dataset"), pk=pk, dataset__slug=slug,
-                             dataset__in=Dataset.objects.visible_to(request.user))
-    return render(request, "leaderboards/item.html", {"page": item_page(item=item, viewer=request.user),
-                                                      "dataset": item.dataset, "item": item})
+    item = get_object_or_404(
+        Item.objects.select_related("media", "dataset"),
+        pk=pk,
+        dataset__slug=slug,
+        dataset__in=Dataset.objects.visible_to(request.user),
+    )
+    return render(
+        request,
+        "leaderboards/item.html",
+        {"page": item_page(item=item, viewer=request.user), "dataset": item.dataset, "item": item},
+    )
 
 
 def generated_picture(request: HttpRequest, key: str) -> FileResponse:
@@ -92,31 +142,61 @@ def generated_picture(request: HttpRequest, key: str) -> FileResponse:
 
 def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
-    result = get_object_or_404(SignificanceResult, dataset=dataset, protocol=request.GET.get("protocol", ""),
-                               dimension=request.GET.get("dimension", ""), statistic=request.GET.get("statistic", ""),
-                               level=request.GET.get("level", "caption"))
+    result = get_object_or_404(
+        SignificanceResult,
+        dataset=dataset,
+        protocol=request.GET.get("protocol", ""),
+        dimension=request.GET.get("dimension", ""),
+        statistic=request.GET.get("statistic", ""),
+        level=request.GET.get("level", "caption"),
+    )
     names = dict(Metric.objects.filter(slug__in=result.metrics).values_list("slug", "name"))
-    rows = [{"slug": slug, "name": names.get(slug, slug), "value": value, "rank": rank,
-             "p": [None if j <= i else result.p_values[i][j] for j in range(len(result.metrics))]}
-            for i, (slug, value, rank) in enumerate(zip(result.metrics, result.values, result.ranks, strict=True))]
-    return render(request, "leaderboards/significance.html", {
-        "dataset": dataset, "result": result, "rows": rows,
-        "names": [names.get(slug, slug) for slug in result.metrics]})
+    rows = [
+        {
+            "slug": slug,
+            "name": names.get(slug, slug),
+            "value": value,
+            "rank": rank,
+            "p": [None if j <= i else result.p_values[i][j] for j in range(len(result.metrics))],
+        }
+        for i, (slug, value, rank) in enumerate(zip(result.metrics, result.values, result.ranks, strict=True))
+    ]
+    return render(
+        request,
+        "leaderboards/significance.html",
+        {
+            "dataset": dataset,
+            "result": result,
+            "rows": rows,
+            "names": [names.get(slug, slug) for slug in result.metrics],
+        },
+    )
 
 
 def board_json(dataset, columns, rows) -> dict:
     return {
         "dataset": dataset.slug,
         "metrics": [{"slug": c.slug, "name": c.name, "higher_is_better": c.higher_is_better} for c in columns],
-        "systems": [{
-            "system": row.system.slug, "name": row.system.name, "kind": row.system.kind,
-            "baseline": row.system.is_baseline,
-            "paper_url": getattr(row.submission, "paper_url", "") if row.submission else "",
-            "code_url": getattr(row.submission, "code_url", "") if row.submission else "",
-            "scores": {slug: {"value": cell.value, "state": cell.state, **({"note": cell.note} if cell.note else {}),
-                              **({"low": cell.low, "high": cell.high} if cell.low is not None else {})}
-                       for slug, cell in row.cells.items()},
-        } for row in rows],
+        "systems": [
+            {
+                "system": row.system.slug,
+                "name": row.system.name,
+                "kind": row.system.kind,
+                "baseline": row.system.is_baseline,
+                "paper_url": getattr(row.submission, "paper_url", "") if row.submission else "",
+                "code_url": getattr(row.submission, "code_url", "") if row.submission else "",
+                "scores": {
+                    slug: {
+                        "value": cell.value,
+                        "state": cell.state,
+                        **({"note": cell.note} if cell.note else {}),
+                        **({"low": cell.low, "high": cell.high} if cell.low is not None else {}),
+                    }
+                    for slug, cell in row.cells.items()
+                },
+            }
+            for row in rows
+        ],
     }
 
 
@@ -125,8 +205,17 @@ def _board_csv(dataset, columns, rows) -> HttpResponse:
     writer = csv.writer(out)
     writer.writerow(spreadsheet_row(["system", "name", "kind", "baseline", *[c.slug for c in columns]]))
     for row in rows:  # text cells neutralised against formula injection; scores written as numbers
-        writer.writerow(spreadsheet_row([row.system.slug, row.system.name, row.system.kind, row.system.is_baseline,
-                                         *[row.cells[c.slug].value for c in columns]]))
+        writer.writerow(
+            spreadsheet_row(
+                [
+                    row.system.slug,
+                    row.system.name,
+                    row.system.kind,
+                    row.system.is_baseline,
+                    *[row.cells[c.slug].value for c in columns],
+                ]
+            )
+        )
     response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{dataset.slug}-leaderboard.csv"'
     return response

@@ -1,5 +1,6 @@
 """Signals scoring sends. The layers above (submissions, leaderboards) connect to them: scoring
 never imports them."""
+
 from django.dispatch import Signal
 
 # Sent right after a batch claim moves a job from queued to running, with `submission_id` (or

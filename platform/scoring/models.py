@@ -1,5 +1,6 @@
 """Metrics as the platform knows them, per-caption scores, evaluation jobs and their batches,
 per-system corpus numbers and the meta-evaluation's correlation results."""
+
 from __future__ import annotations
 
 from django.db import models
@@ -38,8 +39,14 @@ class Metric(models.Model):
     citation = models.TextField(blank=True)
     description = models.TextField(blank=True)
     notes = models.JSONField(default=list, blank=True, help_text="implementation choices, shown on the metric page")
-    current_version = models.ForeignKey("MetricVersion", null=True, blank=True, on_delete=models.SET_NULL,
-                                        related_name="+", help_text="what the registry computes now")
+    current_version = models.ForeignKey(
+        "MetricVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="what the registry computes now",
+    )
     is_registered = models.BooleanField(default=True, help_text="false once the code no longer has it")
     available = models.BooleanField(default=True)
     unavailable_reason = models.TextField(blank=True)
@@ -88,10 +95,17 @@ class EvaluationJob(models.Model):
 
     purpose = models.CharField(max_length=12, choices=Purpose.choices)
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="evaluation_jobs")
-    system = models.ForeignKey(System, null=True, blank=True, on_delete=models.CASCADE, related_name="evaluation_jobs",
-                               help_text="empty: every candidate caption of the dataset")
-    submission = models.ForeignKey("submissions.Submission", null=True, blank=True, on_delete=models.CASCADE,
-                                   related_name="jobs")
+    system = models.ForeignKey(
+        System,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="evaluation_jobs",
+        help_text="empty: every candidate caption of the dataset",
+    )
+    submission = models.ForeignKey(
+        "submissions.Submission", null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
     metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="jobs")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
     total = models.PositiveIntegerField(default=0)
@@ -107,8 +121,11 @@ class EvaluationJob(models.Model):
     compute_seconds = models.FloatField(default=0.0, help_text="time inside the metric, summed over batches")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["dataset", "system", "metric_version"],
-                                               nulls_distinct=False, name="job_unique_per_caption_set")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "system", "metric_version"], nulls_distinct=False, name="job_unique_per_caption_set"
+            )
+        ]
         ordering = ["-queued_at", "id"]
 
     def __str__(self) -> str:
@@ -170,8 +187,9 @@ class Score(models.Model):
     detail = models.JSONField(null=True, blank=True)
     statistics = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
-    input_key = models.CharField(max_length=64, db_index=True,
-                                 help_text="hash of (metric config, candidate, references, media, corpus context)")
+    input_key = models.CharField(
+        max_length=64, db_index=True, help_text="hash of (metric config, candidate, references, media, corpus context)"
+    )
     computed_at = models.DateTimeField(auto_now=True)
 
     objects = ScoreQuerySet.as_manager()
@@ -242,9 +260,12 @@ class CorrelationResult(ProtocolColumns, models.Model):
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(
-            fields=["metric_version", "dataset", "dimension", "statistic", "level", "protocol"],
-            name="correlation_unique")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["metric_version", "dataset", "dimension", "statistic", "level", "protocol"],
+                name="correlation_unique",
+            )
+        ]
         indexes = [models.Index(fields=["protocol_name", "level"], name="correlation_protocol_level")]
         ordering = ["dataset", "dimension", "statistic"]
 
@@ -271,8 +292,9 @@ class SignificanceResult(ProtocolColumns, models.Model):
     protocol = models.CharField(max_length=80)
     protocol_name = models.CharField(max_length=40, blank=True, default="", help_text='"paper" or "canonical"')
     protocol_version = models.CharField(max_length=20, blank=True, default="")
-    level = models.CharField(max_length=10, choices=CorrelationResult.Level.choices,
-                             default=CorrelationResult.Level.CAPTION)
+    level = models.CharField(
+        max_length=10, choices=CorrelationResult.Level.choices, default=CorrelationResult.Level.CAPTION
+    )
     dimension = models.CharField(max_length=40)
     statistic = models.CharField(max_length=40)
     metrics = models.JSONField(help_text="metric slugs, best first")
@@ -283,8 +305,11 @@ class SignificanceResult(ProtocolColumns, models.Model):
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["dataset", "protocol", "level", "dimension", "statistic"],
-                                               name="significance_unique")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "protocol", "level", "dimension", "statistic"], name="significance_unique"
+            )
+        ]
         indexes = [models.Index(fields=["protocol_name", "level"], name="significance_protocol_level")]
 
     def __str__(self) -> str:

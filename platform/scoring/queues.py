@@ -1,5 +1,6 @@
 """Where tasks go. Queue names carry a prefix (CAPBENCH_QUEUE_PREFIX) so test runs and a local
 `make run` sharing one Redis never take each other's work."""
+
 from __future__ import annotations
 
 import logging
@@ -29,8 +30,9 @@ def enqueue(task: str, args: list, *, kind: str = "cpu", countdown: float | None
     """Send a task; False (logged) when the broker cannot be reached. Callers keep their state in
     the database first, so nothing is lost: the periodic reaper sends again."""
     try:
-        app.send_task(task, args=args, queue=queue_name(kind), countdown=countdown,
-                      retry=True, retry_policy=PUBLISH_RETRY)
+        app.send_task(
+            task, args=args, queue=queue_name(kind), countdown=countdown, retry=True, retry_policy=PUBLISH_RETRY
+        )
     except (OperationalError, ConnectionError, OSError) as error:
         log.warning("broker unreachable, %s%s stays queued in the database: %s", task, args, error)
         return False

@@ -1,4 +1,5 @@
 """A worker that starts takes back the batches a dead worker of the same name held."""
+
 from __future__ import annotations
 
 import logging

@@ -1,5 +1,6 @@
 """Celery tasks: thin, taking primary keys and calling one service each. The submission tasks
 (scoring.plan_submission, scoring.reap) are submissions.tasks: they settle submissions too."""
+
 from __future__ import annotations
 
 from celery import shared_task
@@ -26,7 +27,7 @@ def run_batch(self, batch_id: int) -> str:
         if final:
             raise
         # Capped: a longer wait than the broker's visibility timeout would bring a duplicate delivery.
-        countdown = min(MAX_RETRY_WAIT, settings.CAPBENCH_RETRY_BACKOFF * 2 ** self.request.retries)
+        countdown = min(MAX_RETRY_WAIT, settings.CAPBENCH_RETRY_BACKOFF * 2**self.request.retries)
         raise self.retry(exc=error, countdown=countdown) from error
     if outcome.job_complete:
         lifecycle.job_finalize(job_id=batches.job_of(batch_id))

@@ -3,6 +3,7 @@
 
 Django-free. Every problem is collected with where it is (file, entry or line, field), so a user
 fixes the whole file in one go."""
+
 from __future__ import annotations
 
 import csv
@@ -17,7 +18,7 @@ MAX_PROBLEMS = 20
 
 @dataclass(frozen=True)
 class SubmittedCaption:
-    where: str       # "entry 3" (JSON), "line 7" (JSONL, CSV)
+    where: str  # "entry 3" (JSON), "line 7" (JSONL, CSV)
     image_id: str
     caption: str
 
@@ -59,8 +60,9 @@ def detect_format(file_name: str, content: bytes) -> str:
     return "json" if start == b"[" else "jsonl" if start == b"{" else "csv"
 
 
-def read_submission(file_name: str, content: bytes, *, max_caption_chars: int,
-                    problems: Problems | None = None) -> tuple[str, list[SubmittedCaption]]:
+def read_submission(
+    file_name: str, content: bytes, *, max_caption_chars: int, problems: Problems | None = None
+) -> tuple[str, list[SubmittedCaption]]:
     """(format, captions) or SubmissionFileError. Checks syntax, encoding, field types and caption
     lengths; the dataset checks (known ids, one per item) are the caller's. With `problems` given,
     the entries' problems are collected there (for the caller to add its own) instead of raised;
@@ -100,8 +102,10 @@ def _json_entries(text: str, problems: Problems):
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
         data = data["annotations"]  # a COCO-style object wrapping the results list
     if not isinstance(data, list):
-        problems.add('expected a JSON list of {"image_id": ..., "caption": "..."} objects '
-                     f"(the COCO captioning results format), got a JSON {type(data).__name__}")
+        problems.add(
+            'expected a JSON list of {"image_id": ..., "caption": "..."} objects '
+            f"(the COCO captioning results format), got a JSON {type(data).__name__}"
+        )
         return
     for number, entry in enumerate(data, start=1):
         yield f"entry {number}", entry
@@ -129,8 +133,10 @@ def _csv_entries(text: str, problems: Problems):
         return
     missing = [name for name in ("image_id", "caption") if name not in header]
     if missing:
-        problems.add(f"line 1: the CSV header needs the columns image_id and caption; "
-                     f"missing {', '.join(missing)} (found: {', '.join(header) or 'nothing'})")
+        problems.add(
+            f"line 1: the CSV header needs the columns image_id and caption; "
+            f"missing {', '.join(missing)} (found: {', '.join(header) or 'nothing'})"
+        )
         return
     try:
         for row in reader:
@@ -153,8 +159,10 @@ def _caption(where: str, entry: object, problems: Problems, max_chars: int) -> S
         ok = False
     caption = entry.get("caption")
     if not isinstance(caption, str):
-        problems.add(f"{where}, field 'caption': expected a string, got "
-                     f"{'nothing' if caption is None else type(caption).__name__}")
+        problems.add(
+            f"{where}, field 'caption': expected a string, got "
+            f"{'nothing' if caption is None else type(caption).__name__}"
+        )
         ok = False
     elif not caption.strip():
         problems.add(f"{where}, field 'caption': empty")

@@ -1,4 +1,5 @@
 """The upload form: a results file and the method's metadata."""
+
 from django import forms
 from django.conf import settings
 
@@ -8,11 +9,14 @@ from submissions.services import NAME_MAX_CHARS, URL_MAX_CHARS
 
 class SubmissionForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.visible_to(None), to_field_name="slug")
-    results = forms.FileField(help_text='COCO captioning results JSON ([{"image_id": ..., "caption": "..."}]), '
-                                        "JSON Lines or CSV with image_id and caption")
+    results = forms.FileField(
+        help_text='COCO captioning results JSON ([{"image_id": ..., "caption": "..."}]), '
+        "JSON Lines or CSV with image_id and caption"
+    )
     method_name = forms.CharField(max_length=NAME_MAX_CHARS)
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False,
-                                  max_length=settings.CAPBENCH_DESCRIPTION_MAX_CHARS)
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=settings.CAPBENCH_DESCRIPTION_MAX_CHARS
+    )
     paper_url = forms.URLField(required=False, assume_scheme="https", max_length=URL_MAX_CHARS)
     code_url = forms.URLField(required=False, assume_scheme="https", max_length=URL_MAX_CHARS)
     is_public = forms.BooleanField(required=False, initial=True, label="Show on the public leaderboard")
@@ -20,6 +24,8 @@ class SubmissionForm(forms.Form):
     def clean_results(self):
         upload = self.cleaned_data["results"]
         if upload.size > settings.CAPBENCH_SUBMISSION_MAX_BYTES:
-            raise forms.ValidationError(f"{upload.name}: {upload.size:,} bytes, more than the limit of "
-                                        f"{settings.CAPBENCH_SUBMISSION_MAX_BYTES:,}")
+            raise forms.ValidationError(
+                f"{upload.name}: {upload.size:,} bytes, more than the limit of "
+                f"{settings.CAPBENCH_SUBMISSION_MAX_BYTES:,}"
+            )
         return upload

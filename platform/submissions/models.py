@@ -1,4 +1,5 @@
 """A captioner's upload for a dataset: the stored file, its method metadata and its lifecycle."""
+
 from __future__ import annotations
 
 from django.conf import settings

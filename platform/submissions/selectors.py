@@ -1,4 +1,5 @@
 """Reads of submissions for pages and the API."""
+
 from __future__ import annotations
 
 from django.db.models import QuerySet
@@ -15,27 +16,45 @@ def submissions_of(*, owner) -> QuerySet[Submission]:
 def submission_shown(*, pk: int, viewer) -> Submission:
     """The submission if `viewer` may see it (catalog.visibility), else 404 — the same answer as for
     an id that does not exist, so ids of private submissions are not confirmed."""
-    return get_object_or_404(Submission.objects.visible_to(viewer).select_related("dataset", "system", "owner"),
-                             pk=pk)
+    return get_object_or_404(Submission.objects.visible_to(viewer).select_related("dataset", "system", "owner"), pk=pk)
 
 
 def submission_progress(*, submission: Submission) -> dict:
     """Per metric: state, done/total, error in plain words, and how many batches wait ahead."""
-    jobs = (EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric")
-            .order_by("metric_version__metric__slug"))
+    jobs = (
+        EvaluationJob.objects.filter(submission=submission)
+        .select_related("metric_version__metric")
+        .order_by("metric_version__metric__slug")
+    )
     metrics = []
     for job in jobs:
         ahead = 0
         if not job.is_final:
             first = job.batches.filter(status=JobBatch.Status.QUEUED).order_by("enqueued_at").first()
             if first is not None and first.enqueued_at is not None:
-                ahead = (JobBatch.objects.filter(status=JobBatch.Status.QUEUED, enqueued_at__lt=first.enqueued_at,
-                                                 job__metric_version__metric__queue=job.metric_version.metric.queue)
-                         .count())
-        metrics.append({"metric": job.metric_version.metric.slug, "name": job.metric_version.metric.name,
-                        "status": job.status, "done": job.done, "total": job.total, "failed": job.failed,
-                        "error": job.error, "batches_ahead": ahead,
-                        "seconds": round(job.compute_seconds, 2)})
-    return {"submission": submission.pk, "status": submission.status, "error": submission.error,
-            "captions": submission.caption_count, "metrics": metrics,
-            "final": submission.status not in Submission.ACTIVE}
+                ahead = JobBatch.objects.filter(
+                    status=JobBatch.Status.QUEUED,
+                    enqueued_at__lt=first.enqueued_at,
+                    job__metric_version__metric__queue=job.metric_version.metric.queue,
+                ).count()
+        metrics.append(
+            {
+                "metric": job.metric_version.metric.slug,
+                "name": job.metric_version.metric.name,
+                "status": job.status,
+                "done": job.done,
+                "total": job.total,
+                "failed": job.failed,
+                "error": job.error,
+                "batches_ahead": ahead,
+                "seconds": round(job.compute_seconds, 2),
+            }
+        )
+    return {
+        "submission": submission.pk,
+        "status": submission.status,
+        "error": submission.error,
+        "captions": submission.caption_count,
+        "metrics": metrics,
+        "final": submission.status not in Submission.ACTIVE,
+    }

@@ -1,6 +1,7 @@
 """Creating, dispatching, planning and withdrawing submissions, and their status as their scoring
 jobs go. The whole file is checked before anything is stored; a valid one becomes System + Captions
 + Submission in one transaction."""
+
 from __future__ import annotations
 
 import hashlib
@@ -68,16 +69,26 @@ class DuplicateSubmission(Exception):
     """The same file from the same owner for the same dataset, within the duplicate window."""
 
     def __init__(self, existing: Submission):
-        super().__init__(f"you submitted this very file for {existing.dataset.slug} at "
-                         f"{existing.created_at:%Y-%m-%d %H:%M} UTC: it is submission {existing.pk}")
+        super().__init__(
+            f"you submitted this very file for {existing.dataset.slug} at "
+            f"{existing.created_at:%Y-%m-%d %H:%M} UTC: it is submission {existing.pk}"
+        )
         self.existing = existing
 
 
 Upload = bytes | IO[bytes]
 
 
-def submission_create(*, owner: AbstractBaseUser, dataset: Dataset, file_name: str, content: Upload,
-                      method: MethodInfo, metrics: list[str] | None = None, is_public: bool = False) -> Submission:
+def submission_create(
+    *,
+    owner: AbstractBaseUser,
+    dataset: Dataset,
+    file_name: str,
+    content: Upload,
+    method: MethodInfo,
+    metrics: list[str] | None = None,
+    is_public: bool = False,
+) -> Submission:
     """Check everything, then store System + Captions + Submission in one transaction. `content` is
     the file's bytes or a file object (an upload Django spooled to disk), copied to the store in
     chunks. A refused upload leaves no file behind."""
@@ -85,8 +96,12 @@ def submission_create(*, owner: AbstractBaseUser, dataset: Dataset, file_name: s
     _check_metrics(metrics or [])
     with staged_upload(content, file_name) as staged:
         problems = Problems(file_name)
-        file_format, captions = read_submission(file_name, staged.path.read_bytes(), problems=problems,
-                                                max_caption_chars=settings.CAPBENCH_CAPTION_MAX_CHARS)
+        file_format, captions = read_submission(
+            file_name,
+            staged.path.read_bytes(),
+            problems=problems,
+            max_caption_chars=settings.CAPBENCH_CAPTION_MAX_CHARS,
+        )
         items = _matched_items(dataset, captions, problems)
         problems.raise_any()
         _duplicate_check(owner, dataset, staged.digest)
@@ -96,16 +111,32 @@ def submission_create(*, owner: AbstractBaseUser, dataset: Dataset, file_name: s
             _duplicate_check(owner, dataset, staged.digest)
             stored = staged.keep(file_format)  # on disk before the commit: a crash never loses an upload
             system = System.objects.create(
-                dataset=dataset, slug=_system_slug(method.name), name=method.name[:200],
-                kind=System.Kind.SUBMISSION, description=method.description)
-            Caption.objects.bulk_create([Caption(item=items[c.image_id], system=system, text=c.caption)
-                                         for c in captions], batch_size=2000)
+                dataset=dataset,
+                slug=_system_slug(method.name),
+                name=method.name[:200],
+                kind=System.Kind.SUBMISSION,
+                description=method.description,
+            )
+            Caption.objects.bulk_create(
+                [Caption(item=items[c.image_id], system=system, text=c.caption) for c in captions], batch_size=2000
+            )
             submission = Submission.objects.create(
-                owner=owner, dataset=dataset, system=system, method_name=method.name,
-                description=method.description, paper_url=method.paper_url, code_url=method.code_url,
-                metrics=list(metrics or []), file_name=Path(file_name).name[:300], file_format=file_format,
-                file_sha256=staged.digest, file_size=staged.size, stored_file=stored,
-                caption_count=len(captions), is_public=is_public)
+                owner=owner,
+                dataset=dataset,
+                system=system,
+                method_name=method.name,
+                description=method.description,
+                paper_url=method.paper_url,
+                code_url=method.code_url,
+                metrics=list(metrics or []),
+                file_name=Path(file_name).name[:300],
+                file_format=file_format,
+                file_sha256=staged.digest,
+                file_size=staged.size,
+                stored_file=stored,
+                caption_count=len(captions),
+                is_public=is_public,
+            )
             transaction.on_commit(lambda: submission_dispatch(submission_id=submission.pk))
             transaction.on_commit(lambda: _changed(submission))
     return submission
@@ -115,10 +146,15 @@ def _duplicate_check(owner: AbstractBaseUser, dataset: Dataset, digest: str) -> 
     window = settings.CAPBENCH_DUPLICATE_WINDOW
     if window <= 0:
         return
-    existing = (Submission.objects.filter(owner=owner, dataset=dataset, file_sha256=digest,
-                                          created_at__gt=timezone.now() - timedelta(seconds=window))
-                .exclude(status__in=[Submission.Status.WITHDRAWN, Submission.Status.FAILED])
-                .select_related("dataset").order_by("-created_at").first())
+    existing = (
+        Submission.objects.filter(
+            owner=owner, dataset=dataset, file_sha256=digest, created_at__gt=timezone.now() - timedelta(seconds=window)
+        )
+        .exclude(status__in=[Submission.Status.WITHDRAWN, Submission.Status.FAILED])
+        .select_related("dataset")
+        .order_by("-created_at")
+        .first()
+    )
     if existing is not None:
         raise DuplicateSubmission(existing)
 
@@ -172,7 +208,7 @@ def staged_upload(content: Upload, file_name: str) -> Iterator[StagedUpload]:
 def _chunks(content: Upload, size: int = 1024 * 1024) -> Iterator[bytes]:
     if isinstance(content, bytes):
         for start in range(0, len(content), size):
-            yield content[start:start + size]
+            yield content[start : start + size]
         return
     if hasattr(content, "chunks"):  # a Django UploadedFile: from memory or its temporary file
         yield from content.chunks(size)
@@ -190,16 +226,20 @@ def submission_dispatch(*, submission_id: int) -> bool:
     return True
 
 
-def submissions_dispatch_pending(*, older_than: timedelta = timedelta(seconds=10),
-                                 planning_lost_after: timedelta = timedelta(minutes=15)) -> int:
+def submissions_dispatch_pending(
+    *, older_than: timedelta = timedelta(seconds=10), planning_lost_after: timedelta = timedelta(minutes=15)
+) -> int:
     """Send every queued submission the broker never received (the web process met an outage), or
     whose planning seems lost: last sent long ago and no job of it has started. Planning again is
     harmless (it creates only what is missing); each send restarts the wait."""
     now = timezone.now()
     started = [EvaluationJob.Status.RUNNING, EvaluationJob.Status.DONE]
-    pending = Submission.objects.filter(status=Submission.Status.QUEUED, created_at__lte=now - older_than).filter(
-        Q(dispatched_at__isnull=True) | Q(dispatched_at__lte=now - planning_lost_after)).exclude(
-        jobs__status__in=started).distinct()
+    pending = (
+        Submission.objects.filter(status=Submission.Status.QUEUED, created_at__lte=now - older_than)
+        .filter(Q(dispatched_at__isnull=True) | Q(dispatched_at__lte=now - planning_lost_after))
+        .exclude(jobs__status__in=started)
+        .distinct()
+    )
     return sum(submission_dispatch(submission_id=pk) for pk in pending.values_list("pk", flat=True))
 
 
@@ -210,19 +250,23 @@ def submission_quota_check(*, owner: AbstractBaseUser, lock: bool = False) -> No
     now = timezone.now()
     mine = Submission.objects.filter(owner=owner)
     per_day = settings.CAPBENCH_SUBMISSIONS_PER_DAY
-    recent = list(mine.filter(created_at__gt=now - timedelta(days=1)).order_by("created_at")
-                  .values_list("created_at", flat=True))
+    recent = list(
+        mine.filter(created_at__gt=now - timedelta(days=1)).order_by("created_at").values_list("created_at", flat=True)
+    )
     if len(recent) >= per_day:
         retry_at = recent[len(recent) - per_day] + timedelta(days=1)
         raise QuotaExceeded(
             f"You have made {len(recent)} submissions in the last 24 hours (the limit is {per_day}); "
-            f"the next one is allowed at {retry_at:%Y-%m-%d %H:%M} UTC.", retry_at)
+            f"the next one is allowed at {retry_at:%Y-%m-%d %H:%M} UTC.",
+            retry_at,
+        )
     concurrent = settings.CAPBENCH_SUBMISSIONS_CONCURRENT
     active = mine.filter(status__in=Submission.ACTIVE).count()
     if active >= concurrent:
         raise QuotaExceeded(
             f"{active} of your submissions are still being scored (the limit is {concurrent} at a time); "
-            "the next one is allowed as soon as one of them finishes or is withdrawn.")
+            "the next one is allowed as soon as one of them finishes or is withdrawn."
+        )
 
 
 def submission_withdraw(*, submission: Submission) -> Submission:
@@ -237,8 +281,8 @@ def submission_withdraw(*, submission: Submission) -> Submission:
     return submission
 
 
-NAME_MAX_CHARS = 200   # Submission.method_name and System.name
-URL_MAX_CHARS = 200    # Submission.paper_url / code_url
+NAME_MAX_CHARS = 200  # Submission.method_name and System.name
+URL_MAX_CHARS = 200  # Submission.paper_url / code_url
 
 
 def _check_method(method: MethodInfo) -> None:
@@ -254,8 +298,12 @@ def _check_method(method: MethodInfo) -> None:
             raise SubmissionRefused(f"field '{field}': must start with https:// or http://")
         if len(url) > URL_MAX_CHARS:
             raise SubmissionRefused(f"field '{field}': at most {URL_MAX_CHARS} characters")
-    for field, text in (("method name", method.name), ("description", method.description),
-                        ("paper URL", method.paper_url), ("code URL", method.code_url)):
+    for field, text in (
+        ("method name", method.name),
+        ("description", method.description),
+        ("paper URL", method.paper_url),
+        ("code URL", method.code_url),
+    ):
         if "\x00" in text:
             raise SubmissionRefused(f"field '{field}': contains a NUL character")
 
@@ -263,8 +311,9 @@ def _check_method(method: MethodInfo) -> None:
 def _check_metrics(metrics: list[str]) -> None:
     unknown = sorted(set(metrics) - set(slugs()))
     if unknown:
-        raise SubmissionRefused(f"field 'metrics': unknown metric(s) {', '.join(unknown)} "
-                                f"(known: {', '.join(slugs())})")
+        raise SubmissionRefused(
+            f"field 'metrics': unknown metric(s) {', '.join(unknown)} (known: {', '.join(slugs())})"
+        )
 
 
 def _matched_items(dataset: Dataset, captions: list[SubmittedCaption], problems: Problems) -> dict[str, Item]:
@@ -273,18 +322,24 @@ def _matched_items(dataset: Dataset, captions: list[SubmittedCaption], problems:
     first_place = {}
     for caption in captions:
         if caption.image_id not in items:
-            problems.add(f"{caption.where}, field 'image_id': {caption.image_id!r} is not an image of "
-                         f"dataset {dataset.slug!r} (its ids look like {next(iter(items), 'nothing')!r})")
+            problems.add(
+                f"{caption.where}, field 'image_id': {caption.image_id!r} is not an image of "
+                f"dataset {dataset.slug!r} (its ids look like {next(iter(items), 'nothing')!r})"
+            )
         elif caption.image_id in first_place:
-            problems.add(f"{caption.where}, field 'image_id': {caption.image_id!r} again "
-                         f"(first at {first_place[caption.image_id]}); give exactly one caption per image")
+            problems.add(
+                f"{caption.where}, field 'image_id': {caption.image_id!r} again "
+                f"(first at {first_place[caption.image_id]}); give exactly one caption per image"
+            )
         else:
             first_place[caption.image_id] = caption.where
     missing = [key for key in items if key not in first_place]
     if missing:
         shown = ", ".join(repr(key) for key in missing[:5])
-        problems.add(f"{len(missing):,} of the dataset's {len(items):,} images have no caption "
-                     f"(e.g. {shown}); give exactly one caption per image")
+        problems.add(
+            f"{len(missing):,} of the dataset's {len(items):,} images have no caption "
+            f"(e.g. {shown}); give exactly one caption per image"
+        )
     return items
 
 
@@ -315,12 +370,21 @@ def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
         versions = metric_versions_current(submission.metrics or None)
     except UnknownMetric as error:  # a metric asked for is gone from the code: retrying cannot help
         Submission.objects.filter(pk=submission.pk).update(
-            status=Submission.Status.FAILED, finished_at=timezone.now(),
-            error=f"cannot be scored: {error.args[0]}")
+            status=Submission.Status.FAILED, finished_at=timezone.now(), error=f"cannot be scored: {error.args[0]}"
+        )
         return []
     captions = list(Caption.objects.filter(system=submission.system).order_by("id").values_list("id", flat=True))
-    jobs = [job_plan(purpose=EvaluationJob.Purpose.SUBMISSION, dataset=submission.dataset, system=submission.system,
-                     submission_id=submission.pk, version=version, caption_ids=captions) for version in versions]
+    jobs = [
+        job_plan(
+            purpose=EvaluationJob.Purpose.SUBMISSION,
+            dataset=submission.dataset,
+            system=submission.system,
+            submission_id=submission.pk,
+            version=version,
+            caption_ids=captions,
+        )
+        for version in versions
+    ]
     Submission.objects.filter(pk=submission.pk, dispatched_at__isnull=True).update(dispatched_at=timezone.now())
     submission_refresh(submission_id=submission.pk)
     submission_changed.send(sender=Submission, dataset_id=submission.dataset_id)  # its cells now say "queued"
@@ -336,8 +400,11 @@ def submission_refresh(*, submission_id: int) -> Submission:
             return submission
         # Per metric its newest version's job: a failed re-scoring does not undo a finished submission.
         newest: dict[int, EvaluationJob] = {}
-        for job in (EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric")
-                    .order_by("metric_version__created_at")):
+        for job in (
+            EvaluationJob.objects.filter(submission=submission)
+            .select_related("metric_version__metric")
+            .order_by("metric_version__created_at")
+        ):
             if job.status != EvaluationJob.Status.FAILED or job.metric_version.metric_id not in newest:
                 newest[job.metric_version.metric_id] = job
         jobs = list(newest.values())
@@ -360,13 +427,20 @@ def submission_refresh(*, submission_id: int) -> Submission:
 def submission_started(*, submission_id: int, started_at: datetime) -> None:
     """A job of the submission started: a queued submission is running."""
     Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED).update(
-        status=Submission.Status.RUNNING, started_at=started_at)
+        status=Submission.Status.RUNNING, started_at=started_at
+    )
 
 
 def submissions_settle(*, each) -> None:
     """The reaper's step: submissions still active whose jobs are all over get their final status
     (`each(items, action, key)` is the sweep's loop; "settled" counts those that are over now)."""
-    active = Submission.objects.filter(status__in=Submission.ACTIVE, jobs__isnull=False).exclude(
-        jobs__status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING]).distinct()
-    each(list(active.values_list("pk", flat=True)),
-         lambda pk: int(submission_refresh(submission_id=pk).status not in Submission.ACTIVE), "settled")
+    active = (
+        Submission.objects.filter(status__in=Submission.ACTIVE, jobs__isnull=False)
+        .exclude(jobs__status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING])
+        .distinct()
+    )
+    each(
+        list(active.values_list("pk", flat=True)),
+        lambda pk: int(submission_refresh(submission_id=pk).status not in Submission.ACTIVE),
+        "settled",
+    )

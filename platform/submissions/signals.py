@@ -1,4 +1,5 @@
 """A submission's status follows its scoring jobs (scoring.events); connected in SubmissionsConfig.ready."""
+
 from __future__ import annotations
 
 from django.dispatch import receiver

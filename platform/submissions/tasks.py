@@ -1,5 +1,6 @@
 """Celery tasks of submissions: thin, taking primary keys and calling one service each. Their names
 stay those of the scoring queue they serve."""
+
 from __future__ import annotations
 
 from celery import shared_task
@@ -13,7 +14,7 @@ def plan_submission(self, submission_id: int) -> int:
     try:
         return len(submission_plan(submission_id=submission_id))
     except Exception as error:
-        raise self.retry(exc=error, countdown=2 ** self.request.retries) from error
+        raise self.retry(exc=error, countdown=2**self.request.retries) from error
 
 
 @shared_task(name="scoring.reap")

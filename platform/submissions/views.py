@@ -1,4 +1,5 @@
 """Upload, status (with a polling endpoint), my submissions, and their lifecycle actions."""
+
 from __future__ import annotations
 
 import csv
@@ -35,8 +36,7 @@ from submissions.services import (
 @login_required
 @limited("submissions", "upload attempts", by="user")
 def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
-    form = SubmissionForm(request.POST or None, request.FILES or None,
-                          initial={"dataset": request.GET.get("dataset")})
+    form = SubmissionForm(request.POST or None, request.FILES or None, initial={"dataset": request.GET.get("dataset")})
     problems: list[str] = []
     status, existing, retry_after = 200, None, None
     if request.method == "POST":
@@ -45,9 +45,14 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
         data = form.cleaned_data
         method = MethodInfo(data["method_name"], data["description"], data["paper_url"], data["code_url"])
         try:
-            submission = submission_create(owner=request.user, dataset=data["dataset"],
-                                           file_name=data["results"].name, content=data["results"],
-                                           method=method, is_public=data["is_public"])
+            submission = submission_create(
+                owner=request.user,
+                dataset=data["dataset"],
+                file_name=data["results"].name,
+                content=data["results"],
+                method=method,
+                is_public=data["is_public"],
+            )
         except SubmissionFileError as error:
             problems = [f"{error.file_name}: {problem}" for problem in error.problems]
             if error.more:
@@ -60,8 +65,9 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
             problems, status, retry_after = [str(error)], 429, error.retry_after_seconds
         else:
             return redirect("submissions:detail", pk=submission.pk)
-    response = render(request, "submissions/upload.html", {"form": form, "problems": problems, "existing": existing},
-                      status=status)
+    response = render(
+        request, "submissions/upload.html", {"form": form, "problems": problems, "existing": existing}, status=status
+    )
     if retry_after is not None:
         response["Retry-After"] = str(retry_after)
     return response
@@ -69,17 +75,26 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_shown(pk=pk, viewer=request.user)
-    scores = (Score.objects.filter(caption__system=submission.system)
-              .select_related("caption__item", "metric_version__metric").order_by("caption__item__external_id",
-                                                                                   "metric_version__metric__slug"))
+    scores = (
+        Score.objects.filter(caption__system=submission.system)
+        .select_related("caption__item", "metric_version__metric")
+        .order_by("caption__item__external_id", "metric_version__metric__slug")
+    )
     metric = request.GET.get("metric")
     if metric:
         scores = scores.filter(metric_version__metric__slug=metric)
     page = Paginator(scores, 100).get_page(request.GET.get("page"))
-    return render(request, "submissions/detail.html", {
-        "submission": submission, "progress": selectors.submission_progress(submission=submission),
-        "page": page, "metric": metric,
-        "is_owner": request.user.is_authenticated and request.user.pk == submission.owner_id})
+    return render(
+        request,
+        "submissions/detail.html",
+        {
+            "submission": submission,
+            "progress": selectors.submission_progress(submission=submission),
+            "page": page,
+            "metric": metric,
+            "is_owner": request.user.is_authenticated and request.user.pk == submission.owner_id,
+        },
+    )
 
 
 def progress(request: HttpRequest, pk: int) -> JsonResponse:
@@ -90,8 +105,14 @@ def progress(request: HttpRequest, pk: int) -> JsonResponse:
 @never_cache  # shows the API token: never kept by a browser or proxy cache
 @login_required
 def mine(request: AuthenticatedHttpRequest) -> HttpResponse:
-    return render(request, "submissions/mine.html", {"submissions": selectors.submissions_of(owner=request.user),
-                                                     "token": Token.objects.filter(user=request.user).first()})
+    return render(
+        request,
+        "submissions/mine.html",
+        {
+            "submissions": selectors.submissions_of(owner=request.user),
+            "token": Token.objects.filter(user=request.user).first(),
+        },
+    )
 
 
 @login_required
@@ -119,16 +140,25 @@ def withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 def scores_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """Every per-caption score of the submission (one row per caption and metric), streamed."""
     submission = selectors.submission_shown(pk=pk, viewer=request.user)
-    rows = (Score.objects.filter(caption__system=submission.system)
-            .order_by("caption__item__external_id", "metric_version__metric__slug")
-            .values_list("caption__item__external_id", "caption__text", "metric_version__metric__slug",
-                         "metric_version__config_hash", "value", "error"))
+    rows = (
+        Score.objects.filter(caption__system=submission.system)
+        .order_by("caption__item__external_id", "metric_version__metric__slug")
+        .values_list(
+            "caption__item__external_id",
+            "caption__text",
+            "metric_version__metric__slug",
+            "metric_version__config_hash",
+            "value",
+            "error",
+        )
+    )
     buffer = _Echo()
     writer = csv.writer(buffer)
     header = ["image_id", "caption", "metric", "metric_version", "value", "error"]
     # spreadsheet_row: captions, ids, errors never become a live formula
-    lines = itertools.chain([writer.writerow(header)],
-                            (writer.writerow(spreadsheet_row(row)) for row in rows.iterator()))
+    lines = itertools.chain(
+        [writer.writerow(header)], (writer.writerow(spreadsheet_row(row)) for row in rows.iterator())
+    )
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-scores.csv"'
     return response

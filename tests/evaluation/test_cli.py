@@ -1,4 +1,5 @@
 """`python -m evaluation`: listing metrics and scoring a JSONL file, as a separate process."""
+
 import json
 import subprocess
 import sys
@@ -20,9 +21,11 @@ def test_metrics_list_names_each_metric_and_its_availability(repo_root):
 
 
 def test_score_writes_one_line_per_row_in_input_order(repo_root, tmp_path):
-    rows = [{"id": "b", "candidate": "A dog runs.", "references": ["A dog is running.", "The dog runs fast."]},
-            {"id": "a", "candidate": "Two cats.", "references": ["Two cats sleep."]},
-            {"id": "c", "candidate": "A red car.", "references": ["A car that is red.", "Red car parked."]}]
+    rows = [
+        {"id": "b", "candidate": "A dog runs.", "references": ["A dog is running.", "The dog runs fast."]},
+        {"id": "a", "candidate": "Two cats.", "references": ["Two cats sleep."]},
+        {"id": "c", "candidate": "A red car.", "references": ["A car that is red.", "Red car parked."]},
+    ]
     source, target = tmp_path / "rows.jsonl", tmp_path / "scores.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in rows))
     result = _run(repo_root, "score", "--metric", "cider_d", "--input", str(source), "--output", str(target))
@@ -34,12 +37,15 @@ def test_score_writes_one_line_per_row_in_input_order(repo_root, tmp_path):
     assert "3/3" in result.stderr
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"id": "a", "candidate": 5}', "line 2: field 'candidate'"),
-    ('{"id": "y", "candidate": "c", "references": "r"}', "line 2: field 'references'"),
-    ('{"id": "x", "candidate": "c", "references": ["r"]}', "line 2: field 'id': 'x' appears twice"),
-    ("{not json", "line 2: invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"id": "a", "candidate": 5}', "line 2: field 'candidate'"),
+        ('{"id": "y", "candidate": "c", "references": "r"}', "line 2: field 'references'"),
+        ('{"id": "x", "candidate": "c", "references": ["r"]}', "line 2: field 'id': 'x' appears twice"),
+        ("{not json", "line 2: invalid JSON"),
+    ],
+)
 def test_bad_input_names_line_and_field_and_writes_nothing(repo_root, tmp_path, line, message):
     source, target = tmp_path / "rows.jsonl", tmp_path / "scores.jsonl"
     source.write_text('{"id": "x", "candidate": "a dog", "references": ["a dog"]}\n' + line + "\n")

@@ -1,4 +1,5 @@
 """evaluation/config.py declares every CAPBENCH_* variable once; the README's table is generated from it."""
+
 from __future__ import annotations
 
 import re
@@ -44,7 +45,7 @@ def test_every_name_in_the_code_is_declared():
     declared = set(config.VARIABLES) | set(config.SETTINGS_ONLY)
     undeclared = {}
     for name, where in names_in_code().items():
-        if name.endswith("_"):      # prose such as `CAPBENCH_T2I_*` names a family of declared variables
+        if name.endswith("_"):  # prose such as `CAPBENCH_T2I_*` names a family of declared variables
             if not any(known.startswith(name) for known in declared):
                 undeclared[name] = sorted(where)
         elif name not in declared:
@@ -60,7 +61,9 @@ def test_every_declared_name_is_still_used():
 
 def test_each_variable_is_complete():
     for name, item in config.VARIABLES.items():
-        assert item.name == name and item.type in config.PARSERS and item.read_by in {config.EVALUATION, config.PLATFORM}
+        assert (
+            item.name == name and item.type in config.PARSERS and item.read_by in {config.EVALUATION, config.PLATFORM}
+        )
         assert item.meaning.strip() and item.meaning.endswith("."), name
         if item.default is not None:
             assert item.parse(str(item.default)) == item.default or item.type == "list", name
@@ -74,8 +77,9 @@ def test_the_readme_table_is_the_generated_one():
 
 
 def test_the_command_prints_the_table():
-    done = subprocess.run([sys.executable, "-m", "evaluation.config", "--markdown"], capture_output=True, text=True,
-                          cwd=ROOT, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "evaluation.config", "--markdown"], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     assert done.stdout == config.markdown()
     assert "| `CAPBENCH_MODEL_DIR` |" in done.stdout
 
@@ -93,7 +97,7 @@ def test_values_are_parsed_to_their_type_at_call_time(monkeypatch):
     assert config.get("CAPBENCH_MODEL_DIR") == Path("/somewhere")
     monkeypatch.setenv("CAPBENCH_DB_POOL", "off")
     assert config.get("CAPBENCH_DB_POOL") is False
-    monkeypatch.setenv("CAPBENCH_T2I_STEPS", "")     # empty is unset
+    monkeypatch.setenv("CAPBENCH_T2I_STEPS", "")  # empty is unset
     assert config.get("CAPBENCH_T2I_STEPS") == 28 and config.raw("CAPBENCH_T2I_STEPS") is None
 
 

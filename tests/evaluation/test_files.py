@@ -1,4 +1,5 @@
 """evaluation/files.py: whole-or-nothing writes and file hashes."""
+
 from __future__ import annotations
 
 import hashlib

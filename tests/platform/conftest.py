@@ -1,4 +1,5 @@
 """Fixtures for platform tests: a small real dataset, users, and clean-up of this run's queues."""
+
 from __future__ import annotations
 
 from pathlib import Path

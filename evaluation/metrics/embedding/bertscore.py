@@ -2,6 +2,7 @@
 idf off, greedy cosine matching of L2-normalised token embeddings. The similarity matrix includes
 <s> and </s> but their weight is 0; P, R and F are each maximised over the references
 independently. An empty sentence gives P = R = 0. Optional baseline rescaling (x − b)/(1 − b)."""
+
 from __future__ import annotations
 
 import functools
@@ -20,8 +21,9 @@ LAYER = 17
 BASELINE = {"P": 0.83150584, "R": 0.8314941, "F": 0.83122575}  # rescale_baseline/en/roberta-large.tsv, layer 17
 
 
-def greedy_match(candidate: np.ndarray, reference: np.ndarray, candidate_weights: np.ndarray,
-                 reference_weights: np.ndarray) -> tuple[float, float, float]:
+def greedy_match(
+    candidate: np.ndarray, reference: np.ndarray, candidate_weights: np.ndarray, reference_weights: np.ndarray
+) -> tuple[float, float, float]:
     """P, R, F of two sequences of L2-normalised token embeddings (rows), weights summing to 1."""
     if not candidate_weights.sum() or not reference_weights.sum():
         return 0.0, 0.0, 0.0
@@ -49,10 +51,11 @@ class TokenEmbedder(LazyModel):
         tokenizer = AutoTokenizer.from_pretrained(self.spec.folder, add_prefix_space=True)
         model = AutoModel.from_pretrained(self.spec.folder).to(self.device).eval()
         if model.config.num_hidden_layers < self.layer:
-            raise MetricUnavailable(f"{self.spec.name} has {model.config.num_hidden_layers} layers; "
-                                    f"BERTScore reads layer {self.layer}")
+            raise MetricUnavailable(
+                f"{self.spec.name} has {model.config.num_hidden_layers} layers; BERTScore reads layer {self.layer}"
+            )
         # Layer 17's output is all BERTScore reads: the layers above it are never run.
-        model.encoder.layer = model.encoder.layer[:self.layer]
+        model.encoder.layer = model.encoder.layer[: self.layer]
         return (tokenizer, model)
 
     def embed(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -60,30 +63,36 @@ class TokenEmbedder(LazyModel):
         import torch
 
         tokenizer, model = self._load()
-        encoded = {text: tokenizer.encode(text.strip(), add_special_tokens=True, truncation=True,
-                                          max_length=tokenizer.model_max_length) if text.strip()
-                   else tokenizer.encode("", add_special_tokens=True) for text in dict.fromkeys(texts)}
+        encoded = {
+            text: tokenizer.encode(
+                text.strip(), add_special_tokens=True, truncation=True, max_length=tokenizer.model_max_length
+            )
+            if text.strip()
+            else tokenizer.encode("", add_special_tokens=True)
+            for text in dict.fromkeys(texts)
+        }
         # Longest first, so each batch is padded to about its own length.
         distinct = sorted(encoded, key=lambda text: -len(encoded[text]))
         found = {}
         for start in range(0, len(distinct), self.batch):
-            part = distinct[start:start + self.batch]
+            part = distinct[start : start + self.batch]
             ids = [encoded[text] for text in part]
             width = max(len(row) for row in ids)
             padded = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
             mask = torch.zeros((len(ids), width), dtype=torch.long)
             for index, row in enumerate(ids):
-                padded[index, :len(row)] = torch.tensor(row)
-                mask[index, :len(row)] = 1
+                padded[index, : len(row)] = torch.tensor(row)
+                mask[index, : len(row)] = 1
             with torch.no_grad():
-                hidden = model(input_ids=padded.to(self.device), attention_mask=mask.to(self.device),
-                               output_hidden_states=True).hidden_states[self.layer]
+                hidden = model(
+                    input_ids=padded.to(self.device), attention_mask=mask.to(self.device), output_hidden_states=True
+                ).hidden_states[self.layer]
                 hidden = (hidden / hidden.norm(dim=-1, keepdim=True)).float().cpu().numpy()
             for index, (text, row) in enumerate(zip(part, ids, strict=True)):
                 weights = np.ones(len(row))
                 weights[0] = weights[-1] = 0.0  # <s> and </s>
                 total = weights.sum()
-                found[text] = (hidden[index, :len(row)], weights / total if total else weights)
+                found[text] = (hidden[index, : len(row)], weights / total if total else weights)
         return [found[text] for text in texts]
 
     def fingerprint(self) -> str:
@@ -110,8 +119,13 @@ class BertScore(Metric):
         return token_embedder(MODEL, LAYER)
 
     def config(self) -> dict:
-        return {"model": MODEL.name, "layer": LAYER, "idf": False, "rescale": self.rescale,
-                "weights": self.embedder.fingerprint()}
+        return {
+            "model": MODEL.name,
+            "layer": LAYER,
+            "idf": False,
+            "rescale": self.rescale,
+            "weights": self.embedder.fingerprint(),
+        }
 
     def unavailable_reason(self) -> str | None:
         return None if MODEL.present() else MODEL.missing()
@@ -125,8 +139,9 @@ class BertScore(Metric):
         scores, details = [], []
         for row in rows:
             candidate = embedded[row.candidate]
-            triples = [greedy_match(candidate[0], embedded[ref][0], candidate[1], embedded[ref][1])
-                       for ref in row.references]
+            triples = [
+                greedy_match(candidate[0], embedded[ref][0], candidate[1], embedded[ref][1]) for ref in row.references
+            ]
             best = {key: max(t[i] for t in triples) for i, key in enumerate("PRF")}  # each maximised alone
             if self.rescale:
                 best = {key: (value - BASELINE[key]) / (1 - BASELINE[key]) for key, value in best.items()}

@@ -4,6 +4,7 @@ CLIP-S(c, v) = w · max(cos(E_v, E_c), 0) with w = 2.5 (PAC-S: 2.0 and the fine-
 fp32). Candidates AND references get the prefix "A photo depicts ". The reference term is the RAW
 maximum text–reference cosine (no clipping, no w, as the reference code does), and the Ref- variant
 is the harmonic mean 2·S·T/(S+T). Per-caption scores are independent: batches never change them."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -45,8 +46,12 @@ class _ClipFamily(Metric):
         return clip_encoder(self.backbone, self.checkpoint, self.fp16_on_cuda)
 
     def config(self) -> dict:
-        return {"w": self.w, "prefix": PREFIX, "references": self.uses_references,
-                "weights": self.encoder.fingerprint()}
+        return {
+            "w": self.w,
+            "prefix": PREFIX,
+            "references": self.uses_references,
+            "weights": self.encoder.fingerprint(),
+        }
 
     def unavailable_reason(self) -> str | None:
         return self.encoder.unavailable_reason()
@@ -68,14 +73,15 @@ class _ClipFamily(Metric):
             encoded = encoder.encode_texts(references)
             values, details, start = [], [], 0
             for row, candidate, image_score in zip(rows, candidates, scores, strict=True):
-                term = reference_term(candidate, encoded[start:start + len(row.references)])
+                term = reference_term(candidate, encoded[start : start + len(row.references)])
                 start += len(row.references)
                 values.append(harmonic_mean(float(image_score), term))
                 details.append({"image_score": float(image_score), "reference_term": term})
             scores = np.array(values)
         values = [float(value) for value in scores]
-        return MetricResult(scores=values, corpus=float(np.mean(values)) if values else None, details=details,
-                            statistics=None)
+        return MetricResult(
+            scores=values, corpus=float(np.mean(values)) if values else None, details=details, statistics=None
+        )
 
 
 @register("clip_s")
@@ -84,8 +90,10 @@ class ClipScore(_ClipFamily):
     needs = frozenset({"media", "gpu"})
     citation = "J. Hessel, A. Holtzman, M. Forbes, R. Le Bras and Y. Choi (2021). CLIPScore. EMNLP."
     description = "Reference-free image–caption cosine of CLIP ViT-B/32, 2.5·max(cos, 0)."
-    notes = ("open_clip ViT-B-32-quickgelu/openai (the OpenAI weights); fp16 on CUDA as clip.load does, fp32 on CPU "
-             "(4th-decimal differences).",)
+    notes = (
+        "open_clip ViT-B-32-quickgelu/openai (the OpenAI weights); fp16 on CUDA as clip.load does, fp32 on CPU "
+        "(4th-decimal differences).",
+    )
 
 
 @register("ref_clip_s")
@@ -94,8 +102,10 @@ class RefClipScore(ClipScore):
     needs = frozenset({"media", "references", "gpu"})
     uses_references = True
     description = "Harmonic mean of CLIP-S and the best raw text–reference cosine."
-    notes = ClipScore.notes + ("The text–reference term is the raw cosine, not clipped at 0 and not scaled by w, "
-                               "as the reference code computes it (the paper writes max(·, 0)).",)
+    notes = ClipScore.notes + (
+        "The text–reference term is the raw cosine, not clipped at 0 and not scaled by w, "
+        "as the reference code computes it (the paper writes max(·, 0)).",
+    )
 
 
 @register("pac_s")

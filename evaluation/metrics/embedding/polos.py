@@ -22,6 +22,7 @@ Our choices, versioned in `config()`:
   that every tensor the checkpoint holds equals it, and refuse if one does not. As in the reference,
   CLIP runs in fp16 on CUDA; SimCSE and the head run in fp32.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,9 +72,21 @@ def pair_features(reference, candidate, image, candidate_clip, reference_clip):
     """The head's input for each row of the five (P, ·) blocks, in the released order."""
     import torch
 
-    return torch.cat([reference, candidate, torch.abs(candidate - reference), candidate * reference,
-                      image, candidate_clip, torch.abs(image - candidate_clip), image * candidate_clip,
-                      torch.abs(reference_clip - candidate_clip), reference_clip * candidate_clip], dim=1)
+    return torch.cat(
+        [
+            reference,
+            candidate,
+            torch.abs(candidate - reference),
+            candidate * reference,
+            image,
+            candidate_clip,
+            torch.abs(image - candidate_clip),
+            image * candidate_clip,
+            torch.abs(reference_clip - candidate_clip),
+            reference_clip * candidate_clip,
+        ],
+        dim=1,
+    )
 
 
 def read_checkpoint(path) -> dict:
@@ -121,9 +134,13 @@ class PolosModel(LazyModel):
     def fingerprint(self) -> str:
         if self.unavailable_reason():
             return "absent"
-        return "/".join([f"polos:{file_sha256(self.checkpoint.path)[:16]}",
-                         f"{self.text_model.name}:{folder_sha256(self.text_model.folder)[:16]}",
-                         self.clip.fingerprint()])
+        return "/".join(
+            [
+                f"polos:{file_sha256(self.checkpoint.path)[:16]}",
+                f"{self.text_model.name}:{folder_sha256(self.text_model.folder)[:16]}",
+                self.clip.fingerprint(),
+            ]
+        )
 
     def build(self):
         self.require_available()
@@ -136,31 +153,41 @@ class PolosModel(LazyModel):
         encoder = AutoModel.from_pretrained(self.text_model.folder)
         self._load_encoder(encoder, state)
         layers = encoder.config.num_hidden_layers + 1
-        mix = sorted((key for key in state if key.startswith("scalar_mix.scalar_parameters.")),
-                     key=lambda key: int(key.rsplit(".", 1)[1]))
+        mix = sorted(
+            (key for key in state if key.startswith("scalar_mix.scalar_parameters.")),
+            key=lambda key: int(key.rsplit(".", 1)[1]),
+        )
         if len(mix) != layers:
-            raise MetricUnavailable(f"the Polos checkpoint mixes {len(mix)} layers; "
-                                    f"{self.text_model.name} gives {layers}")
+            raise MetricUnavailable(
+                f"the Polos checkpoint mixes {len(mix)} layers; {self.text_model.name} gives {layers}"
+            )
         weights = torch.cat([state[key].reshape(-1) for key in mix]).float().to(self.device)
         gamma = state["scalar_mix.gamma"].reshape(()).float().to(self.device)
         head = build_head(state).to(self.device)
         self._check_clip(state)
         expected = 4 * encoder.config.hidden_size + 6 * self._clip_width()
         if head[0].in_features != expected:
-            raise MetricUnavailable(f"the Polos head takes {head[0].in_features} features; "
-                                    f"{self.text_model.name} and {self.clip.spec.name} give {expected}")
+            raise MetricUnavailable(
+                f"the Polos head takes {head[0].in_features} features; "
+                f"{self.text_model.name} and {self.clip.spec.name} give {expected}"
+            )
         return (tokenizer, encoder.to(self.device).eval(), weights, gamma, head)
 
     def _load_encoder(self, encoder, state: dict) -> None:
-        tensors = {key.removeprefix("encoder.model."): value for key, value in state.items()
-                   if key.startswith("encoder.model.")}
+        tensors = {
+            key.removeprefix("encoder.model."): value
+            for key, value in state.items()
+            if key.startswith("encoder.model.")
+        }
         if not tensors:
             return  # a head-only checkpoint: the store's (frozen) SimCSE weights are the ones trained with
         missing, unexpected = encoder.load_state_dict(tensors, strict=False)
         unexpected = [key for key in unexpected if not key.endswith("position_ids")]
         if missing or unexpected:
-            raise MetricUnavailable(f"the Polos checkpoint's text encoder does not fit {self.text_model.name}: "
-                                    f"missing {missing[:3]}, unexpected {unexpected[:3]}")
+            raise MetricUnavailable(
+                f"the Polos checkpoint's text encoder does not fit {self.text_model.name}: "
+                f"missing {missing[:3]}, unexpected {unexpected[:3]}"
+            )
 
     def _check_clip(self, state: dict) -> None:
         import torch
@@ -172,11 +199,16 @@ class PolosModel(LazyModel):
         ours = model.state_dict()
         # Compared at the precision the encoder runs in (fp16 on a GPU): the checkpoint's fp32 copy
         # rounds to exactly the store's tensors when they are the same weights.
-        differing = [key for key, value in held.items()
-                     if key in ours and not torch.equal(ours[key].cpu(), value.to(ours[key].dtype))]
+        differing = [
+            key
+            for key, value in held.items()
+            if key in ours and not torch.equal(ours[key].cpu(), value.to(ours[key].dtype))
+        ]
         if differing:
-            raise MetricUnavailable(f"the Polos checkpoint's CLIP differs from {self.clip.spec.name} in the store "
-                                    f"({len(differing)} tensors, e.g. {differing[0]})")
+            raise MetricUnavailable(
+                f"the Polos checkpoint's CLIP differs from {self.clip.spec.name} in the store "
+                f"({len(differing)} tensors, e.g. {differing[0]})"
+            )
 
     def _clip_width(self) -> int:
         return int(self.clip.encode_texts(["a"], normalise=False).shape[1])
@@ -189,7 +221,7 @@ class PolosModel(LazyModel):
         distinct = list(dict.fromkeys(texts))
         found: dict[str, np.ndarray] = {}
         for start in range(0, len(distinct), self.text_batch):
-            part = distinct[start:start + self.text_batch]
+            part = distinct[start : start + self.text_batch]
             batch = tokenizer(part, padding=True, truncation=True, max_length=512, return_tensors="pt").to(self.device)
             with torch.no_grad():
                 hidden = encoder(**batch, output_hidden_states=True).hidden_states
@@ -197,13 +229,21 @@ class PolosModel(LazyModel):
             found.update(zip(part, mixed[:, 0, :].cpu().numpy(), strict=True))
         return found
 
-    def score_pairs(self, references: np.ndarray, candidates: np.ndarray, images: np.ndarray,
-                    candidates_clip: np.ndarray, references_clip: np.ndarray) -> np.ndarray:
+    def score_pairs(
+        self,
+        references: np.ndarray,
+        candidates: np.ndarray,
+        images: np.ndarray,
+        candidates_clip: np.ndarray,
+        references_clip: np.ndarray,
+    ) -> np.ndarray:
         import torch
 
         *_, head = self._load()
-        tensors = [torch.from_numpy(np.asarray(block, dtype=np.float32)).to(self.device)
-                   for block in (references, candidates, images, candidates_clip, references_clip)]
+        tensors = [
+            torch.from_numpy(np.asarray(block, dtype=np.float32)).to(self.device)
+            for block in (references, candidates, images, candidates_clip, references_clip)
+        ]
         with torch.no_grad():
             return head(pair_features(*tensors)).reshape(-1).cpu().numpy()
 
@@ -217,10 +257,14 @@ def polos_model(checkpoint: Checkpoint, text_model: HfModel, clip_model: OpenCli
 class Polos(Metric):
     slug, name, family = "polos", "Polos", "embedding"
     needs = frozenset({"media", "references", "gpu"})
-    citation = ("Y. Wada, K. Kaneda, D. Saito and K. Sugiura (2024). Polos: Multimodal Metric Learning from "
-                "Human Feedback for Image Captioning. CVPR.")
-    description = ("Supervised estimator on SimCSE and CLIP features trained on Polaris human judgments; "
-                   "best over references, in [0, 1].")
+    citation = (
+        "Y. Wada, K. Kaneda, D. Saito and K. Sugiura (2024). Polos: Multimodal Metric Learning from "
+        "Human Feedback for Image Captioning. CVPR."
+    )
+    description = (
+        "Supervised estimator on SimCSE and CLIP features trained on Polaris human judgments; "
+        "best over references, in [0, 1]."
+    )
     notes = (
         "Each SimCSE layer is normalised over one sentence's own tokens (the released code pools the whole batch, "
         "so its scores move with batch composition); this equals the released code at batch size 1.",
@@ -242,26 +286,30 @@ class Polos(Metric):
         model = self.model
         self.require_available()
         if any(not row.media for row in rows):
-            raise ValueError(f"Polos needs the image of every row; rows without one: "
-                             f"{[row.id for row in rows if not row.media][:5]}")
+            raise ValueError(
+                f"Polos needs the image of every row; rows without one: {[row.id for row in rows if not row.media][:5]}"
+            )
         if any(not row.references for row in rows):
             raise ValueError("Polos needs at least one reference per row")
         pairs = [(index, row.candidate, ref) for index, row in enumerate(rows) for ref in row.references]
         texts = list(dict.fromkeys([row.candidate for row in rows] + [ref for *_, ref in pairs]))
         sentences = model.sentence_embeddings(texts)
-        clip_texts = dict(zip(texts, model.clip.encode_texts([PREFIX + text for text in texts], normalise=False),
-                              strict=True))
-        images = model.clip.encode_images([row.media for row in rows], cache=model.clip.feature_cache(),
-                                          normalise=False)
+        clip_texts = dict(
+            zip(texts, model.clip.encode_texts([PREFIX + text for text in texts], normalise=False), strict=True)
+        )
+        images = model.clip.encode_images(
+            [row.media for row in rows], cache=model.clip.feature_cache(), normalise=False
+        )
         values = model.score_pairs(
             references=np.stack([sentences[ref] for *_, ref in pairs]),
             candidates=np.stack([sentences[candidate] for _, candidate, _ in pairs]),
             images=images[[index for index, *_ in pairs]],
             candidates_clip=np.stack([clip_texts[candidate] for _, candidate, _ in pairs]),
-            references_clip=np.stack([clip_texts[ref] for *_, ref in pairs]))
+            references_clip=np.stack([clip_texts[ref] for *_, ref in pairs]),
+        )
         scores, details, start = [], [], 0
         for row in rows:
-            mine = [float(value) for value in values[start:start + len(row.references)]]
+            mine = [float(value) for value in values[start : start + len(row.references)]]
             start += len(row.references)
             scores.append(max(mine))
             details.append({"per_reference": mine, "best_reference": int(np.argmax(mine))})

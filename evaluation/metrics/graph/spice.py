@@ -5,6 +5,7 @@ which these machines cannot).
 The CoreNLP jars go on an explicit classpath (the wheel's folder is never written to). SPICE's
 `-cache` crashes on Java >= 16 (FST serialisation), so it runs without it; pinned here, untested
 against a real CoreNLP on our machines because none can be provisioned here."""
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,8 @@ def corenlp_jars() -> list[Path]:
     if missing:
         raise MetricUnavailable(
             f"Stanford CoreNLP 3.6.0 is not provisioned: {', '.join(missing)} missing from {folder} "
-            "(take them from stanford-corenlp-full-2015-12-09.zip on a machine with network)")
+            "(take them from stanford-corenlp-full-2015-12-09.zip on a machine with network)"
+        )
     return [folder / name for name in CORENLP_JARS]
 
 
@@ -67,19 +69,36 @@ class Spice(Metric):
         corpus = shared_corpus.get(rows)
         with tempfile.TemporaryDirectory(prefix="capbench-spice-") as folder:
             source, target = Path(folder) / "input.json", Path(folder) / "output.json"
-            source.write_text(json.dumps([
-                {"image_id": index, "test": candidate, "refs": list(references)}
-                for index, (candidate, references) in enumerate(zip(corpus.candidates, corpus.references, strict=True))
-            ]))
-            command = [java_executable(), f"-Xmx{self.heap}", "-cp", classpath, "edu.anu.spice.SpiceScorer",
-                       str(source), "-out", str(target), "-subset", "-silent"]
+            source.write_text(
+                json.dumps(
+                    [
+                        {"image_id": index, "test": candidate, "refs": list(references)}
+                        for index, (candidate, references) in enumerate(
+                            zip(corpus.candidates, corpus.references, strict=True)
+                        )
+                    ]
+                )
+            )
+            command = [
+                java_executable(),
+                f"-Xmx{self.heap}",
+                "-cp",
+                classpath,
+                "edu.anu.spice.SpiceScorer",
+                str(source),
+                "-out",
+                str(target),
+                "-subset",
+                "-silent",
+            ]
             done = subprocess.run(command, capture_output=True, timeout=24 * 3600)
             if done.returncode != 0 or not target.exists():
                 raise RuntimeError(f"SPICE failed ({done.returncode}): {done.stderr.decode(errors='replace')[-800:]}")
             results = {entry["image_id"]: entry["scores"] for entry in json.loads(target.read_text())}
         distinct = [_f(results[index]["All"]) for index in range(len(corpus.candidates))]
-        details = [{name: _f(value) for name, value in results[index].items()}
-                   for index in range(len(corpus.candidates))]
+        details = [
+            {name: _f(value) for name, value in results[index].items()} for index in range(len(corpus.candidates))
+        ]
         scores = corpus.expand(distinct)
         # pycocoevalcap reports the plain mean, NaN as soon as one caption has no tuples.
         mean = sum(scores) / len(scores) if scores else None

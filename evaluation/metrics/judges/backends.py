@@ -2,6 +2,7 @@
 a local vLLM/SGLang server), or a transformers vision-language model from the local model store.
 Both return the same `JudgeReply`: the text, each generated token with its log-probability and top
 alternatives, and the tokens used. Replies are cached on disk by everything that determines them."""
+
 from __future__ import annotations
 
 import base64
@@ -37,18 +38,29 @@ class JudgeParams:
 @dataclass(frozen=True)
 class JudgeRequest:
     prompt: str
-    image: bytes | None = None          # the encoded picture sent with the prompt
+    image: bytes | None = None  # the encoded picture sent with the prompt
     image_mime: str = "image/jpeg"
-    detail: str = "low"                 # OpenAI's image detail
-    as_system: bool = False             # no picture: the prompt goes as one system message (G-VEval)
-    sample: int = 0                     # another draw of the same prompt (after an unparseable reply)
-    watch: tuple[str, ...] = ()         # tokens whose log-probability is wanted at every position
+    detail: str = "low"  # OpenAI's image detail
+    as_system: bool = False  # no picture: the prompt goes as one system message (G-VEval)
+    sample: int = 0  # another draw of the same prompt (after an unparseable reply)
+    watch: tuple[str, ...] = ()  # tokens whose log-probability is wanted at every position
 
     def key(self, backend: str, params: JudgeParams) -> str:
         image = hashlib.sha256(self.image).hexdigest() if self.image is not None else None
-        text = json.dumps({"backend": backend, "params": asdict(params), "prompt": self.prompt, "image": image,
-                           "mime": self.image_mime, "detail": self.detail, "system": self.as_system,
-                           "sample": self.sample, "watch": list(self.watch)}, sort_keys=True)
+        text = json.dumps(
+            {
+                "backend": backend,
+                "params": asdict(params),
+                "prompt": self.prompt,
+                "image": image,
+                "mime": self.image_mime,
+                "detail": self.detail,
+                "system": self.as_system,
+                "sample": self.sample,
+                "watch": list(self.watch),
+            },
+            sort_keys=True,
+        )
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -59,18 +71,30 @@ class JudgeReply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     model: str = ""
-    watched: list[dict[str, float]] = field(default_factory=list)   # per position, for `watch`
+    watched: list[dict[str, float]] = field(default_factory=list)  # per position, for `watch`
     cached: bool = False
 
     def to_json(self) -> dict:
-        return {"text": self.text, "tokens": [[t.text, t.logprob, t.top] for t in self.tokens],
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "model": self.model, "watched": self.watched}
+        return {
+            "text": self.text,
+            "tokens": [[t.text, t.logprob, t.top] for t in self.tokens],
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "model": self.model,
+            "watched": self.watched,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> JudgeReply:
-        return cls(data["text"], [Token(t, lp, top) for t, lp, top in data["tokens"]], data["prompt_tokens"],
-                   data["completion_tokens"], data["model"], data.get("watched", []), cached=True)
+        return cls(
+            data["text"],
+            [Token(t, lp, top) for t, lp, top in data["tokens"]],
+            data["prompt_tokens"],
+            data["completion_tokens"],
+            data["model"],
+            data.get("watched", []),
+            cached=True,
+        )
 
 
 class JudgeFailed(RuntimeError):
@@ -113,7 +137,7 @@ class Backend:
         """What goes into a metric's configuration: a new model or new weights make a new version."""
         return self.fingerprint()
 
-    counting: str = ""   # how `prompt_tokens` counts
+    counting: str = ""  # how `prompt_tokens` counts
 
     def prompt_tokens(self, request: JudgeRequest) -> int:
         """The prompt tokens this request would be billed or computed for, without sending it."""
@@ -125,8 +149,9 @@ class Backend:
     def _complete(self, requests: Sequence[JudgeRequest], params: JudgeParams) -> list[JudgeReply]:
         raise NotImplementedError
 
-    def complete(self, requests: Sequence[JudgeRequest], params: JudgeParams,
-                 cache: ReplyCache | None = None) -> list[JudgeReply | JudgeFailed]:
+    def complete(
+        self, requests: Sequence[JudgeRequest], params: JudgeParams, cache: ReplyCache | None = None
+    ) -> list[JudgeReply | JudgeFailed]:
         """One reply (or the failure) per request, in order; cached replies are not asked again."""
         fingerprint = self.fingerprint()
         keys = [request.key(fingerprint, params) for request in requests]
@@ -144,9 +169,20 @@ class OpenAICompatible(Backend):
     wait for Retry-After (else exponential backoff) and retry up to `rate_limit_attempts`; timeouts,
     connection errors and 5xx retry up to `error_attempts`; other errors fail the request."""
 
-    def __init__(self, model: str, base_url: str | None, api_key: str | None, *, concurrency: int = 4,
-                 timeout: float = 60.0, rate_limit_attempts: int = 8, error_attempts: int = 3, backoff: float = 1.0,
-                 backoff_cap: float = 30.0, sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None,
+        api_key: str | None,
+        *,
+        concurrency: int = 4,
+        timeout: float = 60.0,
+        rate_limit_attempts: int = 8,
+        error_attempts: int = 3,
+        backoff: float = 1.0,
+        backoff_cap: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         self.model, self.base_url, self.api_key = model, base_url, api_key
         self.name = f"openai-compatible:{model}"
         self.concurrency, self.timeout = max(1, concurrency), timeout
@@ -157,8 +193,10 @@ class OpenAICompatible(Backend):
 
     def unavailable_reason(self) -> str | None:
         if not self.base_url and not self.api_key:
-            return ("no judge endpoint is configured: set CAPBENCH_JUDGE_BASE_URL (an OpenAI-compatible server) "
-                    "and/or CAPBENCH_JUDGE_API_KEY")
+            return (
+                "no judge endpoint is configured: set CAPBENCH_JUDGE_BASE_URL (an OpenAI-compatible server) "
+                "and/or CAPBENCH_JUDGE_API_KEY"
+            )
         return None
 
     def fingerprint(self) -> str:
@@ -172,12 +210,13 @@ class OpenAICompatible(Backend):
             if self._client is None:
                 from openai import OpenAI
 
-                self._client = OpenAI(base_url=self.base_url, api_key=self.api_key or "unused", max_retries=0,
-                                      timeout=self.timeout)
+                self._client = OpenAI(
+                    base_url=self.base_url, api_key=self.api_key or "unused", max_retries=0, timeout=self.timeout
+                )
         return self._client
 
     counting = "approximate: text at 4 characters a token, pictures by OpenAI's tile rule"
-    MESSAGE_OVERHEAD = 7   # role and separators around the one message, and the reply's priming
+    MESSAGE_OVERHEAD = 7  # role and separators around the one message, and the reply's priming
 
     def prompt_tokens(self, request: JudgeRequest) -> int:
         from evaluation.metrics.judges.estimate import image_tokens, text_tokens
@@ -192,8 +231,15 @@ class OpenAICompatible(Backend):
             role = "system" if request.as_system else "user"
             return [{"role": role, "content": request.prompt}]
         url = f"data:{request.image_mime};base64,{base64.b64encode(request.image).decode()}"
-        return [{"role": "user", "content": [{"type": "text", "text": request.prompt},
-                                             {"type": "image_url", "image_url": {"url": url, "detail": request.detail}}]}]
+        return [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": request.prompt},
+                    {"type": "image_url", "image_url": {"url": url, "detail": request.detail}},
+                ],
+            }
+        ]
 
     def _complete(self, requests: Sequence[JudgeRequest], params: JudgeParams) -> list[JudgeReply | JudgeFailed]:
         if not requests:
@@ -205,9 +251,17 @@ class OpenAICompatible(Backend):
         import openai
 
         limited = failed = 0
-        arguments = {"model": self.model, "messages": self.messages(request), "temperature": params.temperature,
-                     "top_p": params.top_p, "frequency_penalty": 0, "presence_penalty": 0, "n": 1,
-                     "logprobs": params.top_logprobs > 0, "seed": params.seed}
+        arguments = {
+            "model": self.model,
+            "messages": self.messages(request),
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "frequency_penalty": 0,
+            "presence_penalty": 0,
+            "n": 1,
+            "logprobs": params.top_logprobs > 0,
+            "seed": params.seed,
+        }
         if params.top_logprobs:
             arguments["top_logprobs"] = params.top_logprobs
         if params.max_tokens:
@@ -243,11 +297,18 @@ class OpenAICompatible(Backend):
     def reply(response) -> JudgeReply:
         choice = response.choices[0]
         content = choice.logprobs.content if choice.logprobs is not None and choice.logprobs.content else []
-        tokens = [Token(item.token, item.logprob, {alt.token: alt.logprob for alt in item.top_logprobs or []})
-                  for item in content]
+        tokens = [
+            Token(item.token, item.logprob, {alt.token: alt.logprob for alt in item.top_logprobs or []})
+            for item in content
+        ]
         usage = response.usage
-        return JudgeReply(choice.message.content or "", tokens, usage.prompt_tokens if usage else 0,
-                          usage.completion_tokens if usage else 0, response.model or "")
+        return JudgeReply(
+            choice.message.content or "",
+            tokens,
+            usage.prompt_tokens if usage else 0,
+            usage.completion_tokens if usage else 0,
+            response.model or "",
+        )
 
 
 class LocalVLM(Backend, LazyModel):
@@ -289,8 +350,9 @@ class LocalVLM(Backend, LazyModel):
             if request.image is not None:
                 content.insert(0, {"type": "image"})
                 images.append(Image.open(io.BytesIO(request.image)).convert("RGB"))
-            texts.append(processor.apply_chat_template([{"role": "user", "content": content}],
-                                                       add_generation_prompt=True))
+            texts.append(
+                processor.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True)
+            )
         return processor(images=images or None, text=texts, padding=True, return_tensors="pt")
 
     def prompt_tokens(self, request: JudgeRequest) -> int:
@@ -314,7 +376,7 @@ class LocalVLM(Backend, LazyModel):
     def _complete(self, requests: Sequence[JudgeRequest], params: JudgeParams) -> list[JudgeReply | JudgeFailed]:
         out: list[JudgeReply | JudgeFailed] = []
         for start in range(0, len(requests), self.batch):
-            part = list(requests[start:start + self.batch])
+            part = list(requests[start : start + self.batch])
             try:
                 out.extend(self._generate(part, params))
             except Exception as error:  # noqa: BLE001 (one bad batch must not stop the job)
@@ -330,10 +392,16 @@ class LocalVLM(Backend, LazyModel):
         torch.manual_seed(params.seed)
         sampling = params.temperature > 0
         with torch.no_grad():
-            generated = model.generate(**inputs, do_sample=sampling, temperature=params.temperature if sampling else None,
-                                       top_p=params.top_p if sampling else None, max_new_tokens=params.max_tokens or 256,
-                                       output_logits=True, return_dict_in_generate=True,
-                                       pad_token_id=tokenizer.pad_token_id)
+            generated = model.generate(
+                **inputs,
+                do_sample=sampling,
+                temperature=params.temperature if sampling else None,
+                top_p=params.top_p if sampling else None,
+                max_new_tokens=params.max_tokens or 256,
+                output_logits=True,
+                return_dict_in_generate=True,
+                pad_token_id=tokenizer.pad_token_id,
+            )
         width = inputs["input_ids"].shape[1]
         stop = {tokenizer.eos_token_id, tokenizer.pad_token_id}
         replies = []
@@ -349,9 +417,10 @@ class LocalVLM(Backend, LazyModel):
                 top = {tokenizer.decode([int(i)]): float(v) for v, i in zip(best.values, best.indices, strict=True)}
                 tokens.append(Token(tokenizer.decode([token_id]), float(logprobs[token_id]), top))
                 watched.append({text: float(logprobs[i]) for text, i in watch_ids.items() if i is not None})
-            text = tokenizer.decode(ids[:len(tokens)], skip_special_tokens=True)
-            replies.append(JudgeReply(text, tokens, int(inputs["attention_mask"][row].sum()), len(tokens),
-                                      self.spec.name, watched))
+            text = tokenizer.decode(ids[: len(tokens)], skip_special_tokens=True)
+            replies.append(
+                JudgeReply(text, tokens, int(inputs["attention_mask"][row].sum()), len(tokens), self.spec.name, watched)
+            )
         return replies
 
 
@@ -372,7 +441,8 @@ def api_backend() -> OpenAICompatible:
         # OPENAI_API_KEY is the openai client's own variable, the fallback.
         api_key=config.get("CAPBENCH_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY") or None,
         concurrency=config.get("CAPBENCH_JUDGE_CONCURRENCY"),
-        timeout=config.get("CAPBENCH_JUDGE_TIMEOUT"))
+        timeout=config.get("CAPBENCH_JUDGE_TIMEOUT"),
+    )
 
 
 class Misconfigured(Backend):
@@ -398,8 +468,9 @@ def configured_backend(backend_variable: str, model_variable: str, default: HfMo
     entry = CATALOGUE.get(name)
     if not isinstance(entry, HfModel) or not entry.vision_language:
         known = ", ".join(sorted(n for n, e in CATALOGUE.items() if isinstance(e, HfModel) and e.vision_language))
-        return Misconfigured(f"{model_variable}={name!r} is not a vision-language model of the catalogue "
-                             f"(one of: {known})")
+        return Misconfigured(
+            f"{model_variable}={name!r} is not a vision-language model of the catalogue (one of: {known})"
+        )
     return local_vlm(entry)
 
 

@@ -2,6 +2,7 @@
 the reply cache, parsed into a number; a reply without a number is drawn again (up to `draws`
 times) and then recorded as a failure with the reply kept, never as a 0. The score detail keeps
 the reasoning text, what the number was computed from and the tokens used."""
+
 from __future__ import annotations
 
 import math
@@ -40,7 +41,7 @@ class JudgeMetric(Metric):
     family = "judge"
     params = JudgeParams()
     prompts: tuple[str, ...] = ()
-    draws = 3   # replies drawn before a row without a number is recorded as failed
+    draws = 3  # replies drawn before a row without a number is recorded as failed
     # The reply length an estimate assumes before any reply of this metric has been seen (tokens).
     assumed_completion_tokens = 150
 
@@ -57,8 +58,12 @@ class JudgeMetric(Metric):
         """The row's number and what it was read from; raises Unparseable."""
 
     def config(self) -> dict:
-        return {"backend": self.backend().identity(), "params": asdict(self.params), "draws": self.draws,
-                "prompts": {name: prompt_sha(name) for name in self.prompts}}
+        return {
+            "backend": self.backend().identity(),
+            "params": asdict(self.params),
+            "draws": self.draws,
+            "prompts": {name: prompt_sha(name) for name in self.prompts},
+        }
 
     def unavailable_reason(self) -> str | None:
         return self.backend().unavailable_reason()
@@ -70,8 +75,9 @@ class JudgeMetric(Metric):
         """What the shared work gave this row, kept in its detail whether or not it gets a number."""
         return {}
 
-    def planned(self, rows: Sequence[CaptionRow], backend: Backend, cache: ReplyCache,
-                completion: float) -> tuple[list[tuple[JudgeRequest, float]], int]:
+    def planned(
+        self, rows: Sequence[CaptionRow], backend: Backend, cache: ReplyCache, completion: float
+    ) -> tuple[list[tuple[JudgeRequest, float]], int]:
         """The first-draw requests a run would send, each with its expected completion tokens, and
         how many rows cannot be judged. Shared work (VisCE²'s contexts) comes first."""
         planned, unjudgeable = [], 0
@@ -82,13 +88,18 @@ class JudgeMetric(Metric):
                 unjudgeable += 1
         return planned, unjudgeable
 
-    def estimate(self, rows: Sequence[CaptionRow], *, observed_completion: tuple[float, int] | None = None,
-                 cache: ReplyCache | None = None) -> Estimate:
+    def estimate(
+        self,
+        rows: Sequence[CaptionRow],
+        *,
+        observed_completion: tuple[float, int] | None = None,
+        cache: ReplyCache | None = None,
+    ) -> Estimate:
         """Tokens and cost of scoring `rows`, sending nothing. `observed_completion` is the mean
         completion tokens of this metric's earlier replies and how many there were."""
         backend = self.backend()
         reason = backend.unavailable_reason()
-        if reason and not isinstance(backend, OpenAICompatible):   # an endpoint's cost is known before it is set up
+        if reason and not isinstance(backend, OpenAICompatible):  # an endpoint's cost is known before it is set up
             raise MetricUnavailable(reason)
         cache = cache or ReplyCache()
         if observed_completion and observed_completion[1]:
@@ -98,21 +109,36 @@ class JudgeMetric(Metric):
             completion = self.assumed_completion_tokens
             basis = f"assumed: {completion} per reply, no earlier replies of this metric"
         planned, unjudgeable = self.planned(rows, backend, cache, completion)
-        todo = [(request, expected) for request, expected in planned if not backend.is_cached(request, self.params, cache)]
+        todo = [
+            (request, expected) for request, expected in planned if not backend.is_cached(request, self.params, cache)
+        ]
         prompt = sum(backend.prompt_tokens(request) for request, _ in todo)
         expected = round(sum(e for _, e in todo))
         bound = self.params.max_tokens * len(todo) if self.params.max_tokens else None
         price = price_of(getattr(backend, "model", None))
         return Estimate(
-            metric=self.slug, backend=backend.identity(), counting=backend.counting, rows=len(rows),
-            unjudgeable=unjudgeable, requests=len(planned), cached=len(planned) - len(todo),
-            images=sum(request.image is not None for request, _ in todo), prompt_tokens=prompt,
-            completion_tokens=expected, completion_basis=basis, completion_tokens_max=bound,
-            price_basis=price.basis if price else ("a local model: no per-token price" if isinstance(backend, LocalVLM)
-                                                   else "unknown: set CAPBENCH_JUDGE_PRICE_INPUT and _OUTPUT "
-                                                        "(USD per million tokens)"),
+            metric=self.slug,
+            backend=backend.identity(),
+            counting=backend.counting,
+            rows=len(rows),
+            unjudgeable=unjudgeable,
+            requests=len(planned),
+            cached=len(planned) - len(todo),
+            images=sum(request.image is not None for request, _ in todo),
+            prompt_tokens=prompt,
+            completion_tokens=expected,
+            completion_basis=basis,
+            completion_tokens_max=bound,
+            price_basis=price.basis
+            if price
+            else (
+                "a local model: no per-token price"
+                if isinstance(backend, LocalVLM)
+                else "unknown: set CAPBENCH_JUDGE_PRICE_INPUT and _OUTPUT (USD per million tokens)"
+            ),
             cost_usd=price.cost(prompt, expected) if price else None,
-            cost_usd_max=price.cost(prompt, bound) if price and bound is not None else None)
+            cost_usd_max=price.cost(prompt, bound) if price and bound is not None else None,
+        )
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         backend = self.backend()

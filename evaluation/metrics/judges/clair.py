@@ -1,6 +1,7 @@
 """CLAIR (Chan et al. 2023), metrics.md §15: a text-only LLM judges whether the candidate and the
 references describe the same image, answering JSON {"score": 0–100, "reason": …}; reported on 0–1.
 Temperature 0; an answer without a score is asked again (up to 3 draws), then recorded as failed."""
+
 from __future__ import annotations
 
 from evaluation.metrics.base import CaptionRow
@@ -18,11 +19,15 @@ class Clair(JudgeMetric):
     params = JudgeParams(temperature=0.0, max_tokens=1024, top_logprobs=0)
     assumed_completion_tokens = 60
     prompts = ("clair/clair.txt",)
-    citation = ("D. M. Chan, S. Petryk, J. E. Gonzalez, T. Darrell and J. Canny (2023). CLAIR: Evaluating Image "
-                "Captions with Large Language Models. EMNLP.")
+    citation = (
+        "D. M. Chan, S. Petryk, J. E. Gonzalez, T. Darrell and J. Canny (2023). CLAIR: Evaluating Image "
+        "Captions with Large Language Models. EMNLP."
+    )
     description = "LLM judge of whether candidate and references describe the same image (JSON score/100)."
-    notes = ("One LLM (the configured endpoint), not the paper's CLAIR_E ensemble of several.",
-             "A reply whose score lies outside 0–100 is a failure, not clipped.")
+    notes = (
+        "One LLM (the configured endpoint), not the paper's CLAIR_E ensemble of several.",
+        "A reply whose score lies outside 0–100 is a failure, not clipped.",
+    )
 
     def backend(self):
         return api_backend()
@@ -30,8 +35,11 @@ class Clair(JudgeMetric):
     def request(self, row: CaptionRow, draw: int) -> JudgeRequest:
         if not row.references:
             raise RowProblem("CLAIR needs at least one reference")
-        prompt = fill("clair/clair.txt", candidates=f"- {row.candidate}\n",
-                      references="".join(f"- {ref}\n" for ref in row.references))
+        prompt = fill(
+            "clair/clair.txt",
+            candidates=f"- {row.candidate}\n",
+            references="".join(f"- {ref}\n" for ref in row.references),
+        )
         return JudgeRequest(prompt, sample=draw)
 
     def parse(self, row: CaptionRow, reply: JudgeReply) -> tuple[float, dict]:

@@ -6,6 +6,7 @@ expected completion tokens, and the price where one is known.
 Completion tokens cannot be known before the replies exist: they are the mean observed in earlier
 replies of the same metric when the caller has them, else the metric's assumed reply length (both
 labelled as such). Redraws after unparseable replies are not counted."""
+
 from __future__ import annotations
 
 import math
@@ -39,11 +40,16 @@ def price_of(model: str | None) -> Price | None:
     given = config.raw("CAPBENCH_JUDGE_PRICE_INPUT"), config.raw("CAPBENCH_JUDGE_PRICE_OUTPUT")
     if all(given):
         try:
-            return Price(config.get("CAPBENCH_JUDGE_PRICE_INPUT"), config.get("CAPBENCH_JUDGE_PRICE_OUTPUT"),
-                         "CAPBENCH_JUDGE_PRICE_INPUT/OUTPUT")
+            return Price(
+                config.get("CAPBENCH_JUDGE_PRICE_INPUT"),
+                config.get("CAPBENCH_JUDGE_PRICE_OUTPUT"),
+                "CAPBENCH_JUDGE_PRICE_INPUT/OUTPUT",
+            )
         except config.ConfigError:
-            raise ValueError("CAPBENCH_JUDGE_PRICE_INPUT and _OUTPUT must be numbers (USD per million tokens), "
-                             f"got {given[0]!r} and {given[1]!r}") from None
+            raise ValueError(
+                "CAPBENCH_JUDGE_PRICE_INPUT and _OUTPUT must be numbers (USD per million tokens), "
+                f"got {given[0]!r} and {given[1]!r}"
+            ) from None
     if model in LIST_PRICES:
         return Price(*LIST_PRICES[model], f"OpenAI list price of {model}")
     return None
@@ -53,14 +59,14 @@ def price_of(model: str | None) -> Price | None:
 class Estimate:
     metric: str
     backend: str
-    counting: str                 # how prompt tokens were counted
+    counting: str  # how prompt tokens were counted
     rows: int
-    unjudgeable: int              # rows the metric cannot judge (no image, no references …)
-    requests: int                 # requests a run sends (first draw, shared ones such as VisCE² contexts included)
-    cached: int                   # of those, already answered in the reply cache (free)
-    images: int                   # pictures among the uncached requests
-    prompt_tokens: int            # of the uncached requests
-    completion_tokens: int        # expected, of the uncached requests
+    unjudgeable: int  # rows the metric cannot judge (no image, no references …)
+    requests: int  # requests a run sends (first draw, shared ones such as VisCE² contexts included)
+    cached: int  # of those, already answered in the reply cache (free)
+    images: int  # pictures among the uncached requests
+    prompt_tokens: int  # of the uncached requests
+    completion_tokens: int  # expected, of the uncached requests
     completion_basis: str
     completion_tokens_max: int | None
     price_basis: str = ""

@@ -2,6 +2,7 @@
 is smoothed with the model's own digit probabilities at the printed decimals:
 Σ_d p(d)·d·0.1 at the first decimal (+ Σ_d p(d)·d·0.01 at a second), and for a printed 1.0,
 0.9·p("0") + p("1") at the "1". Greedy decoding, at most 512 new tokens."""
+
 from __future__ import annotations
 
 from evaluation.backbones.catalogue import HfModel
@@ -24,11 +25,15 @@ class Fleur(JudgeMetric):
     params = JudgeParams(temperature=0.0, max_tokens=512, top_logprobs=20)
     assumed_completion_tokens = 60
     prompts = (PROMPT,)
-    citation = ("FLEUR: An Explainable Reference-Free Evaluation Metric for Image Captioning Using a Large "
-                "Multimodal Model (ACL 2024); github.com/Yebin46/FLEUR.")
+    citation = (
+        "FLEUR: An Explainable Reference-Free Evaluation Metric for Image Captioning Using a Large "
+        "Multimodal Model (ACL 2024); github.com/Yebin46/FLEUR."
+    )
     description = "LLaVA prints a 0.0–1.0 score; smoothed by its own probabilities of each decimal digit."
-    notes = ("Through an OpenAI-compatible endpoint the digit probabilities come from the top-20 alternatives "
-             "(digits outside them count 0); the local model reads them from the full vocabulary.",)
+    notes = (
+        "Through an OpenAI-compatible endpoint the digit probabilities come from the top-20 alternatives "
+        "(digits outside them count 0); the local model reads them from the full vocabulary.",
+    )
 
     def backend(self):
         return configured_backend("CAPBENCH_FLEUR_BACKEND", "CAPBENCH_FLEUR_MODEL", MODEL)
@@ -36,12 +41,14 @@ class Fleur(JudgeMetric):
     def request(self, row: CaptionRow, draw: int) -> JudgeRequest:
         if not row.media:
             raise RowProblem("FLEUR needs the image of this caption")
-        return JudgeRequest(fill(PROMPT, candidate=row.candidate), *image_bytes(row.media), sample=draw,
-                            watch=tuple(DIGITS))
+        return JudgeRequest(
+            fill(PROMPT, candidate=row.candidate), *image_bytes(row.media), sample=draw, watch=tuple(DIGITS)
+        )
 
     def parse(self, row: CaptionRow, reply: JudgeReply) -> tuple[float, dict]:
         digits = reply.watched or [{d: lp for d, lp in token.top.items() if d in DIGITS} for token in reply.tokens]
         smoothed = fleur_smoothed(reply.tokens, digits)
-        return smoothed.value, {"printed": smoothed.printed,
-                                "digit_probabilities": [{str(k): v for k, v in p.items()}
-                                                        for p in smoothed.digit_probabilities]}
+        return smoothed.value, {
+            "printed": smoothed.printed,
+            "digit_probabilities": [{str(k): v for k, v in p.items()} for p in smoothed.digit_probabilities],
+        }

@@ -6,6 +6,7 @@ expectations after α, β, ψ, δ and reports their mean (the four are kept in t
 Videos are shown as the 3-frame composite (video.py) at detail "high"; images are sent as their own
 file at detail "low". Without a picture (ref-only) the prompt goes as one system message.
 """
+
 from __future__ import annotations
 
 from evaluation.metrics.base import CaptionRow
@@ -16,8 +17,10 @@ from evaluation.metrics.judges.prompts import fill
 from evaluation.metrics.judges.video import is_video, video_composite_png
 from evaluation.metrics.registry import register
 
-CITATION = ("G-VEval: A Versatile Metric for Evaluating Image and Video Captions Using GPT-4o (2024); "
-            "github.com/ztangaj/gveval.")
+CITATION = (
+    "G-VEval: A Versatile Metric for Evaluating Image and Video Captions Using GPT-4o (2024); "
+    "github.com/ztangaj/gveval."
+)
 
 
 def references_text(references) -> str:
@@ -26,15 +29,17 @@ def references_text(references) -> str:
 
 
 class _GVEval(JudgeMetric):
-    setting = ""                       # ref-free / ref-only / combined
+    setting = ""  # ref-free / ref-only / combined
     uses_image = True
     uses_references = True
     params = JudgeParams(temperature=1.0, top_p=1.0, top_logprobs=5)
     citation = CITATION
-    notes = ("Ref-only sends no picture (the released evaluate_gveval attaches the image even for ref-only; "
-             "we follow the setting's definition).",
-             "The composite frames are labelled with Pillow's font, not OpenCV's Hershey font; the PNG is sent "
-             "labelled image/png (the released code labels it image/jpeg).")
+    notes = (
+        "Ref-only sends no picture (the released evaluate_gveval attaches the image even for ref-only; "
+        "we follow the setting's definition).",
+        "The composite frames are labelled with Pillow's font, not OpenCV's Hershey font; the PNG is sent "
+        "labelled image/png (the released code labels it image/jpeg).",
+    )
 
     def backend(self):
         return api_backend()
@@ -96,12 +101,16 @@ class GVEvalCombined(_GVEval):
 class GVEvalAccr(_GVEval):
     slug, name, setting = "gveval_accr", "G-VEval ACCR (video)", "accr"
     needs = frozenset({"media", "references", "api"})
-    description = ("Video judge on accuracy, completeness, conciseness and relevance (expected scores after "
-                   "α β ψ δ); reports their mean.")
-    notes = ("The ref-only ACCR prompt with the 3-frame composite attached: the published MSVD-Eval protocol "
-             "(the released code attaches the frames in its ref-only runs).",) + _GVEval.notes[1:]
+    description = (
+        "Video judge on accuracy, completeness, conciseness and relevance (expected scores after "
+        "α β ψ δ); reports their mean."
+    )
+    notes = (
+        "The ref-only ACCR prompt with the 3-frame composite attached: the published MSVD-Eval protocol "
+        "(the released code attaches the frames in its ref-only runs).",
+    ) + _GVEval.notes[1:]
     prompts = ("gveval/vid/accr/ref-only.txt",)
-    assumed_completion_tokens = 300     # four reasoned dimensions
+    assumed_completion_tokens = 300  # four reasoned dimensions
 
     def request(self, row: CaptionRow, draw: int) -> JudgeRequest:
         if not row.media or not is_video(row.media):
@@ -116,5 +125,7 @@ class GVEvalAccr(_GVEval):
         found = accr_scores(reply.tokens)
         values = {name: expectation.value for name, expectation in found.items()}
         mean = sum(values.values()) / len(values)
-        return mean, {"dimensions": values,
-                      "distributions": {name: {str(k): v for k, v in e.distribution.items()} for name, e in found.items()}}
+        return mean, {
+            "dimensions": values,
+            "distributions": {name: {str(k): v for k, v in e.distribution.items()} for name, e in found.items()},
+        }

@@ -1,6 +1,7 @@
 """Turning a judge's reply into a number (metrics.md §13–16). Every parser either returns a value
 with what it was computed from, or raises `Unparseable` naming what was missing: a reply without a
 number is a failure, never a 0."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-INTEGER_TOKENS = {str(i): i for i in range(101)}   # "0".."100", exactly
+INTEGER_TOKENS = {str(i): i for i in range(101)}  # "0".."100", exactly
 DIGITS = {str(d): d for d in range(10)}
 
 
@@ -19,6 +20,7 @@ class Unparseable(ValueError):
 @dataclass(frozen=True)
 class Token:
     """One generated token, its log-probability and the top alternatives at its position."""
+
     text: str
     logprob: float
     top: dict[str, float] = field(default_factory=dict)
@@ -27,8 +29,8 @@ class Token:
 @dataclass(frozen=True)
 class Expectation:
     value: float
-    distribution: dict[int, float]     # renormalised probabilities of the numeric alternatives
-    position: int                      # index of the token the distribution was read at
+    distribution: dict[int, float]  # renormalised probabilities of the numeric alternatives
+    position: int  # index of the token the distribution was read at
 
 
 def expected_after_marker(tokens: list[Token], marker: str) -> Expectation:
@@ -39,11 +41,16 @@ def expected_after_marker(tokens: list[Token], marker: str) -> Expectation:
             if index + 1 >= len(tokens):
                 raise Unparseable(f"the reply ends right after {marker!r}")
             following = tokens[index + 1]
-            kept = {INTEGER_TOKENS[text]: math.exp(logprob) for text, logprob in following.top.items()
-                    if text in INTEGER_TOKENS}
+            kept = {
+                INTEGER_TOKENS[text]: math.exp(logprob)
+                for text, logprob in following.top.items()
+                if text in INTEGER_TOKENS
+            }
             if not kept:
-                raise Unparseable(f"no number among the top alternatives after {marker!r} "
-                                  f"({', '.join(map(repr, following.top)) or 'none given'})")
+                raise Unparseable(
+                    f"no number among the top alternatives after {marker!r} "
+                    f"({', '.join(map(repr, following.top)) or 'none given'})"
+                )
             total = sum(kept.values())
             distribution = {value: p / total for value, p in sorted(kept.items())}
             return Expectation(sum(value * p for value, p in distribution.items()), distribution, index + 1)
@@ -83,7 +90,11 @@ def clair_score(text: str) -> tuple[float, str]:
             data = json.loads(match.group())
         except json.JSONDecodeError:
             continue
-        if isinstance(data, dict) and isinstance(data.get("score"), int | float) and not isinstance(data["score"], bool):
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("score"), int | float)
+            and not isinstance(data["score"], bool)
+        ):
             return _clair_range(float(data["score"])), str(data.get("reason", ""))
     number = re.search(r"\d*\.?\d+", text)
     if not number:

@@ -1,4 +1,5 @@
 """Versioned prompt files (prompts/README.md): the text, and its sha256 for the metric's config."""
+
 from __future__ import annotations
 
 import functools

@@ -1,6 +1,7 @@
 """G-VEval's view of a video (metrics.md §13): three frames at indices linspace(0, N−1, 4)[:-1]
 (0, ⌊(N−1)/3⌋, ⌊2(N−1)/3⌋, not first/middle/last as the paper says), each resized to 512×462
 (aspect not kept) above a 50-px white bar labelled "Frame k" in black, side by side: 1536×512."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -7,6 +7,7 @@ in the detail as `reference_parse`, and ours as the score: the first number must
 a reply without one is drawn again and then recorded as a failure, never as 0. Temperature 0.2 as
 released, with the sampling seed pinned; contexts and ratings are cached, so a re-run is identical.
 """
+
 from __future__ import annotations
 
 from evaluation.backbones.catalogue import CATALOGUE, HfModel
@@ -34,17 +35,21 @@ class VisCE2(JudgeMetric):
     needs = frozenset({"media", "gpu"})
     params = JudgeParams(temperature=0.2, max_tokens=1024, top_logprobs=0, seed=0)
     prompts = (CONTEXT_PROMPT, RATING_PROMPT)
-    citation = ("Vision Language Model-based Caption Evaluation Method Leveraging Visual Context Extraction "
-                "(VisCE², 2024); github.com/Silviase/VisCE2.")
+    citation = (
+        "Vision Language Model-based Caption Evaluation Method Leveraging Visual Context Extraction "
+        "(VisCE², 2024); github.com/Silviase/VisCE2."
+    )
     description = "A VLM extracts objects, attributes and relations, then rates the caption 0–100 with them."
-    notes = ("Score = our strict parse (first number, must be within 0–100; none → failure). The released parse "
-             "(first digits, unclipped, none → 0) is kept in each score's detail as reference_parse.",
-             "LLaVA-1.5-13B through transformers (llava-hf) in fp16, not the released 4-bit original-LLaVA loader; "
-             "temperature 0.2 with a pinned seed. CAPBENCH_VISCE2_MODEL picks another vision-language model of the "
-             "store (Qwen2-VL, LLaVA-1.5-7B); CAPBENCH_VISCE2_BACKEND=api sends both steps to the judge endpoint.")
+    notes = (
+        "Score = our strict parse (first number, must be within 0–100; none → failure). The released parse "
+        "(first digits, unclipped, none → 0) is kept in each score's detail as reference_parse.",
+        "LLaVA-1.5-13B through transformers (llava-hf) in fp16, not the released 4-bit original-LLaVA loader; "
+        "temperature 0.2 with a pinned seed. CAPBENCH_VISCE2_MODEL picks another vision-language model of the "
+        "store (Qwen2-VL, LLaVA-1.5-7B); CAPBENCH_VISCE2_BACKEND=api sends both steps to the judge endpoint.",
+    )
 
-    assumed_completion_tokens = 10      # the rating: the prompt asks for a single number
-    assumed_context_tokens = 250        # step 1: a list of objects, attributes and relations
+    assumed_completion_tokens = 10  # the rating: the prompt asks for a single number
+    assumed_context_tokens = 250  # step 1: a list of objects, attributes and relations
 
     def backend(self) -> Backend:
         return configured_backend("CAPBENCH_VISCE2_BACKEND", "CAPBENCH_VISCE2_MODEL", LLAVA)
@@ -76,14 +81,17 @@ class VisCE2(JudgeMetric):
                 requests.append(None)
         asked = [r for r in requests if r is not None]
         replies = iter(backend.complete(asked, self.params, cache))
-        self._contexts = {path: (next(replies) if request is not None else None)
-                          for path, request in zip(media, requests, strict=True)}
+        self._contexts = {
+            path: (next(replies) if request is not None else None)
+            for path, request in zip(media, requests, strict=True)
+        }
 
     def visual_context(self, media: str) -> str:
         reply = self._contexts.get(media)
         if reply is None or not isinstance(reply, JudgeReply):
-            raise RowProblem(f"no visual context for this image: {reply}" if reply else
-                             "the image or video file is not attached")
+            raise RowProblem(
+                f"no visual context for this image: {reply}" if reply else "the image or video file is not attached"
+            )
         return reply.text
 
     def request(self, row: CaptionRow, draw: int) -> JudgeRequest:

@@ -1,6 +1,7 @@
 """BLEU-1..4 as pycocoevalcap computes them (metrics.md §1): clipped n-gram counts, the closest
 reference length (ties to the shorter), tiny = 1e-15 / small = 1e-9 and no other smoothing per
 caption; the corpus number from summed statistics."""
+
 from __future__ import annotations
 
 import math
@@ -25,7 +26,7 @@ class BleuStats:
 
 
 def ngram_counts(words: list[str], n: int = MAX_N) -> Counter:
-    return Counter(tuple(words[i:i + k]) for k in range(1, n + 1) for i in range(len(words) - k + 1))
+    return Counter(tuple(words[i : i + k]) for k in range(1, n + 1) for i in range(len(words) - k + 1))
 
 
 def reference_maxima(references: Sequence[str]) -> tuple[Counter, list[int]]:
@@ -40,8 +41,7 @@ def reference_maxima(references: Sequence[str]) -> tuple[Counter, list[int]]:
     return clip, lengths
 
 
-def bleu_stats(candidate: str, references: Sequence[str],
-               maxima: tuple[Counter, list[int]] | None = None) -> BleuStats:
+def bleu_stats(candidate: str, references: Sequence[str], maxima: tuple[Counter, list[int]] | None = None) -> BleuStats:
     words = candidate.split()
     counts = ngram_counts(words)
     clip, lengths = maxima or reference_maxima(references)
@@ -71,7 +71,7 @@ def flat_stats(stats: BleuStats) -> list[int]:
 
 def summed_stats(rows: Sequence[Sequence[int]]) -> BleuStats:
     total = [sum(column) for column in zip(*rows, strict=True)] if rows else [0] * (2 + 2 * MAX_N)
-    return BleuStats(total[0], total[1], total[2:2 + MAX_N], total[2 + MAX_N:])
+    return BleuStats(total[0], total[1], total[2 : 2 + MAX_N], total[2 + MAX_N :])
 
 
 class BleuFamily:
@@ -87,8 +87,10 @@ class BleuFamily:
         corpus = shared_corpus.get(rows)
         if corpus is not self._corpus:
             maxima: dict[tuple[str, ...], tuple[Counter, list[int]]] = {}
-            stats = [bleu_stats(c, r, maxima.get(r) or maxima.setdefault(r, reference_maxima(r)))
-                     for c, r in zip(corpus.candidates, corpus.references, strict=True)]
+            stats = [
+                bleu_stats(c, r, maxima.get(r) or maxima.setdefault(r, reference_maxima(r)))
+                for c, r in zip(corpus.candidates, corpus.references, strict=True)
+            ]
             per_distinct = [bleu_scores(s) for s in stats]
             total = BleuStats(0, 0, [0] * MAX_N, [0] * MAX_N)
             for s, times in zip(stats, corpus.multiplicity, strict=True):
@@ -120,8 +122,9 @@ class Bleu(Metric):
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         per_row, corpus, statistics = _family.scores(rows)
-        return MetricResult(scores=[s[self.order - 1] for s in per_row], corpus=corpus[self.order - 1],
-                            statistics=statistics)
+        return MetricResult(
+            scores=[s[self.order - 1] for s in per_row], corpus=corpus[self.order - 1], statistics=statistics
+        )
 
     def aggregate(self, scores: Sequence[float], statistics: Sequence | None = None) -> float | None:
         """Corpus BLEU from the summed statistics, as pycocoevalcap reports it."""

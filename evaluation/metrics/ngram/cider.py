@@ -3,6 +3,7 @@ document frequencies come from the batch's reference sets (one document per row)
 against each reference with a Gaussian length penalty (sigma = 6), averaged, times 10.
 
 The batch is the corpus: the same caption scores differently in another batch."""
+
 from __future__ import annotations
 
 import math
@@ -59,7 +60,7 @@ class CiderContext:
         total = np.zeros(MAX_N)
         for reference in references:
             ref_weights, ref_norms, ref_length = self.vector(reference)
-            penalty = math.exp(-((cand_length - ref_length) ** 2) / (2 * SIGMA ** 2))
+            penalty = math.exp(-((cand_length - ref_length) ** 2) / (2 * SIGMA**2))
             for n in range(MAX_N):
                 value = 0.0
                 for gram, weight in cand_weights[n].items():

@@ -1,5 +1,6 @@
 """A batch of rows tokenised once and folded to its distinct (candidate, references) rows: the
 n-gram metrics score each distinct row once and weight it by how often it occurs."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,10 +12,10 @@ from evaluation.metrics.ngram.tokenizer import ptb_tokenize
 
 @dataclass
 class TokenizedCorpus:
-    candidates: list[str]          # per distinct row, PTB-tokenised
+    candidates: list[str]  # per distinct row, PTB-tokenised
     references: list[tuple[str, ...]]
-    multiplicity: list[int]        # how many input rows each distinct row stands for
-    row_to_distinct: list[int]     # input row -> distinct row
+    multiplicity: list[int]  # how many input rows each distinct row stands for
+    row_to_distinct: list[int]  # input row -> distinct row
 
     @property
     def size(self) -> int:
@@ -34,7 +35,7 @@ def tokenized_corpus(rows: Sequence[CaptionRow]) -> TokenizedCorpus:
     index: dict[tuple[str, tuple[str, ...]], int] = {}
     corpus = TokenizedCorpus([], [], [], [])
     for row, candidate in zip(rows, candidates, strict=True):
-        references = tuple(tokens[cursor: cursor + len(row.references)])
+        references = tuple(tokens[cursor : cursor + len(row.references)])
         cursor += len(row.references)
         key = (candidate, references)
         if key not in index:

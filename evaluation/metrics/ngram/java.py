@@ -1,5 +1,6 @@
 """Finding a Java runtime and the jars the reference metrics run (shipped in the pycocoevalcap
 wheel: CoreNLP 3.4.1's PTBTokenizer, METEOR 1.5, SPICE 1.0)."""
+
 from __future__ import annotations
 
 import importlib.util

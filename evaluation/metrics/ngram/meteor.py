@@ -5,6 +5,7 @@ Each distinct (candidate, references) row is aligned once (`SCORE` lines, writte
 thread while the answers are read, so the pipes never fill up); one `EVAL` over every row's
 statistics, duplicates included, gives the per-row scores and the corpus METEOR that Meteor
 aggregates itself, as the reference reports it."""
+
 from __future__ import annotations
 
 import subprocess
@@ -27,8 +28,9 @@ class MeteorProcess:
         self._errors = None
         self._lock = threading.Lock()
 
-    def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]],
-              expand: Sequence[int]) -> tuple[list[float], float, list[str]]:
+    def score(
+        self, candidates: Sequence[str], references: Sequence[Sequence[str]], expand: Sequence[int]
+    ) -> tuple[list[float], float, list[str]]:
         """Scores of rows `expand[i]` of the distinct rows, the corpus score over them and each
         row's statistics line."""
         with self._lock:
@@ -43,13 +45,16 @@ class MeteorProcess:
 
     def _score(self, candidates, references, expand) -> tuple[list[float], float]:
         process = self._running()
-        lines = [" ||| ".join(("SCORE", " ||| ".join(refs), cand.replace("|||", "").replace("  ", " ")))
-                 for cand, refs in zip(candidates, references, strict=True)]
+        lines = [
+            " ||| ".join(("SCORE", " ||| ".join(refs), cand.replace("|||", "").replace("  ", " ")))
+            for cand, refs in zip(candidates, references, strict=True)
+        ]
         stats = self._exchange(process, lines)
         # Meteor's own aggregation over every row's statistics (a field-wise sum of the printed
         # statistics in Python drifts by ~1e-5 from it, so the corpus number comes from Meteor).
-        answers = self._exchange(process, ["EVAL ||| " + " ||| ".join(stats[i] for i in expand)],
-                                 expected=len(expand) + 1)
+        answers = self._exchange(
+            process, ["EVAL ||| " + " ||| ".join(stats[i] for i in expand)], expected=len(expand) + 1
+        )
         values = [float(answer) for answer in answers]
         return values[:-1], values[-1], [stats[i] for i in expand]
 
@@ -58,8 +63,9 @@ class MeteorProcess:
         with self._lock:
             for attempt in (1, 2):
                 try:
-                    answers = self._exchange(self._running(), ["EVAL ||| " + " ||| ".join(statistics)],
-                                             expected=len(statistics) + 1)
+                    answers = self._exchange(
+                        self._running(), ["EVAL ||| " + " ||| ".join(statistics)], expected=len(statistics) + 1
+                    )
                     return float(answers[-1])
                 except (BrokenPipeError, ValueError, OSError):
                     self._stop()
@@ -96,7 +102,11 @@ class MeteorProcess:
             self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process; closed in _stop)
             self._process = subprocess.Popen(
                 [java_executable(), "-jar", f"-Xmx{self.heap}", jar.name, "-", "-", "-stdio", "-l", "en", "-norm"],
-                cwd=jar.parent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors)
+                cwd=jar.parent,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._errors,
+            )
         return self._process
 
     def _error_tail(self) -> str:
@@ -141,8 +151,7 @@ class Meteor(Metric):
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         corpus = shared_corpus.get(rows)
-        scores, total, statistics = self.process.score(corpus.candidates, corpus.references,
-                                                       corpus.row_to_distinct)
+        scores, total, statistics = self.process.score(corpus.candidates, corpus.references, corpus.row_to_distinct)
         return MetricResult(scores=scores, corpus=total, statistics=statistics)
 
     def aggregate(self, scores: Sequence[float], statistics: Sequence | None = None) -> float | None:

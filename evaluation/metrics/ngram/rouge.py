@@ -1,5 +1,6 @@
 """ROUGE-L as pycocoevalcap computes it (metrics.md §3): tokens by single-space split, LCS per
 reference, precision and recall maximised separately over references, F with beta = 1.2."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -36,7 +37,7 @@ def rouge_l(candidate: str, references: Sequence[str]) -> float:
         recall = max(recall, common / len(ref_tokens))
     if precision == 0 or recall == 0:
         return 0.0
-    return (1 + BETA ** 2) * precision * recall / (recall + BETA ** 2 * precision)
+    return (1 + BETA**2) * precision * recall / (recall + BETA**2 * precision)
 
 
 @register("rouge_l")

@@ -3,6 +3,7 @@ with -preserveLines -lowerCase, then 17 punctuation tokens dropped (metrics.md Â
 
 Each distinct text goes through the JVM once per call; results are kept in a bounded cache, so a
 dataset's references are tokenised once per process."""
+
 from __future__ import annotations
 
 import subprocess
@@ -15,11 +16,11 @@ from pathlib import Path
 from evaluation.metrics.base import MetricUnavailable
 from evaluation.metrics.ngram.java import coco_resource, java_executable
 
-PUNCTUATION = frozenset({"''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
-                         ".", "?", "!", ",", ":", "-", "--", "...", ";"})
+PUNCTUATION = frozenset(
+    {"''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"}
+)
 # Characters the tokenizer would read as a line end: they would shift every later line.
-LINE_BREAKS = str.maketrans({"\n": " ", "\r": " ", "\u2028": " ", "\u2029": " ", "\x85": " ",
-                             "\x0b": " ", "\x0c": " "})
+LINE_BREAKS = str.maketrans({"\n": " ", "\r": " ", "\u2028": " ", "\u2029": " ", "\x85": " ", "\x0b": " ", "\x0c": " "})
 CACHE_SIZE = 500_000
 
 
@@ -47,8 +48,15 @@ class PTBTokenizer:
         with tempfile.TemporaryDirectory(prefix="capbench-ptb-") as folder:
             source = Path(folder) / "captions.txt"
             source.write_text("\n".join(t.translate(LINE_BREAKS) for t in texts), encoding="utf-8")
-            command = [java_executable(), "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer",
-                       "-preserveLines", "-lowerCase", str(source)]
+            command = [
+                java_executable(),
+                "-cp",
+                str(jar),
+                "edu.stanford.nlp.process.PTBTokenizer",
+                "-preserveLines",
+                "-lowerCase",
+                str(source),
+            ]
             try:
                 done = subprocess.run(command, capture_output=True, check=True, timeout=600)
             except FileNotFoundError as error:
@@ -58,8 +66,7 @@ class PTBTokenizer:
         lines = done.stdout.decode("utf-8").split("\n")
         if len(lines) < len(texts):
             raise RuntimeError(f"PTBTokenizer returned {len(lines)} lines for {len(texts)} captions")
-        return [" ".join(w for w in line.rstrip().split(" ") if w not in PUNCTUATION)
-                for line in lines[: len(texts)]]
+        return [" ".join(w for w in line.rstrip().split(" ") if w not in PUNCTUATION) for line in lines[: len(texts)]]
 
 
 _shared = PTBTokenizer()

@@ -5,6 +5,7 @@ compared at five levels: pixel (RMS difference), semantic (CLIP ViT-B/16 image c
 (mean CIoU loss of the matched boxes) and depth (scale-invariant log error of Depth Anything V2
 maps). An MLP trained on the platform's human judgments fuses the sigmoid-squashed levels; each
 level's raw value stays in the score detail, with the boxes and the matches."""
+
 from __future__ import annotations
 
 import math
@@ -31,10 +32,10 @@ from evaluation.metrics.vision.levels import (
 )
 
 SIDE = 512
-SEMANTIC: OpenClipModel = CATALOGUE["ViT-B-16-quickgelu/openai"]                          # type: ignore[assignment]
-YOLO: Checkpoint = CATALOGUE["ultralytics/yolov8x.pt"]                                    # type: ignore[assignment]
-DEPTH: HfModel = CATALOGUE["depth-anything/Depth-Anything-V2-Large-hf"]                  # type: ignore[assignment]
-FUSION: Checkpoint = CATALOGUE["camscore/fusion.pt"]                                      # type: ignore[assignment]
+SEMANTIC: OpenClipModel = CATALOGUE["ViT-B-16-quickgelu/openai"]  # type: ignore[assignment]
+YOLO: Checkpoint = CATALOGUE["ultralytics/yolov8x.pt"]  # type: ignore[assignment]
+DEPTH: HfModel = CATALOGUE["depth-anything/Depth-Anything-V2-Large-hf"]  # type: ignore[assignment]
+FUSION: Checkpoint = CATALOGUE["camscore/fusion.pt"]  # type: ignore[assignment]
 
 
 def square(path) -> object:
@@ -46,11 +47,11 @@ def square(path) -> object:
 
 @dataclass
 class Seen:
-    picture: object              # the 512×512 square
-    whole: np.ndarray            # its CLIP feature
-    boxes: np.ndarray            # (k, 4) pixels
-    crops: np.ndarray            # (k, d) the boxes' CLIP features
-    depth: np.ndarray            # (512, 512) relative inverse depth
+    picture: object  # the 512×512 square
+    whole: np.ndarray  # its CLIP feature
+    boxes: np.ndarray  # (k, 4) pixels
+    crops: np.ndarray  # (k, d) the boxes' CLIP features
+    depth: np.ndarray  # (512, 512) relative inverse depth
 
 
 def crop(picture, box) -> object:
@@ -64,22 +65,26 @@ def crop(picture, box) -> object:
 class CamScore(CycleMetric):
     slug, name = "camscore", "CAMScore"
     citation = "CAMScore: cycle-consistent evaluation of image captions through text-to-image generation (2024)."
-    description = ("Caption → picture; pixel, semantic, object, spatial and depth agreement with the original, fused "
-                   "by an MLP trained on human judgments.")
-    notes = ("Both pictures are compared at 512×512 (the original squashed to it, as the seed resizes it), the "
-             "generated one made at 512×512 with the cycle metrics' shared settings (FLUX.1-dev, 28 steps, guidance "
-             "3.5).",
-             "Pixel level: the Euclidean distance over all values in [0, 1] divided by √(count), i.e. the RMS "
-             "difference, so the sigmoid before the fusion does not saturate.",
-             "Object level: the matched costs summed and divided by the original's object count m (a missing object "
-             "costs 1); no objects in either picture → 0, only in the generated one → 1. Spatial: the mean CIoU loss "
-             "over matched pairs, boxes scaled by picture size; no pair → 1 (0 if neither picture has objects). "
-             "YOLOv8x at ultralytics' defaults (confidence 0.25, IoU 0.7, 640 px).",
-             "Depth: Depth Anything V2 Large relative inverse depth over the whole picture, each map divided by its "
-             "maximum and floored at 1e-3 before the logarithm; λ = 1.",
-             "Fusion: Linear(5→32)–Tanh–Linear(32→1)–sigmoid on σ(level), trained with `manage.py metrics train "
-             "camscore` (MSE, Adam 3e-5, batch 64, early stopping on validation Kendall τ-b); the checkpoint records "
-             "the dataset and split it saw, shown in the configuration.")
+    description = (
+        "Caption → picture; pixel, semantic, object, spatial and depth agreement with the original, fused "
+        "by an MLP trained on human judgments."
+    )
+    notes = (
+        "Both pictures are compared at 512×512 (the original squashed to it, as the seed resizes it), the "
+        "generated one made at 512×512 with the cycle metrics' shared settings (FLUX.1-dev, 28 steps, guidance "
+        "3.5).",
+        "Pixel level: the Euclidean distance over all values in [0, 1] divided by √(count), i.e. the RMS "
+        "difference, so the sigmoid before the fusion does not saturate.",
+        "Object level: the matched costs summed and divided by the original's object count m (a missing object "
+        "costs 1); no objects in either picture → 0, only in the generated one → 1. Spatial: the mean CIoU loss "
+        "over matched pairs, boxes scaled by picture size; no pair → 1 (0 if neither picture has objects). "
+        "YOLOv8x at ultralytics' defaults (confidence 0.25, IoU 0.7, 640 px).",
+        "Depth: Depth Anything V2 Large relative inverse depth over the whole picture, each map divided by its "
+        "maximum and floored at 1e-3 before the logarithm; λ = 1.",
+        "Fusion: Linear(5→32)–Tanh–Linear(32→1)–sigmoid on σ(level), trained with `manage.py metrics train "
+        "camscore` (MSE, Adam 3e-5, batch 64, early stopping on validation Kendall τ-b); the checkpoint records "
+        "the dataset and split it saw, shown in the configuration.",
+    )
 
     @property
     def confidence(self) -> float:
@@ -92,16 +97,28 @@ class CamScore(CycleMetric):
         return next((reason for part in self.parts() if (reason := part.unavailable_reason())), None)
 
     def unavailable_reason(self) -> str | None:
-        return self.levels_unavailable() or (None if FUSION.path.is_file() else
-                                             f"{FUSION.missing()}; train it with `manage.py metrics train camscore "
-                                             "--dataset SLUG`")
+        return self.levels_unavailable() or (
+            None
+            if FUSION.path.is_file()
+            else f"{FUSION.missing()}; train it with `manage.py metrics train camscore --dataset SLUG`"
+        )
 
     def config(self) -> dict:
         generator, semantic, objects, depth = self.parts()
-        fusion = {"weights": file_sha256(FUSION.path)[:16], "trained_on": Fusion.load(FUSION.path).record} \
-            if FUSION.path.is_file() else "absent"
-        return {"t2i": generator.identity(), "semantic": semantic.fingerprint(), "detector": objects.fingerprint(),
-                "detector_confidence": self.confidence, "depth": depth.fingerprint(), "side": SIDE, "fusion": fusion}
+        fusion = (
+            {"weights": file_sha256(FUSION.path)[:16], "trained_on": Fusion.load(FUSION.path).record}
+            if FUSION.path.is_file()
+            else "absent"
+        )
+        return {
+            "t2i": generator.identity(),
+            "semantic": semantic.fingerprint(),
+            "detector": objects.fingerprint(),
+            "detector_confidence": self.confidence,
+            "depth": depth.fingerprint(),
+            "side": SIDE,
+            "fusion": fusion,
+        }
 
     def levels(self, rows: Sequence[CaptionRow], *, chunk: int = 32) -> tuple[list[int], list[dict]]:
         """The raw level values of every row with a picture (in its detail), before any fusion; `chunk`
@@ -111,7 +128,7 @@ class CamScore(CycleMetric):
             raise MetricUnavailable(reason)
         kept, details = picture_rows(rows)
         for start in range(0, len(kept), chunk):
-            self._compare(rows, kept[start:start + chunk], details)
+            self._compare(rows, kept[start : start + chunk], details)
         return kept, details
 
     def _compare(self, rows: Sequence[CaptionRow], part: list[int], details: list[dict]) -> None:
@@ -121,14 +138,18 @@ class CamScore(CycleMetric):
             a, b = seen[rows[i].media], seen[str(path)]
             object_cost, pairs = object_matching(a.crops, b.crops)
             unit_a, unit_b = a.boxes / SIDE, b.boxes / SIDE
-            details[i].update({
-                "pixel": pixel_distance(np.asarray(a.picture) / 255.0, np.asarray(b.picture) / 255.0),
-                "semantic": cosine(a.whole, b.whole),
-                "object": object_cost,
-                "ciou": mean_ciou_loss(unit_a, unit_b, pairs),
-                "depth": scale_invariant_log_error(b.depth, a.depth),
-                "boxes_original": np.round(unit_a, 4).tolist(), "boxes_generated": np.round(unit_b, 4).tolist(),
-                "matches": [[a_index, b_index, round(cost, 4)] for a_index, b_index, cost in pairs]})
+            details[i].update(
+                {
+                    "pixel": pixel_distance(np.asarray(a.picture) / 255.0, np.asarray(b.picture) / 255.0),
+                    "semantic": cosine(a.whole, b.whole),
+                    "object": object_cost,
+                    "ciou": mean_ciou_loss(unit_a, unit_b, pairs),
+                    "depth": scale_invariant_log_error(b.depth, a.depth),
+                    "boxes_original": np.round(unit_a, 4).tolist(),
+                    "boxes_generated": np.round(unit_b, 4).tolist(),
+                    "matches": [[a_index, b_index, round(cost, 4)] for a_index, b_index, cost in pairs],
+                }
+            )
 
     def _look(self, paths: list[str]) -> dict[str, Seen]:
         """Each distinct picture once (an original shared by five captions, a caption written twice):
@@ -138,10 +159,12 @@ class CamScore(CycleMetric):
         whole = semantic.encode_pictures(pictures)
         boxes = objects.boxes(pictures)
         depths = depth.depths(pictures)
-        crops = semantic.encode_pictures([crop(p, box) for p, found in zip(pictures, boxes, strict=True) for box in found])
+        crops = semantic.encode_pictures(
+            [crop(p, box) for p, found in zip(pictures, boxes, strict=True) for box in found]
+        )
         seen, start = {}, 0
         for path, picture, feature, found, depth_map in zip(paths, pictures, whole, boxes, depths, strict=True):
-            seen[path] = Seen(picture, feature, found, crops[start:start + len(found)], depth_map)
+            seen[path] = Seen(picture, feature, found, crops[start : start + len(found)], depth_map)
             start += len(found)
         return seen
 

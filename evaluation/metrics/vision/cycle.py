@@ -7,6 +7,7 @@ We generate locally with the shared cycle settings (FLUX.1-dev, 28 steps, guidan
 seed per caption; CAPBENCH_T2I_* change them) and take open_clip's EVA01-g-14 image embedding,
 the projected one, with its own preprocessing; CAPBENCH_T2I_CYCLE_ENCODER picks another open_clip
 model of the catalogue. Every choice is in `config()`, so each change is a new version."""
+
 from __future__ import annotations
 
 import math
@@ -49,15 +50,16 @@ class CycleMetric(Metric):
 @register("t2i_cycle")
 class T2ICycle(CycleMetric):
     slug, name = "t2i_cycle", "T2I cycle score"
-    citation = ("A Novel Evaluation Framework for Image2Text Generation (Huang et al., LLM4Eval workshop, SIGIR "
-                "2024).")
+    citation = "A Novel Evaluation Framework for Image2Text Generation (Huang et al., LLM4Eval workshop, SIGIR 2024)."
     description = "Caption → text-to-image → cosine of the original's and the generated picture's image features."
-    notes = ("Generated locally (FLUX.1-dev by default, 28 steps, guidance 3.5, 512×512, a seed per caption from its "
-             "text), not with DALL-E 3: DALL-E rewrites prompts, so its pictures cannot be reproduced.",
-             "Image features: open_clip EVA01-g-14 (laion400m_s11b_b41k), the projected embedding; the seed's exact "
-             "ViT-g/14 checkpoint is not stated.",
-             "Generated pictures are cached by caption, pipeline weights, seed, steps, size and guidance, shared with "
-             "CAMScore, and shown on the item page.")
+    notes = (
+        "Generated locally (FLUX.1-dev by default, 28 steps, guidance 3.5, 512×512, a seed per caption from its "
+        "text), not with DALL-E 3: DALL-E rewrites prompts, so its pictures cannot be reproduced.",
+        "Image features: open_clip EVA01-g-14 (laion400m_s11b_b41k), the projected embedding; the seed's exact "
+        "ViT-g/14 checkpoint is not stated.",
+        "Generated pictures are cached by caption, pipeline weights, seed, steps, size and guidance, shared with "
+        "CAMScore, and shown on the item page.",
+    )
 
     @property
     def encoder_spec(self) -> OpenClipModel | None:
@@ -67,14 +69,18 @@ class T2ICycle(CycleMetric):
     def unavailable_reason(self) -> str | None:
         spec = self.encoder_spec
         if spec is None:
-            return (f"CAPBENCH_T2I_CYCLE_ENCODER={config.raw('CAPBENCH_T2I_CYCLE_ENCODER')!r} is not an open_clip "
-                    "model of the catalogue")
+            return (
+                f"CAPBENCH_T2I_CYCLE_ENCODER={config.raw('CAPBENCH_T2I_CYCLE_ENCODER')!r} is not an open_clip "
+                "model of the catalogue"
+            )
         return self.generator.unavailable_reason() or clip_encoder(spec).unavailable_reason()
 
     def config(self) -> dict:
         spec = self.encoder_spec
-        return {"t2i": self.generator.identity(),
-                "encoder": clip_encoder(spec).fingerprint() if spec else "misconfigured"}
+        return {
+            "t2i": self.generator.identity(),
+            "encoder": clip_encoder(spec).fingerprint() if spec else "misconfigured",
+        }
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         self.require_available()

@@ -2,6 +2,7 @@
 by MSE on human scores (rescaled to [0, 1]) with early stopping on the best Kendall τ of a held-out
 split. The checkpoint records what it was trained on, so no one scores its training items with it
 unknowingly."""
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,9 @@ def fusion_network(hidden: int):
     """Linear → Tanh → Linear → sigmoid, the shape of Polos's regression head, sized for 5 inputs."""
     import torch
 
-    return torch.nn.Sequential(torch.nn.Linear(len(LEVELS), hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 1),
-                               torch.nn.Sigmoid())
+    return torch.nn.Sequential(
+        torch.nn.Linear(len(LEVELS), hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 1), torch.nn.Sigmoid()
+    )
 
 
 @dataclass
@@ -30,12 +32,22 @@ class TrainingReport:
     epochs: int
     best_epoch: int
     best_tau: float
-    history: list[tuple[int, float, float]] = field(default_factory=list)   # (epoch, train MSE, validation τ)
+    history: list[tuple[int, float, float]] = field(default_factory=list)  # (epoch, train MSE, validation τ)
 
 
-def train_fusion(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray, *, hidden: int = 32,
-                 lr: float = 3e-5, batch: int = 64, max_epochs: int = 2000, patience: int = 100,
-                 seed: int = 0) -> tuple[dict, TrainingReport]:
+def train_fusion(
+    train_x: np.ndarray,
+    train_y: np.ndarray,
+    val_x: np.ndarray,
+    val_y: np.ndarray,
+    *,
+    hidden: int = 32,
+    lr: float = 3e-5,
+    batch: int = 64,
+    max_epochs: int = 2000,
+    patience: int = 100,
+    seed: int = 0,
+) -> tuple[dict, TrainingReport]:
     """MSE with Adam in mini-batches (the seed's batch 64 and learning rate 3e-5); the weights of the
     epoch with the best validation τ-b are kept, and training stops `patience` epochs after it."""
     import torch

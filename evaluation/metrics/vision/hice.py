@@ -10,6 +10,7 @@ from the picture's regions and the caption's scene-graph phrases, each with Alph
 The authors' code is not public; where the paper is silent our choices are in `notes` and
 `config()`. Each phrase's correctness (its best region) and each region's completeness (its best
 phrase), with the mask boxes, are kept in the detail: the paper's interpretable evaluation."""
+
 from __future__ import annotations
 
 import math
@@ -28,11 +29,11 @@ from evaluation.metrics.registry import register
 from evaluation.metrics.vision.levels import harmonic_mean
 
 W = 2.5
-BACKBONE: OpenClipModel = CATALOGUE["ViT-L-14-quickgelu/openai"]                            # type: ignore[assignment]
-ALPHA: Checkpoint = CATALOGUE["alpha_clip/clip_l14_grit20m_fultune_2xe.pth"]               # type: ignore[assignment]
-PROPOSER: Checkpoint = CATALOGUE["mobilesamv2/ObjectAwareModel.pt"]                        # type: ignore[assignment]
-SAM: HfModel = CATALOGUE["facebook/sam-vit-base"]                                           # type: ignore[assignment]
-FACTUAL: HfModel = CATALOGUE["lizhuang144/flan-t5-base-VG-factual-sg"]                      # type: ignore[assignment]
+BACKBONE: OpenClipModel = CATALOGUE["ViT-L-14-quickgelu/openai"]  # type: ignore[assignment]
+ALPHA: Checkpoint = CATALOGUE["alpha_clip/clip_l14_grit20m_fultune_2xe.pth"]  # type: ignore[assignment]
+PROPOSER: Checkpoint = CATALOGUE["mobilesamv2/ObjectAwareModel.pt"]  # type: ignore[assignment]
+SAM: HfModel = CATALOGUE["facebook/sam-vit-base"]  # type: ignore[assignment]
+FACTUAL: HfModel = CATALOGUE["lizhuang144/flan-t5-base-VG-factual-sg"]  # type: ignore[assignment]
 
 
 def image_text(cosines: np.ndarray) -> np.ndarray:
@@ -50,22 +51,26 @@ def local_match(similarity: np.ndarray) -> tuple[float, float, np.ndarray, np.nd
 class _Hice(Metric):
     family = "region"
     uses_references = False
-    citation = ("HICEScore: A Hierarchical Metric for Image Captioning Evaluation (Zeng et al., ACM MM 2024); code "
-                "not released.")
-    notes = ("Image–text cosines (global and each phrase–region pair) are rescaled as CLIP-S does, 2.5·max(cos, 0), "
-             "before the maxima and harmonic means: the paper's values (0.5–0.6, local scores thresholded at 0.5) "
-             "are not raw ViT-L/14 cosines. Text–text cosines (gTTC, lTTC) are raw, as RefCLIP-S's reference term.",
-             "Alpha-CLIP ViT-L/14 from clip_l14_grit20m_fultune_2xe.pth (the Alpha-CLIP README's example); the "
-             "text tower is OpenAI CLIP's. No \"A photo depicts\" prefix. Picture and mask are centre-cropped "
-             "together, then resized.",
-             "Regions: MobileSAMv2's object-aware YOLO boxes (conf 0.4, IoU 0.9, 1024 px) prompt SAM ViT-B through "
-             "transformers (MobileSAMv2's EfficientViT encoder is not loadable by name); masks under 0.5% of the "
-             "centre square Alpha-CLIP sees are dropped, then at most 32 kept. No region → the whole picture is the one region.",
-             "Phrases: FACTUAL (flan-t5-base-VG-factual-sg) triplets, read as \"subject predicate object\" "
-             "(attributes as \"dog is brown\"), a lone entity as itself; each sentence parsed on its own. No triplet → "
-             "the caption itself is the one phrase.",
-             "RefHICE-S: gTTC is the best raw cosine over the references (as RefCLIP-S); lTTC compares the "
-             "candidate's triplets with the union of the references' triplets.")
+    citation = (
+        "HICEScore: A Hierarchical Metric for Image Captioning Evaluation (Zeng et al., ACM MM 2024); code "
+        "not released."
+    )
+    notes = (
+        "Image–text cosines (global and each phrase–region pair) are rescaled as CLIP-S does, 2.5·max(cos, 0), "
+        "before the maxima and harmonic means: the paper's values (0.5–0.6, local scores thresholded at 0.5) "
+        "are not raw ViT-L/14 cosines. Text–text cosines (gTTC, lTTC) are raw, as RefCLIP-S's reference term.",
+        "Alpha-CLIP ViT-L/14 from clip_l14_grit20m_fultune_2xe.pth (the Alpha-CLIP README's example); the "
+        'text tower is OpenAI CLIP\'s. No "A photo depicts" prefix. Picture and mask are centre-cropped '
+        "together, then resized.",
+        "Regions: MobileSAMv2's object-aware YOLO boxes (conf 0.4, IoU 0.9, 1024 px) prompt SAM ViT-B through "
+        "transformers (MobileSAMv2's EfficientViT encoder is not loadable by name); masks under 0.5% of the "
+        "centre square Alpha-CLIP sees are dropped, then at most 32 kept. No region → the whole picture is the one region.",
+        'Phrases: FACTUAL (flan-t5-base-VG-factual-sg) triplets, read as "subject predicate object" '
+        '(attributes as "dog is brown"), a lone entity as itself; each sentence parsed on its own. No triplet → '
+        "the caption itself is the one phrase.",
+        "RefHICE-S: gTTC is the best raw cosine over the references (as RefCLIP-S); lTTC compares the "
+        "candidate's triplets with the union of the references' triplets.",
+    )
 
     def parts(self):
         confidence = config.get("CAPBENCH_HICE_PROPOSER_CONF")
@@ -76,9 +81,14 @@ class _Hice(Metric):
 
     def config(self) -> dict:
         encoder, regions, parser = self.parts()
-        return {"alpha_clip": encoder.fingerprint(), "segmenter": regions.fingerprint(),
-                "segmenter_settings": regions.settings(), "parser": parser.fingerprint(), "w": W,
-                "references": self.uses_references}
+        return {
+            "alpha_clip": encoder.fingerprint(),
+            "segmenter": regions.fingerprint(),
+            "segmenter_settings": regions.settings(),
+            "parser": parser.fingerprint(),
+            "w": W,
+            "references": self.uses_references,
+        }
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         self.require_available()
@@ -96,9 +106,11 @@ class _Hice(Metric):
             return MetricResult(scores=scores, corpus=None, details=details)
         pictures = self._pictures([rows[i].media for i in kept], encoder, regions)
         candidate_triplets = parser.parse([rows[i].candidate for i in kept])
-        reference_triplets = ([[t for ref in tree for t in ref] for tree in
-                               (parser.parse(list(rows[i].references)) for i in kept)]
-                              if self.uses_references else [None] * len(kept))
+        reference_triplets = (
+            [[t for ref in tree for t in ref] for tree in (parser.parse(list(rows[i].references)) for i in kept)]
+            if self.uses_references
+            else [None] * len(kept)
+        )
         for i, triplets, ref_triplets in zip(kept, candidate_triplets, reference_triplets, strict=True):
             scores[i], details[i] = self._one(rows[i], pictures[rows[i].media], triplets, ref_triplets, encoder)
         values = [s for s in scores if not math.isnan(s)]
@@ -130,11 +142,19 @@ class _Hice(Metric):
         similarity = image_text(texts[1:] @ region_features.T)
         precision, recall, per_phrase, per_region = local_match(similarity)
         local_itc = harmonic_mean([precision, recall])
-        detail = {"global_itc": global_itc, "local_itc": local_itc, "precision": precision, "recall": recall,
-                  "phrases": [{"text": text, "correctness": round(float(v), 4)} for text, v in zip(phrases, per_phrase,
-                                                                                                 strict=True)],
-                  "regions": [{"box": box, "completeness": round(float(v), 4)}
-                              for box, v in zip(boxes or [None], per_region, strict=True)]}
+        detail = {
+            "global_itc": global_itc,
+            "local_itc": local_itc,
+            "precision": precision,
+            "recall": recall,
+            "phrases": [
+                {"text": text, "correctness": round(float(v), 4)} for text, v in zip(phrases, per_phrase, strict=True)
+            ],
+            "regions": [
+                {"box": box, "completeness": round(float(v), 4)}
+                for box, v in zip(boxes or [None], per_region, strict=True)
+            ],
+        }
         parts = [global_itc, local_itc]
         if reference_triplets is not None:
             references = encoder.encode_texts(list(row.references))

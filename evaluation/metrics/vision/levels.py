@@ -1,5 +1,6 @@
 """The comparisons the cycle metrics make between an original picture and the one generated from
 the caption (metrics.md §11–12), as plain functions on arrays so each can be checked by hand."""
+
 from __future__ import annotations
 
 import math
@@ -18,7 +19,7 @@ def pixel_distance(original: np.ndarray, generated: np.ndarray) -> float:
     if original.shape != generated.shape:
         raise ValueError(f"pictures of different shapes: {original.shape} and {generated.shape}")
     difference = original.astype(np.float64) - generated.astype(np.float64)
-    return float(np.sqrt(np.mean(difference ** 2)))
+    return float(np.sqrt(np.mean(difference**2)))
 
 
 def object_matching(original: np.ndarray, generated: np.ndarray) -> tuple[float, list[tuple[int, int, float]]]:
@@ -54,13 +55,14 @@ def ciou_loss(box: tuple[float, float, float, float], target: tuple[float, float
     iou = inter / (union + eps)
     diagonal = (max(x2, u2) - min(x1, u1)) ** 2 + (max(y2, v2) - min(y1, v1)) ** 2 + eps
     centres = ((x1 + x2) / 2 - (u1 + u2) / 2) ** 2 + ((y1 + y2) / 2 - (v1 + v2) / 2) ** 2
-    v = 4 / math.pi ** 2 * (math.atan((u2 - u1) / (v2 - v1 + eps)) - math.atan((x2 - x1) / (y2 - y1 + eps))) ** 2
+    v = 4 / math.pi**2 * (math.atan((u2 - u1) / (v2 - v1 + eps)) - math.atan((x2 - x1) / (y2 - y1 + eps))) ** 2
     alpha = v / (1 - iou + v + eps)
     return 1 - iou + centres / diagonal + alpha * v
 
 
-def mean_ciou_loss(original_boxes: np.ndarray, generated_boxes: np.ndarray,
-                   pairs: list[tuple[int, int, float]]) -> float:
+def mean_ciou_loss(
+    original_boxes: np.ndarray, generated_boxes: np.ndarray, pairs: list[tuple[int, int, float]]
+) -> float:
     """CAMScore's L_CIoU: the mean CIoU loss over matched pairs (boxes already scaled to [0, 1] by
     their picture's size). No pair: 1 when either picture has objects (nothing where it should
     be), 0 when neither has any."""
@@ -82,7 +84,7 @@ def scale_invariant_log_error(generated: np.ndarray, original: np.ndarray, eps: 
         return np.log(np.maximum(depth / peak if peak > 0 else depth, eps))
 
     d = log_depth(generated) - log_depth(original)
-    return float(np.mean(d ** 2) - np.mean(d) ** 2)
+    return float(np.mean(d**2) - np.mean(d) ** 2)
 
 
 def sigmoid(x: float) -> float:

@@ -1,4 +1,5 @@
 """Settings shared by every environment. Each value comes from the environment with a safe default."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -130,15 +131,21 @@ CELERY_TASK_DEFAULT_QUEUE = f"{CAPBENCH_QUEUE_PREFIX}cpu"
 # its place re-queues it at once (scoring.signals), and the reaper after the task time limit.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
 CELERY_BEAT_SCHEDULE = {
-    "reap-stuck-jobs": {"task": "scoring.reap", "schedule": float(env_int("CAPBENCH_REAP_EVERY", 60)),
-                        "options": {"queue": f"{CAPBENCH_QUEUE_PREFIX}cpu", "expires": 300}},
+    "reap-stuck-jobs": {
+        "task": "scoring.reap",
+        "schedule": float(env_int("CAPBENCH_REAP_EVERY", 60)),
+        "options": {"queue": f"{CAPBENCH_QUEUE_PREFIX}cpu", "expires": 300},
+    },
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 3600
 
 # Scoring: captions per batch by queue, attempts per batch, limits for the reaper.
-CAPBENCH_BATCH_SIZE = {"cpu": env_int("CAPBENCH_BATCH_SIZE_CPU", 1000), "gpu": env_int("CAPBENCH_BATCH_SIZE_GPU", 512),
-                       "api": env_int("CAPBENCH_BATCH_SIZE_API", 50)}
+CAPBENCH_BATCH_SIZE = {
+    "cpu": env_int("CAPBENCH_BATCH_SIZE_CPU", 1000),
+    "gpu": env_int("CAPBENCH_BATCH_SIZE_GPU", 512),
+    "api": env_int("CAPBENCH_BATCH_SIZE_API", 50),
+}
 CAPBENCH_BATCH_ATTEMPTS = env_int("CAPBENCH_BATCH_ATTEMPTS", 3)
 CAPBENCH_RETRY_BACKOFF = env_int("CAPBENCH_RETRY_BACKOFF", 5)
 CAPBENCH_JOB_TIME_LIMIT = env_int("CAPBENCH_JOB_TIME_LIMIT", 24 * 3600)
@@ -203,8 +210,11 @@ LOGGING = {
     "filters": {"require_debug_false": {"()": "django.utils.log.RequireDebugFalse"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler"},
-        "mail_admins": {"level": "ERROR", "filters": ["require_debug_false"],
-                        "class": "django.utils.log.AdminEmailHandler"},
+        "mail_admins": {
+            "level": "ERROR",
+            "filters": ["require_debug_false"],
+            "class": "django.utils.log.AdminEmailHandler",
+        },
     },
     "root": {"handlers": ["console"], "level": env_str("CAPBENCH_LOG_LEVEL", "INFO")},
     # Django's default configuration gives "django" a console handler of its own (under DEBUG) beside
@@ -224,17 +234,17 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # atomically in Redis per client address or per account.
 CAPBENCH_RATE_LIMITS_ENABLED = env_bool("CAPBENCH_RATE_LIMITS_ENABLED", True)
 CAPBENCH_RATES = {
-    "api_anon": env_str("CAPBENCH_API_ANON_RATE", "120/min"),       # API requests per address, anonymous
-    "api_user": env_str("CAPBENCH_API_USER_RATE", "600/min"),       # API requests per account
+    "api_anon": env_str("CAPBENCH_API_ANON_RATE", "120/min"),  # API requests per address, anonymous
+    "api_user": env_str("CAPBENCH_API_USER_RATE", "600/min"),  # API requests per account
     "api_address": env_str("CAPBENCH_API_ADDRESS_RATE", "1200/min"),  # every API request per address
-    "pages_anon": env_str("CAPBENCH_PAGE_ANON_RATE", "600/min"),    # HTML pages and media per address, anonymous
-    "pages_user": env_str("CAPBENCH_PAGE_USER_RATE", "1200/min"),   # HTML pages per account
+    "pages_anon": env_str("CAPBENCH_PAGE_ANON_RATE", "600/min"),  # HTML pages and media per address, anonymous
+    "pages_user": env_str("CAPBENCH_PAGE_USER_RATE", "1200/min"),  # HTML pages per account
     "submissions": env_str("CAPBENCH_API_SUBMISSION_RATE", "20/hour"),  # upload attempts per account (web + API)
-    "signup": env_str("CAPBENCH_SIGNUP_RATE", "5/hour"),            # sign-up attempts per address
+    "signup": env_str("CAPBENCH_SIGNUP_RATE", "5/hour"),  # sign-up attempts per address
     "login_address": env_str("CAPBENCH_LOGIN_ADDRESS_RATE", "20/10min"),  # sign-in attempts per address
     "login_account": env_str("CAPBENCH_LOGIN_ACCOUNT_RATE", "10/10min"),  # sign-in attempts per account
-    "tokens": env_str("CAPBENCH_TOKEN_RATE", "10/hour"),            # API tokens issued or rotated per address/account
-    "actions": env_str("CAPBENCH_ACTION_RATE", "60/hour"),          # withdraw / visibility changes per account
+    "tokens": env_str("CAPBENCH_TOKEN_RATE", "10/hour"),  # API tokens issued or rotated per address/account
+    "actions": env_str("CAPBENCH_ACTION_RATE", "60/hour"),  # withdraw / visibility changes per account
 }
 # Addresses or networks of our reverse proxies (comma-separated, e.g. "10.0.0.5,172.18.0.0/16"): only
 # a request from one of them has its X-Forwarded-For read (capbench.limits.client_address).

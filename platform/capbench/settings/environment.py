@@ -1,4 +1,5 @@
 """Reading configuration from the environment (DATABASE_URL through dj-database-url)."""
+
 from __future__ import annotations
 
 import os

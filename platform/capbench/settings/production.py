@@ -16,6 +16,7 @@ Environment:
   DJANGO_SECURE_HSTS_PRELOAD=1       ask browsers' preload lists to include the domain (a
                                      commitment for the whole domain and its subdomains: opt-in).
 """
+
 import os
 
 from django.core.exceptions import ImproperlyConfigured

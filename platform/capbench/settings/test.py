@@ -1,4 +1,5 @@
 """The test suite: real PostgreSQL and Redis (DATABASE_URL / REDIS_URL), never SQLite or mocks."""
+
 from capbench.settings.base import *  # noqa: F401,F403
 from capbench.settings.base import REDIS_URL, STATE_DIR
 
@@ -14,8 +15,13 @@ from capbench.settings.environment import env_str  # noqa: E402
 CAPBENCH_QUEUE_PREFIX = env_str("CAPBENCH_QUEUE_PREFIX", f"test{os.getpid()}-")
 CELERY_TASK_DEFAULT_QUEUE = f"{CAPBENCH_QUEUE_PREFIX}cpu"
 CAPBENCH_RETRY_BACKOFF = 0
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-                      "KEY_PREFIX": CAPBENCH_QUEUE_PREFIX}}
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": CAPBENCH_QUEUE_PREFIX,
+    }
+}
 # The abuse limits stay on, with rates no ordinary test reaches (each test starts from zero: see
 # tests/platform/conftest.py); the limit tests set the rates they measure.
 CAPBENCH_RATES = dict.fromkeys(CAPBENCH_RATES, "1000000/min")  # noqa: F405

@@ -1,4 +1,5 @@
 """The in-memory form of a dataset between parsing and storing."""
+
 from __future__ import annotations
 
 import hashlib
@@ -145,19 +146,30 @@ def _by_name(row: MediaRow) -> str:
 
 
 def _caption_dict(row: CaptionRow) -> dict:
-    return {"item": row.key.item, "system": row.key.system, "id": row.key.external_id,
-            "text": row.text}
+    return {"item": row.key.item, "system": row.key.system, "id": row.key.external_id, "text": row.text}
 
 
 def _judgment_dict(row: JudgmentRow) -> dict:
-    return {"item": row.caption.item, "system": row.caption.system, "caption": row.caption.external_id,
-            "dimension": row.dimension, "annotator": row.annotator, "value": row.value,
-            "detail": row.detail}
+    return {
+        "item": row.caption.item,
+        "system": row.caption.system,
+        "caption": row.caption.external_id,
+        "dimension": row.dimension,
+        "annotator": row.annotator,
+        "value": row.value,
+        "detail": row.detail,
+    }
 
 
 def _pair_dict(row: PairRow) -> dict:
-    return {"id": row.external_id, "item": row.item,
-            "a": {"system": row.caption_a.system, "caption": row.caption_a.external_id},
-            "b": {"system": row.caption_b.system, "caption": row.caption_b.external_id},
-            "category": row.category, "winner": row.winner, "votes_a": row.votes_a,
-            "votes_b": row.votes_b, "references": row.references}
+    return {
+        "id": row.external_id,
+        "item": row.item,
+        "a": {"system": row.caption_a.system, "caption": row.caption_a.external_id},
+        "b": {"system": row.caption_b.system, "caption": row.caption_b.external_id},
+        "category": row.category,
+        "winner": row.winner,
+        "votes_a": row.votes_a,
+        "votes_b": row.votes_b,
+        "references": row.references,
+    }

@@ -5,6 +5,7 @@ One JSON object per line, each with a "type". The first line is the dataset; sys
 come before the items that use them, items before their captions, captions before their
 judgments and pairs.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,8 +48,13 @@ WINNERS = {"a", "b", "tie", ""}
 def write(bundle: DatasetBundle, stream: IO[str]) -> int:
     """Write the bundle; returns the number of lines."""
     lines = bundle.content_lines()
-    lines[0] = {"type": "dataset", "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
-                "slug": bundle.info.slug, **{k: v for k, v in lines[0].items() if k != "type"}}
+    lines[0] = {
+        "type": "dataset",
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "slug": bundle.info.slug,
+        **{k: v for k, v in lines[0].items() if k != "type"},
+    }
     for line in lines:
         stream.write(json.dumps(line, ensure_ascii=False, sort_keys=False))
         stream.write("\n")
@@ -67,8 +73,12 @@ class _Reader:
 
     def read(self) -> DatasetBundle:
         handlers: dict[str, Callable[[dict, int], None]] = {
-            "system": self.system, "media": self.media_row, "item": self.item,
-            "caption": self.caption, "judgment": self.judgment, "pair": self.pair,
+            "system": self.system,
+            "media": self.media_row,
+            "item": self.item,
+            "caption": self.caption,
+            "judgment": self.judgment,
+            "pair": self.pair,
         }
         for line, raw in json_lines(self.path):
             row = require_object(raw, path=self.path, line=line)
@@ -101,8 +111,9 @@ class _Reader:
         if row.get("format") != FORMAT_NAME:
             raise ImportFormatError(self.path, line, "format", f"expected {FORMAT_NAME!r}")
         if row.get("format_version") != FORMAT_VERSION:
-            raise ImportFormatError(self.path, line, "format_version",
-                                    f"unsupported version {row.get('format_version')!r}")
+            raise ImportFormatError(
+                self.path, line, "format_version", f"unsupported version {row.get('format_version')!r}"
+            )
         require_keys(row, ["slug", "title"], path=self.path, line=line)
         known = {f.name for f in fields(DatasetInfo)}
         info = {key: value for key, value in row.items() if key in known}
@@ -116,16 +127,27 @@ class _Reader:
     def system(self, row: dict, line: int) -> None:
         slug = self.text(row, "slug", line)
         self.unique(self.systems, slug, line, "slug")
-        self.started.systems.append(SystemRow(
-            slug=slug, name=self.text(row, "name", line), kind=row.get("kind", "model"),
-            description=row.get("description", ""), is_baseline=bool(row.get("is_baseline", False))))
+        self.started.systems.append(
+            SystemRow(
+                slug=slug,
+                name=self.text(row, "name", line),
+                kind=row.get("kind", "model"),
+                description=row.get("description", ""),
+                is_baseline=bool(row.get("is_baseline", False)),
+            )
+        )
 
     def media_row(self, row: dict, line: int) -> None:
         name = self.text(row, "name", line)
         self.unique(self.media, name, line, "name")
-        self.started.media.append(MediaRow(
-            name=name, kind=row.get("kind", "image"), expected_md5=row.get("expected_md5", ""),
-            manifest_path=row.get("manifest_path", "")))
+        self.started.media.append(
+            MediaRow(
+                name=name,
+                kind=row.get("kind", "image"),
+                expected_md5=row.get("expected_md5", ""),
+                manifest_path=row.get("manifest_path", ""),
+            )
+        )
 
     def item(self, row: dict, line: int) -> None:
         external_id = self.text(row, "external_id", line)
@@ -133,11 +155,13 @@ class _Reader:
         media = row.get("media")
         if media is not None and media not in self.media:
             raise ImportFormatError(self.path, line, "media", f"{media!r} is not declared above")
-        references = parse_text_list(row.get("references", []), path=self.path, line=line,
-                                     field="references", allow_empty=True)
+        references = parse_text_list(
+            row.get("references", []), path=self.path, line=line, field="references", allow_empty=True
+        )
         metadata = require_object(row.get("metadata", {}), path=self.path, line=line, field="metadata")
-        self.started.items.append(ItemRow(external_id=external_id, media=media,
-                                         references=references, metadata=metadata))
+        self.started.items.append(
+            ItemRow(external_id=external_id, media=media, references=references, metadata=metadata)
+        )
 
     def caption_key(self, row: dict, line: int, *, item: str, caption_field: str, declared: bool) -> CaptionKey:
         if item not in self.items:
@@ -160,10 +184,15 @@ class _Reader:
         detail = row.get("detail")
         if detail is not None:
             require_object(detail, path=self.path, line=line, field="detail")
-        self.started.judgments.append(JudgmentRow(
-            caption=key, dimension=self.text(row, "dimension", line),
-            annotator=self.text(row, "annotator", line, allow_empty=True),
-            value=parse_float(row.get("value"), path=self.path, line=line, field="value"), detail=detail))
+        self.started.judgments.append(
+            JudgmentRow(
+                caption=key,
+                dimension=self.text(row, "dimension", line),
+                annotator=self.text(row, "annotator", line, allow_empty=True),
+                value=parse_float(row.get("value"), path=self.path, line=line, field="value"),
+                detail=detail,
+            )
+        )
 
     def pair(self, row: dict, line: int) -> None:
         external_id = self.text(row, "id", line)
@@ -179,11 +208,19 @@ class _Reader:
         references = row.get("references")
         if references is not None:
             references = parse_text_list(references, path=self.path, line=line, field="references")
-        self.started.pairs.append(PairRow(
-            external_id=external_id, item=item, caption_a=sides[0], caption_b=sides[1],
-            category=row.get("category", ""), winner=winner,
-            votes_a=self.votes(row, "votes_a", line), votes_b=self.votes(row, "votes_b", line),
-            references=references))
+        self.started.pairs.append(
+            PairRow(
+                external_id=external_id,
+                item=item,
+                caption_a=sides[0],
+                caption_b=sides[1],
+                category=row.get("category", ""),
+                winner=winner,
+                votes_a=self.votes(row, "votes_a", line),
+                votes_b=self.votes(row, "votes_b", line),
+                references=references,
+            )
+        )
 
     def votes(self, row: dict, key: str, line: int) -> int | None:
         value = row.get(key)
@@ -197,4 +234,3 @@ class _Reader:
 
 def parse(path: Path) -> DatasetBundle:
     return _Reader(source_file(path, DEFAULT_FILE)).read()
-

@@ -1,4 +1,5 @@
 """The one error every importer raises: it names the file, the line and the field."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -4,6 +4,7 @@ No row is dropped; the rating is the yes-fraction. Any reference of an image who
 caption judged for that image is removed from the image's references, for all its rows (images end
 with 5, 4 or 3 references).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,14 +39,18 @@ def parse(path: Path) -> DatasetBundle:
         text = flickr8k.judged_caption(captions, row["caption_id"], path=annotations, line=line)
         fraction, yes, no = _votes(row, path=annotations, line=line)
         if (image, row["caption_id"]) in seen:
-            raise ImportFormatError(annotations, line, "caption_id",
-                                    f"{row['caption_id']!r} judged twice for {image!r}")
+            raise ImportFormatError(
+                annotations, line, "caption_id", f"{row['caption_id']!r} judged twice for {image!r}"
+            )
         seen.add((image, row["caption_id"]))
         judged_texts.setdefault(image, set()).add(text)
         key = CaptionKey(item=image, system=system, external_id=row["caption_id"])
         bundle.captions.append(CaptionRow(key=key, text=text))
-        bundle.judgments.append(JudgmentRow(caption=key, dimension="overall", annotator="crowd",
-                                            value=fraction, detail={"yes": yes, "no": no}))
+        bundle.judgments.append(
+            JudgmentRow(
+                caption=key, dimension="overall", annotator="crowd", value=fraction, detail={"yes": yes, "no": no}
+            )
+        )
     removed = 0
     for image, texts in judged_texts.items():
         references = [ref for ref in captions.references_by_image[image] if ref not in texts]
@@ -63,8 +68,9 @@ def _votes(row: dict[str, str], *, path: Path, line: int) -> tuple[float, int, i
     if yes + no == 0:
         raise ImportFormatError(path, line, "yes_votes", "no votes recorded (yes + no = 0)")
     if abs(fraction - yes / (yes + no)) > 1e-6:
-        raise ImportFormatError(path, line, "yes_fraction",
-                                f"{fraction} does not equal yes/(yes+no) = {yes}/{yes + no}")
+        raise ImportFormatError(
+            path, line, "yes_fraction", f"{fraction} does not equal yes/(yes+no) = {yes}/{yes + no}"
+        )
     return fraction, yes, no
 
 

@@ -4,6 +4,7 @@ Rows whose judged caption is one of the judged image's own references (compared 
 dropped; each of the three expert scores becomes its own judgment; references are the judged
 image's captions, whitespace-normalised.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,11 +38,13 @@ def parse(path: Path) -> DatasetBundle:
     for line, row in tsv_rows(annotations, ["image", "caption_id", *EXPERTS]):
         image = flickr8k.judged_image(captions, row["image"], path=annotations, line=line)
         text = flickr8k.judged_caption(captions, row["caption_id"], path=annotations, line=line)
-        scores = [parse_int(row[expert], path=annotations, line=line, field=expert, low=1, high=4)
-                  for expert in EXPERTS]
+        scores = [
+            parse_int(row[expert], path=annotations, line=line, field=expert, low=1, high=4) for expert in EXPERTS
+        ]
         if (image, row["caption_id"]) in seen:
-            raise ImportFormatError(annotations, line, "caption_id",
-                                    f"{row['caption_id']!r} judged twice for {image!r}")
+            raise ImportFormatError(
+                annotations, line, "caption_id", f"{row['caption_id']!r} judged twice for {image!r}"
+            )
         seen.add((image, row["caption_id"]))
         if text in captions.references_by_image[image]:
             excluded += 1
@@ -53,8 +56,10 @@ def parse(path: Path) -> DatasetBundle:
             JudgmentRow(caption=key, dimension="overall", annotator=expert, value=float(score))
             for expert, score in zip(EXPERTS, scores, strict=True)
         ]
-    bundle.items = [ItemRow(external_id=image, media=image,
-                            references=list(captions.references_by_image[image])) for image in images]
+    bundle.items = [
+        ItemRow(external_id=image, media=image, references=list(captions.references_by_image[image]))
+        for image in images
+    ]
     bundle.media = flickr8k.image_media(list(images))
     bundle.report["rows_excluded_self_reference"] = excluded
     return bundle

@@ -1,4 +1,5 @@
 """What Flickr8k-Expert and Flickr8k-CF share: the caption file and the dataset's description."""
+
 from __future__ import annotations
 
 import re
@@ -45,8 +46,9 @@ def read_captions(path: Path) -> Flickr8kCaptions:
         caption_id, separator, text = line.partition("\t")
         match = CAPTION_ID.match(caption_id)
         if not separator or not match:
-            raise ImportFormatError(path, number, "caption_id",
-                                    f"expected '<image>#<n><TAB><caption>', found {line[:60]!r}")
+            raise ImportFormatError(
+                path, number, "caption_id", f"expected '<image>#<n><TAB><caption>', found {line[:60]!r}"
+            )
         if not text.strip():
             raise ImportFormatError(path, number, "caption", "empty caption")
         if caption_id in text_by_id:
@@ -77,6 +79,13 @@ def image_media(images: list[str]) -> list[MediaRow]:
 
 def dataset_info(**fields: Any) -> DatasetInfo:
     """What both Flickr8k judgment sets share; each passes its own slug, title, scale and notes."""
-    shared: dict[str, Any] = {"modality": "image", "kind": "rating", "dimensions": ["overall"], "citation": CITATION,
-                              "licence": LICENCE, "url": URL, "protocol_version": "clipscore-1"}
+    shared: dict[str, Any] = {
+        "modality": "image",
+        "kind": "rating",
+        "dimensions": ["overall"],
+        "citation": CITATION,
+        "licence": LICENCE,
+        "url": URL,
+        "protocol_version": "clipscore-1",
+    }
     return DatasetInfo(**{**shared, **fields})

@@ -1,5 +1,6 @@
 """A rating dataset flattened the way the published protocols score it: one row per judgment
 (annotator), the caption's metric input repeated, the item as the bootstrap cluster."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

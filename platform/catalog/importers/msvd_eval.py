@@ -1,6 +1,7 @@
 """MSVD-Eval (G-VEval, `MSVD-Eval.json`): 197 videos, one candidate each, two annotators rating
 accuracy, completeness, conciseness and relevance (1-5). One judgment per annotator and dimension;
 the file's fifth number (their mean) is checked, not stored."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,8 +32,12 @@ FORMAT = "msvd-eval"
 DEFAULT_FILE = "MSVD-Eval.json"
 DEFAULT_MANIFEST = None
 DIMENSIONS = ("accuracy", "completeness", "conciseness", "relevance")
-SYSTEM = SystemRow(slug="msvd-eval-candidates", name="MSVD-Eval candidates", kind="mixed",
-                   description="The candidate caption rated for each video (origin not stated).")
+SYSTEM = SystemRow(
+    slug="msvd-eval-candidates",
+    name="MSVD-Eval candidates",
+    kind="mixed",
+    description="The candidate caption rated for each video (origin not stated).",
+)
 
 
 def parse(path: Path) -> DatasetBundle:
@@ -47,8 +52,9 @@ def parse(path: Path) -> DatasetBundle:
         text = parse_text(entry["candidate"], path=source, line=None, field=f"{video_id}.candidate")
         key = CaptionKey(item=video_id, system=SYSTEM.slug)
         bundle.media.append(MediaRow(name=video, kind="video"))
-        bundle.items.append(ItemRow(external_id=video_id, media=video,
-                                    references=[normalise_whitespace(ref) for ref in references]))
+        bundle.items.append(
+            ItemRow(external_id=video_id, media=video, references=[normalise_whitespace(ref) for ref in references])
+        )
         bundle.captions.append(CaptionRow(key=key, text=normalise_whitespace(text)))
         bundle.judgments += _annotator_rows(entry["human_score"], key, path=source, field=f"{video_id}.human_score")
     return bundle
@@ -61,15 +67,21 @@ def _annotator_rows(raw: object, key: CaptionKey, *, path: Path, field: str) -> 
     for annotator, scores in enumerate(raw, start=1):
         where = f"{field}[{annotator - 1}]"
         if not isinstance(scores, list) or len(scores) != len(DIMENSIONS) + 1:
-            raise ImportFormatError(path, None, where,
-                                    "expected [accuracy, completeness, conciseness, relevance, average]")
-        values = [parse_float(value, path=path, line=None, field=f"{where}[{index}]", low=1, high=5)
-                  for index, value in enumerate(scores)]
+            raise ImportFormatError(
+                path, None, where, "expected [accuracy, completeness, conciseness, relevance, average]"
+            )
+        values = [
+            parse_float(value, path=path, line=None, field=f"{where}[{index}]", low=1, high=5)
+            for index, value in enumerate(scores)
+        ]
         if abs(sum(values[:4]) / 4 - values[4]) > 1e-6:
-            raise ImportFormatError(path, None, f"{where}[4]",
-                                    f"average {values[4]} is not the mean of the four scores")
-        rows += [JudgmentRow(caption=key, dimension=dimension, annotator=f"annotator_{annotator}", value=value)
-                 for dimension, value in zip(DIMENSIONS, values[:4], strict=True)]
+            raise ImportFormatError(
+                path, None, f"{where}[4]", f"average {values[4]} is not the mean of the four scores"
+            )
+        rows += [
+            JudgmentRow(caption=key, dimension=dimension, annotator=f"annotator_{annotator}", value=value)
+            for dimension, value in zip(DIMENSIONS, values[:4], strict=True)
+        ]
     return rows
 
 

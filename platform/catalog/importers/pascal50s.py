@@ -3,6 +3,7 @@
 Items are the images, with the 50-reference pool as references; each pair keeps the fixed draw
 of 5 references that the processed file ships. Label 0 means the first caption won.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -53,8 +54,9 @@ def parse(path: Path) -> DatasetBundle:
     images: dict[str, None] = {}
     for category in document:
         if category not in CATEGORIES:
-            raise ImportFormatError(pairs_file, None, category,
-                                    f"unknown category (expected one of {', '.join(CATEGORIES)})")
+            raise ImportFormatError(
+                pairs_file, None, category, f"unknown category (expected one of {', '.join(CATEGORIES)})"
+            )
     for category in CATEGORIES:
         for index, raw in enumerate(document.get(category, [])):
             where = f"{category}[{index}]"
@@ -62,21 +64,29 @@ def parse(path: Path) -> DatasetBundle:
             require_keys(pair, ["image", "captions", "label", "references"], path=pairs_file, line=None)
             image = Path(parse_text(pair["image"], path=pairs_file, line=None, field=f"{where}.image")).name
             if image not in pool:
-                raise ImportFormatError(pairs_file, None, f"{where}.image",
-                                        f"{image!r} has no reference pool in {REFERENCE_POOL_FILE}")
+                raise ImportFormatError(
+                    pairs_file, None, f"{where}.image", f"{image!r} has no reference pool in {REFERENCE_POOL_FILE}"
+                )
             texts = parse_text_list(pair["captions"], path=pairs_file, line=None, field=f"{where}.captions")
             if len(texts) != 2:
-                raise ImportFormatError(pairs_file, None, f"{where}.captions",
-                                        f"expected 2 captions, found {len(texts)}")
+                raise ImportFormatError(
+                    pairs_file, None, f"{where}.captions", f"expected 2 captions, found {len(texts)}"
+                )
             label = parse_int(pair["label"], path=pairs_file, line=None, field=f"{where}.label", low=0, high=1)
             draw = parse_text_list(pair["references"], path=pairs_file, line=None, field=f"{where}.references")
             images.setdefault(image)
             keys = [_caption(captions, image, text) for text in texts]
-            bundle.pairs.append(PairRow(
-                external_id=f"{category}-{index:04d}", item=image, caption_a=keys[0], caption_b=keys[1],
-                category=category, winner="a" if label == 0 else "b",
-                references=[normalise_whitespace(ref) for ref in draw],
-            ))
+            bundle.pairs.append(
+                PairRow(
+                    external_id=f"{category}-{index:04d}",
+                    item=image,
+                    caption_a=keys[0],
+                    caption_b=keys[1],
+                    category=category,
+                    winner="a" if label == 0 else "b",
+                    references=[normalise_whitespace(ref) for ref in draw],
+                )
+            )
     bundle.items = [ItemRow(external_id=image, media=image, references=pool[image]) for image in images]
     bundle.media = [MediaRow(name=image, kind="image") for image in images]
     bundle.captions = list(captions.values())
@@ -86,17 +96,19 @@ def parse(path: Path) -> DatasetBundle:
 def _caption(captions: dict[CaptionKey, CaptionRow], image: str, text: str) -> CaptionKey:
     """Identical candidate texts of one image are one caption (scored once), keyed by a text hash."""
     text = normalise_whitespace(text)
-    key = CaptionKey(item=image, system=SYSTEM.slug,
-                     external_id="t" + hashlib.sha1(text.encode()).hexdigest()[:16])
+    key = CaptionKey(item=image, system=SYSTEM.slug, external_id="t" + hashlib.sha1(text.encode()).hexdigest()[:16])
     captions.setdefault(key, CaptionRow(key=key, text=text))
     return key
 
 
 def _reference_pool(path: Path) -> dict[str, list[str]]:
     document = require_object(json_document(path), path=path, line=None)
-    return {Path(image).name: [normalise_whitespace(ref) for ref in
-                               parse_text_list(refs, path=path, line=None, field=image)]
-            for image, refs in document.items()}
+    return {
+        Path(image).name: [
+            normalise_whitespace(ref) for ref in parse_text_list(refs, path=path, line=None, field=image)
+        ]
+        for image, refs in document.items()
+    }
 
 
 def _info() -> DatasetInfo:

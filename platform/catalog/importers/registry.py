@@ -1,4 +1,5 @@
 """The importer for each source format name, and manifest attachment."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,8 +11,7 @@ from catalog.importers.errors import ImportFormatError
 from catalog.importers.sources import md5_manifest
 
 IMPORTERS: dict[str, ModuleType] = {
-    module.FORMAT: module
-    for module in (flickr8k_expert, flickr8k_cf, pascal50s, msvd_eval, thumb, canonical)
+    module.FORMAT: module for module in (flickr8k_expert, flickr8k_cf, pascal50s, msvd_eval, thumb, canonical)
 }
 
 
@@ -19,8 +19,9 @@ def read_bundle(source_format: str, path: Path, *, manifest: Path | None = None)
     """Parse and validate a whole source. With no manifest given, a format's usual checksum file
     beside the source is used when present."""
     if source_format not in IMPORTERS:
-        raise ImportFormatError(path, None, "format",
-                                f"unknown format {source_format!r} (known: {', '.join(sorted(IMPORTERS))})")
+        raise ImportFormatError(
+            path, None, "format", f"unknown format {source_format!r} (known: {', '.join(sorted(IMPORTERS))})"
+        )
     if not path.exists():
         raise ImportFormatError(path, None, None, "file or directory not found")
     importer = IMPORTERS[source_format]

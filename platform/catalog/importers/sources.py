@@ -1,4 +1,5 @@
 """Reading source files strictly: UTF-8, field counts and value ranges, with file/line/field errors."""
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,7 @@ def text_lines(path: Path) -> Iterator[tuple[int, str]]:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise ImportFormatError(path, number, None,
-                                        f"not valid UTF-8 (byte {error.start})") from None
+                raise ImportFormatError(path, number, None, f"not valid UTF-8 (byte {error.start})") from None
             if "\x00" in text:
                 raise ImportFormatError(path, number, None, NUL_REFUSED)
             yield number, text.rstrip("\r\n")
@@ -59,14 +59,17 @@ def tsv_rows(path: Path, fields: list[str]) -> Iterator[tuple[int, dict[str, str
         values = text.split("\t")
         if len(values) != len(fields):
             raise ImportFormatError(
-                path, number, None,
+                path,
+                number,
+                None,
                 f"expected {len(fields)} tab-separated fields ({', '.join(fields)}), found {len(values)}",
             )
         yield number, dict(zip(fields, values, strict=True))
 
 
-def parse_int(raw: Any, *, path: Path, line: int | None, field: str,
-              low: int | None = None, high: int | None = None) -> int:
+def parse_int(
+    raw: Any, *, path: Path, line: int | None, field: str, low: int | None = None, high: int | None = None
+) -> int:
     if isinstance(raw, bool):
         raise ImportFormatError(path, line, field, f"expected an integer, found {raw!r}")
     try:
@@ -79,8 +82,9 @@ def parse_int(raw: Any, *, path: Path, line: int | None, field: str,
     return value
 
 
-def parse_float(raw: Any, *, path: Path, line: int | None, field: str,
-                low: float | None = None, high: float | None = None) -> float:
+def parse_float(
+    raw: Any, *, path: Path, line: int | None, field: str, low: float | None = None, high: float | None = None
+) -> float:
     if isinstance(raw, bool):
         raise ImportFormatError(path, line, field, f"expected a number, found {raw!r}")
     try:
@@ -93,11 +97,15 @@ def parse_float(raw: Any, *, path: Path, line: int | None, field: str,
     return value
 
 
-def _check_range(value: float, *, path: Path, line: int | None, field: str,
-                 low: float | None, high: float | None) -> None:
+def _check_range(
+    value: float, *, path: Path, line: int | None, field: str, low: float | None, high: float | None
+) -> None:
     if (low is not None and value < low) or (high is not None and value > high):
-        bounds = f"between {low} and {high}" if low is not None and high is not None else (
-            f">= {low}" if low is not None else f"<= {high}")
+        bounds = (
+            f"between {low} and {high}"
+            if low is not None and high is not None
+            else (f">= {low}" if low is not None else f"<= {high}")
+        )
         raise ImportFormatError(path, line, field, f"value {value!r} out of range (must be {bounds})")
 
 
@@ -109,14 +117,12 @@ def parse_text(raw: Any, *, path: Path, line: int | None, field: str) -> str:
     return raw
 
 
-def parse_text_list(raw: Any, *, path: Path, line: int | None, field: str,
-                    allow_empty: bool = False) -> list[str]:
+def parse_text_list(raw: Any, *, path: Path, line: int | None, field: str, allow_empty: bool = False) -> list[str]:
     if not isinstance(raw, list):
         raise ImportFormatError(path, line, field, f"expected a list of strings, found {type(raw).__name__}")
     if not raw and not allow_empty:
         raise ImportFormatError(path, line, field, "empty list")
-    return [parse_text(value, path=path, line=line, field=f"{field}[{index}]")
-            for index, value in enumerate(raw)]
+    return [parse_text(value, path=path, line=line, field=f"{field}[{index}]") for index, value in enumerate(raw)]
 
 
 def _holds_nul(value: Any) -> bool:
@@ -142,7 +148,7 @@ def json_document(path: Path) -> Any:
     except json.JSONDecodeError as error:
         raise ImportFormatError(path, error.lineno, None, f"invalid JSON: {error.msg}") from None
     if _holds_nul(document):
-        raise ImportFormatError(path, text[:max(text.find("\\u0000"), 0)].count("\n") + 1, None, NUL_REFUSED)
+        raise ImportFormatError(path, text[: max(text.find("\\u0000"), 0)].count("\n") + 1, None, NUL_REFUSED)
     return document
 
 

@@ -1,6 +1,7 @@
 """THumB 1.0 (`mscoco_THumB-1.0.jsonl` + `mscoco_references.json`, which is JSON Lines despite its
 name): 500 MSCOCO images x 5 systems, precision and recall (1-5) plus penalties, and the total
 `human_score = (P + R) / 2 + penalties`."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -51,8 +52,7 @@ def parse(path: Path) -> DatasetBundle:
         if segment not in references:
             raise ImportFormatError(source, line, "seg_id", f"{segment!r} has no references in {REFERENCES_FILE}")
         image = parse_text(row["image"], path=source, line=line, field="image")
-        item = items.setdefault(segment, ItemRow(external_id=segment, media=image,
-                                                 references=references[segment]))
+        item = items.setdefault(segment, ItemRow(external_id=segment, media=image, references=references[segment]))
         if item.media != image:
             raise ImportFormatError(source, line, "image", f"seg_id {segment!r} was {item.media!r} before")
         system = systems.setdefault(system_name, _system(system_name))
@@ -65,15 +65,19 @@ def parse(path: Path) -> DatasetBundle:
         bundle.judgments += _judgments(row, key, path=source, line=line, warnings=bundle.warnings)
     bundle.systems = list(systems.values())
     bundle.items = list(items.values())
-    bundle.media = [MediaRow(name=name, kind="image") for name in dict.fromkeys(i.media for i in bundle.items if i.media is not None)]
+    bundle.media = [
+        MediaRow(name=name, kind="image")
+        for name in dict.fromkeys(i.media for i in bundle.items if i.media is not None)
+    ]
     return bundle
 
 
 def _judgments(row: dict, key: CaptionKey, *, path: Path, line: int, warnings: list[str]) -> list[JudgmentRow]:
     precision = parse_float(row["P"], path=path, line=line, field="P", low=1, high=5)
     recall = parse_float(row["R"], path=path, line=line, field="R", low=1, high=5)
-    penalties = {name: parse_float(row[field], path=path, line=line, field=field, high=0)
-                 for field, name in PENALTIES.items()}
+    penalties = {
+        name: parse_float(row[field], path=path, line=line, field=field, high=0) for field, name in PENALTIES.items()
+    }
     total = parse_float(row["human_score"], path=path, line=line, field="human_score")
     expected = (precision + recall) / 2 + sum(penalties.values())
     if abs(total - expected) > 1e-6:

@@ -1,4 +1,5 @@
 """Pascal-50S pairwise accuracy of the reference-based metrics, for `manage.py reproduce pascal50s`."""
+
 from __future__ import annotations
 
 import random
@@ -19,8 +20,10 @@ def pascal_accuracy(bundle: DatasetBundle, *, draws: int, seed: int, stdout) -> 
     generator = random.Random(seed)
     for draw in range(draws):
         protocols[f"draw {draw + 1} of 5 from the pool"] = [generator.sample(pool[pair.item], 5) for pair in pairs]
-    stdout.write(f"pascal50s: {len(pairs):,} pairs; strict accuracy % (a metric tie counts as wrong), "
-                 f"ties in brackets; papers average {draws} random draws")
+    stdout.write(
+        f"pascal50s: {len(pairs):,} pairs; strict accuracy % (a metric tie counts as wrong), "
+        f"ties in brackets; papers average {draws} random draws"
+    )
     stdout.write(f"{'metric':8} {'protocol':28} " + " ".join(f"{c:>12}" for c in CATEGORIES))
     for slug, published in PASCAL_ACCURACY.items():
         averages = dict.fromkeys(CATEGORIES, 0.0)
@@ -29,10 +32,14 @@ def pascal_accuracy(bundle: DatasetBundle, *, draws: int, seed: int, stdout) -> 
             if name.startswith("draw"):
                 for category in CATEGORIES:
                     averages[category] += result[category].strict / draws
-            stdout.write(f"{slug:8} {name:28} " + " ".join(
-                f"{100 * result[c].strict:6.1f} ({result[c].ties:3d})" for c in CATEGORIES))
+            stdout.write(
+                f"{slug:8} {name:28} "
+                + " ".join(f"{100 * result[c].strict:6.1f} ({result[c].ties:3d})" for c in CATEGORIES)
+            )
         if draws:
-            stdout.write(f"{slug:8} {'mean of the draws':28} " + " ".join(f"{100 * averages[c]:12.1f}" for c in CATEGORIES))
+            stdout.write(
+                f"{slug:8} {'mean of the draws':28} " + " ".join(f"{100 * averages[c]:12.1f}" for c in CATEGORIES)
+            )
         stdout.write(f"{slug:8} {'paper':28} " + " ".join(f"{published[c]:12.1f}" for c in CATEGORIES))
 
 

@@ -5,178 +5,296 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Dataset',
+            name="Dataset",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=100, unique=True)),
-                ('title', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('modality', models.CharField(choices=[('image', 'Image'), ('video', 'Video')], default='image', max_length=10)),
-                ('kind', models.CharField(choices=[('rating', 'graded ratings'), ('pairwise', 'pairwise preferences'), ('foil', 'foil pairs (known winner)')], default='rating', max_length=10)),
-                ('source_format', models.CharField(help_text='importer that produced the content', max_length=40)),
-                ('dimensions', models.JSONField(default=list, help_text='judgment dimensions, e.g. ["overall"]')),
-                ('rating_scale', models.JSONField(blank=True, default=dict, help_text='e.g. {"min": 1, "max": 4}')),
-                ('citation', models.TextField(blank=True)),
-                ('licence', models.CharField(blank=True, max_length=300)),
-                ('url', models.URLField(blank=True)),
-                ('protocol_version', models.CharField(default='1', max_length=40)),
-                ('protocol_notes', models.TextField(blank=True, help_text='what the importer applied')),
-                ('content_sha256', models.CharField(blank=True, help_text='fingerprint of the imported content (canonical form)', max_length=64)),
-                ('is_public', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(max_length=100, unique=True)),
+                ("title", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "modality",
+                    models.CharField(choices=[("image", "Image"), ("video", "Video")], default="image", max_length=10),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("rating", "graded ratings"),
+                            ("pairwise", "pairwise preferences"),
+                            ("foil", "foil pairs (known winner)"),
+                        ],
+                        default="rating",
+                        max_length=10,
+                    ),
+                ),
+                ("source_format", models.CharField(help_text="importer that produced the content", max_length=40)),
+                ("dimensions", models.JSONField(default=list, help_text='judgment dimensions, e.g. ["overall"]')),
+                ("rating_scale", models.JSONField(blank=True, default=dict, help_text='e.g. {"min": 1, "max": 4}')),
+                ("citation", models.TextField(blank=True)),
+                ("licence", models.CharField(blank=True, max_length=300)),
+                ("url", models.URLField(blank=True)),
+                ("protocol_version", models.CharField(default="1", max_length=40)),
+                ("protocol_notes", models.TextField(blank=True, help_text="what the importer applied")),
+                (
+                    "content_sha256",
+                    models.CharField(
+                        blank=True, help_text="fingerprint of the imported content (canonical form)", max_length=64
+                    ),
+                ),
+                ("is_public", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['slug'],
+                "ordering": ["slug"],
             },
         ),
         migrations.CreateModel(
-            name='ImportRecord',
+            name="ImportRecord",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source_format', models.CharField(max_length=40)),
-                ('source_path', models.CharField(max_length=500)),
-                ('content_sha256', models.CharField(max_length=64)),
-                ('changed', models.BooleanField()),
-                ('counts', models.JSONField(default=dict)),
-                ('seconds', models.FloatField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='imports', to='catalog.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("source_format", models.CharField(max_length=40)),
+                ("source_path", models.CharField(max_length=500)),
+                ("content_sha256", models.CharField(max_length=64)),
+                ("changed", models.BooleanField()),
+                ("counts", models.JSONField(default=dict)),
+                ("seconds", models.FloatField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="imports", to="catalog.dataset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Item',
+            name="Item",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=300)),
-                ('references', models.JSONField(blank=True, default=list)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='catalog.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(max_length=300)),
+                ("references", models.JSONField(blank=True, default=list)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="catalog.dataset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='Caption',
+            name="Caption",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(blank=True, default='', help_text='source id; empty for one caption per item', max_length=300)),
-                ('text', models.TextField()),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='captions', to='catalog.item')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "external_id",
+                    models.CharField(
+                        blank=True, default="", help_text="source id; empty for one caption per item", max_length=300
+                    ),
+                ),
+                ("text", models.TextField()),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="captions", to="catalog.item"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='Media',
+            name="Media",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='file name as the dataset refers to it', max_length=300)),
-                ('kind', models.CharField(choices=[('image', 'Image'), ('video', 'Video')], default='image', max_length=10)),
-                ('expected_md5', models.CharField(blank=True, help_text='from the manifest', max_length=32)),
-                ('manifest_path', models.CharField(blank=True, max_length=500)),
-                ('sha256', models.CharField(blank=True, db_index=True, max_length=64)),
-                ('size_bytes', models.BigIntegerField(blank=True, null=True)),
-                ('stored_path', models.CharField(blank=True, help_text='path under MEDIA_ROOT; empty while only declared', max_length=300)),
-                ('attached_at', models.DateTimeField(blank=True, null=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='media', to='catalog.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(help_text="file name as the dataset refers to it", max_length=300)),
+                (
+                    "kind",
+                    models.CharField(choices=[("image", "Image"), ("video", "Video")], default="image", max_length=10),
+                ),
+                ("expected_md5", models.CharField(blank=True, help_text="from the manifest", max_length=32)),
+                ("manifest_path", models.CharField(blank=True, max_length=500)),
+                ("sha256", models.CharField(blank=True, db_index=True, max_length=64)),
+                ("size_bytes", models.BigIntegerField(blank=True, null=True)),
+                (
+                    "stored_path",
+                    models.CharField(
+                        blank=True, help_text="path under MEDIA_ROOT; empty while only declared", max_length=300
+                    ),
+                ),
+                ("attached_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="media", to="catalog.dataset"
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'media',
-                'ordering': ['dataset', 'name'],
+                "verbose_name_plural": "media",
+                "ordering": ["dataset", "name"],
             },
         ),
         migrations.AddField(
-            model_name='item',
-            name='media',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='items', to='catalog.media'),
+            model_name="item",
+            name="media",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="items",
+                to="catalog.media",
+            ),
         ),
         migrations.CreateModel(
-            name='PairJudgment',
+            name="PairJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=100)),
-                ('category', models.CharField(blank=True, max_length=40)),
-                ('winner', models.CharField(blank=True, choices=[('a', 'A'), ('b', 'B'), ('tie', 'Tie'), ('', 'votes only')], max_length=3)),
-                ('votes_a', models.PositiveIntegerField(blank=True, null=True)),
-                ('votes_b', models.PositiveIntegerField(blank=True, null=True)),
-                ('references', models.JSONField(blank=True, help_text='a fixed reference draw that the source ships with the pair', null=True)),
-                ('caption_a', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pairs_as_a', to='catalog.caption')),
-                ('caption_b', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pairs_as_b', to='catalog.caption')),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pairs', to='catalog.dataset')),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pairs', to='catalog.item')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(max_length=100)),
+                ("category", models.CharField(blank=True, max_length=40)),
+                (
+                    "winner",
+                    models.CharField(
+                        blank=True, choices=[("a", "A"), ("b", "B"), ("tie", "Tie"), ("", "votes only")], max_length=3
+                    ),
+                ),
+                ("votes_a", models.PositiveIntegerField(blank=True, null=True)),
+                ("votes_b", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "references",
+                    models.JSONField(
+                        blank=True, help_text="a fixed reference draw that the source ships with the pair", null=True
+                    ),
+                ),
+                (
+                    "caption_a",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="pairs_as_a", to="catalog.caption"
+                    ),
+                ),
+                (
+                    "caption_b",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="pairs_as_b", to="catalog.caption"
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="pairs", to="catalog.dataset"
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="pairs", to="catalog.item"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='System',
+            name="System",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=100)),
-                ('name', models.CharField(max_length=200)),
-                ('kind', models.CharField(choices=[('model', 'captioning model'), ('human', 'human-written'), ('submission', 'submitted captioner'), ('mixed', 'mixed or unknown origin')], default='model', max_length=12)),
-                ('description', models.TextField(blank=True)),
-                ('is_baseline', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='systems', to='catalog.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(max_length=100)),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("model", "captioning model"),
+                            ("human", "human-written"),
+                            ("submission", "submitted captioner"),
+                            ("mixed", "mixed or unknown origin"),
+                        ],
+                        default="model",
+                        max_length=12,
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                ("is_baseline", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="systems", to="catalog.dataset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dataset', 'slug'],
+                "ordering": ["dataset", "slug"],
             },
         ),
         migrations.AddField(
-            model_name='caption',
-            name='system',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='captions', to='catalog.system'),
+            model_name="caption",
+            name="system",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="captions", to="catalog.system"
+            ),
         ),
         migrations.CreateModel(
-            name='Judgment',
+            name="Judgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('dimension', models.CharField(max_length=40)),
-                ('annotator', models.CharField(blank=True, default='', max_length=100)),
-                ('value', models.FloatField()),
-                ('detail', models.JSONField(blank=True, help_text='e.g. crowd vote counts', null=True)),
-                ('caption', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='catalog.caption')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("dimension", models.CharField(max_length=40)),
+                ("annotator", models.CharField(blank=True, default="", max_length=100)),
+                ("value", models.FloatField()),
+                ("detail", models.JSONField(blank=True, help_text="e.g. crowd vote counts", null=True)),
+                (
+                    "caption",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="judgments", to="catalog.caption"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
-                'constraints': [models.UniqueConstraint(fields=('caption', 'dimension', 'annotator'), name='judgment_unique_per_annotator')],
+                "ordering": ["id"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("caption", "dimension", "annotator"), name="judgment_unique_per_annotator"
+                    )
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='media',
-            constraint=models.UniqueConstraint(fields=('dataset', 'name'), name='media_unique_name_per_dataset'),
+            model_name="media",
+            constraint=models.UniqueConstraint(fields=("dataset", "name"), name="media_unique_name_per_dataset"),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(fields=('dataset', 'external_id'), name='item_unique_external_id_per_dataset'),
+            model_name="item",
+            constraint=models.UniqueConstraint(
+                fields=("dataset", "external_id"), name="item_unique_external_id_per_dataset"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pairjudgment',
-            constraint=models.UniqueConstraint(fields=('dataset', 'external_id'), name='pair_unique_per_dataset'),
+            model_name="pairjudgment",
+            constraint=models.UniqueConstraint(fields=("dataset", "external_id"), name="pair_unique_per_dataset"),
         ),
         migrations.AddConstraint(
-            model_name='system',
-            constraint=models.UniqueConstraint(fields=('dataset', 'slug'), name='system_unique_slug_per_dataset'),
+            model_name="system",
+            constraint=models.UniqueConstraint(fields=("dataset", "slug"), name="system_unique_slug_per_dataset"),
         ),
         migrations.AddConstraint(
-            model_name='caption',
-            constraint=models.UniqueConstraint(fields=('item', 'system', 'external_id'), name='caption_unique_per_item_system'),
+            model_name="caption",
+            constraint=models.UniqueConstraint(
+                fields=("item", "system", "external_id"), name="caption_unique_per_item_system"
+            ),
         ),
     ]

@@ -1,4 +1,5 @@
 """Reading a stored dataset back into a bundle (for `datasets export` and fingerprints)."""
+
 from __future__ import annotations
 
 from catalog.importers.bundle import (
@@ -15,8 +16,19 @@ from catalog.importers.bundle import (
 from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System
 
 INFO_FIELDS = [
-    "slug", "title", "source_format", "modality", "kind", "dimensions", "rating_scale", "description",
-    "citation", "licence", "url", "protocol_version", "protocol_notes",
+    "slug",
+    "title",
+    "source_format",
+    "modality",
+    "kind",
+    "dimensions",
+    "rating_scale",
+    "description",
+    "citation",
+    "licence",
+    "url",
+    "protocol_version",
+    "protocol_notes",
 ]
 
 
@@ -24,33 +36,75 @@ def dataset_bundle(*, dataset: Dataset) -> DatasetBundle:
     """The dataset's own content, in storage order, as plain rows: its systems and captions, never
     a submission's (those belong to their owners; catalog.visibility)."""
     bundle = DatasetBundle(info=DatasetInfo(**{name: getattr(dataset, name) for name in INFO_FIELDS}))
-    bundle.systems = [SystemRow(**row) for row in System.objects.own().filter(dataset=dataset).order_by("slug")
-                      .values("slug", "name", "kind", "description", "is_baseline")]
-    bundle.media = [MediaRow(**row) for row in Media.objects.filter(dataset=dataset).order_by("name")
-                    .values("name", "kind", "expected_md5", "manifest_path")]
-    bundle.items = [ItemRow(external_id=row["external_id"], media=row["media__name"],
-                            references=row["references"], metadata=row["metadata"])
-                    for row in Item.objects.filter(dataset=dataset).order_by("id")
-                    .values("external_id", "media__name", "references", "metadata")]
+    bundle.systems = [
+        SystemRow(**row)
+        for row in System.objects.own()
+        .filter(dataset=dataset)
+        .order_by("slug")
+        .values("slug", "name", "kind", "description", "is_baseline")
+    ]
+    bundle.media = [
+        MediaRow(**row)
+        for row in Media.objects.filter(dataset=dataset)
+        .order_by("name")
+        .values("name", "kind", "expected_md5", "manifest_path")
+    ]
+    bundle.items = [
+        ItemRow(
+            external_id=row["external_id"],
+            media=row["media__name"],
+            references=row["references"],
+            metadata=row["metadata"],
+        )
+        for row in Item.objects.filter(dataset=dataset)
+        .order_by("id")
+        .values("external_id", "media__name", "references", "metadata")
+    ]
     keys: dict[int, CaptionKey] = {}
-    for row in (Caption.objects.own().filter(item__dataset=dataset).order_by("id")
-                .values("id", "item__external_id", "system__slug", "external_id", "text")):
+    for row in (
+        Caption.objects.own()
+        .filter(item__dataset=dataset)
+        .order_by("id")
+        .values("id", "item__external_id", "system__slug", "external_id", "text")
+    ):
         keys[row["id"]] = CaptionKey(row["item__external_id"], row["system__slug"], row["external_id"])
         bundle.captions.append(CaptionRow(key=keys[row["id"]], text=row["text"]))
     bundle.judgments = [
-        JudgmentRow(caption=keys[row["caption_id"]], dimension=row["dimension"], value=row["value"],
-                    annotator=row["annotator"], detail=row["detail"])
+        JudgmentRow(
+            caption=keys[row["caption_id"]],
+            dimension=row["dimension"],
+            value=row["value"],
+            annotator=row["annotator"],
+            detail=row["detail"],
+        )
         for row in Judgment.objects.filter(caption__in=Caption.objects.own(), caption__item__dataset=dataset)
         .order_by("id")
         .values("caption_id", "dimension", "value", "annotator", "detail")
     ]
     bundle.pairs = [
-        PairRow(external_id=row["external_id"], item=row["item__external_id"],
-                caption_a=keys[row["caption_a_id"]], caption_b=keys[row["caption_b_id"]],
-                category=row["category"], winner=row["winner"], votes_a=row["votes_a"],
-                votes_b=row["votes_b"], references=row["references"])
-        for row in PairJudgment.objects.filter(dataset=dataset).order_by("id")
-        .values("external_id", "item__external_id", "caption_a_id", "caption_b_id", "category",
-                "winner", "votes_a", "votes_b", "references")
+        PairRow(
+            external_id=row["external_id"],
+            item=row["item__external_id"],
+            caption_a=keys[row["caption_a_id"]],
+            caption_b=keys[row["caption_b_id"]],
+            category=row["category"],
+            winner=row["winner"],
+            votes_a=row["votes_a"],
+            votes_b=row["votes_b"],
+            references=row["references"],
+        )
+        for row in PairJudgment.objects.filter(dataset=dataset)
+        .order_by("id")
+        .values(
+            "external_id",
+            "item__external_id",
+            "caption_a_id",
+            "caption_b_id",
+            "category",
+            "winner",
+            "votes_a",
+            "votes_b",
+            "references",
+        )
     ]
     return bundle

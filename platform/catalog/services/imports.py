@@ -1,4 +1,5 @@
 """Storing a parsed dataset: one transaction, bulk upserts, idempotent re-imports."""
+
 from __future__ import annotations
 
 import time
@@ -25,8 +26,9 @@ class ImportOutcome:
 
 
 @transaction.atomic
-def dataset_import(*, bundle: DatasetBundle, source_path: str, slug: str | None = None,
-                   title: str | None = None) -> ImportOutcome:
+def dataset_import(
+    *, bundle: DatasetBundle, source_path: str, slug: str | None = None, title: str | None = None
+) -> ImportOutcome:
     """Make dataset `slug` (default: the bundle's) hold exactly the bundle's content.
 
     `slug` and `title` override the bundle's without changing its content fingerprint.
@@ -49,12 +51,24 @@ def dataset_import(*, bundle: DatasetBundle, source_path: str, slug: str | None 
     elif title and dataset.title != title:
         Dataset.objects.filter(pk=dataset.pk).update(title=title)
         dataset.title = title
-    outcome = ImportOutcome(dataset=dataset, changed=changed, counts=bundle.counts(),
-                            report=dict(bundle.report), warnings=list(bundle.warnings), removed=removed)
+    outcome = ImportOutcome(
+        dataset=dataset,
+        changed=changed,
+        counts=bundle.counts(),
+        report=dict(bundle.report),
+        warnings=list(bundle.warnings),
+        removed=removed,
+    )
     outcome.seconds = time.perf_counter() - started
-    ImportRecord.objects.create(dataset=dataset, source_format=bundle.info.source_format,
-                                source_path=source_path[-500:], content_sha256=fingerprint,
-                                changed=changed, counts=outcome.counts, seconds=outcome.seconds)
+    ImportRecord.objects.create(
+        dataset=dataset,
+        source_format=bundle.info.source_format,
+        source_path=source_path[-500:],
+        content_sha256=fingerprint,
+        changed=changed,
+        counts=outcome.counts,
+        seconds=outcome.seconds,
+    )
     return outcome
 
 
@@ -68,34 +82,96 @@ def _dataset_upsert(dataset: Dataset | None, info: dict, fingerprint: str) -> Da
 
 
 def _content_store(dataset: Dataset, bundle: DatasetBundle) -> dict[str, int]:
-    systems = {row.slug: row for row in _upsert(System, [
-        System(dataset=dataset, **asdict(row)) for row in bundle.systems
-    ], ["dataset", "slug"], ["name", "kind", "description", "is_baseline"])}
+    systems = {
+        row.slug: row
+        for row in _upsert(
+            System,
+            [System(dataset=dataset, **asdict(row)) for row in bundle.systems],
+            ["dataset", "slug"],
+            ["name", "kind", "description", "is_baseline"],
+        )
+    }
     media = _media_store(dataset, bundle)
-    items = {row.external_id: row for row in _upsert(Item, [
-        Item(dataset=dataset, external_id=row.external_id, media_id=media[row.media] if row.media else None,
-             references=row.references, metadata=row.metadata) for row in bundle.items
-    ], ["dataset", "external_id"], ["media", "references", "metadata"])}
-    captions = _upsert(Caption, [
-        Caption(item_id=items[row.key.item].id, system_id=systems[row.key.system].id,
-                external_id=row.key.external_id, text=row.text) for row in bundle.captions
-    ], ["item", "system", "external_id"], ["text"])
+    items = {
+        row.external_id: row
+        for row in _upsert(
+            Item,
+            [
+                Item(
+                    dataset=dataset,
+                    external_id=row.external_id,
+                    media_id=media[row.media] if row.media else None,
+                    references=row.references,
+                    metadata=row.metadata,
+                )
+                for row in bundle.items
+            ],
+            ["dataset", "external_id"],
+            ["media", "references", "metadata"],
+        )
+    }
+    captions = _upsert(
+        Caption,
+        [
+            Caption(
+                item_id=items[row.key.item].id,
+                system_id=systems[row.key.system].id,
+                external_id=row.key.external_id,
+                text=row.text,
+            )
+            for row in bundle.captions
+        ],
+        ["item", "system", "external_id"],
+        ["text"],
+    )
     caption_ids = {key.key: caption.id for key, caption in zip(bundle.captions, captions, strict=True)}
-    judgments = _upsert(Judgment, [
-        Judgment(caption_id=caption_ids[row.caption], dimension=row.dimension, annotator=row.annotator,
-                 value=row.value, detail=row.detail) for row in bundle.judgments
-    ], ["caption", "dimension", "annotator"], ["value", "detail"])
-    pairs = _upsert(PairJudgment, [
-        PairJudgment(dataset=dataset, item_id=items[row.item].id, external_id=row.external_id,
-                     caption_a_id=caption_ids[row.caption_a], caption_b_id=caption_ids[row.caption_b],
-                     category=row.category, winner=row.winner, votes_a=row.votes_a, votes_b=row.votes_b,
-                     references=row.references) for row in bundle.pairs
-    ], ["dataset", "external_id"],
-        ["item", "caption_a", "caption_b", "category", "winner", "votes_a", "votes_b", "references"])
-    return _stale_remove(dataset, systems=[s.id for s in systems.values()],
-                         keep={"caption": _ids(captions), "judgment": _ids(judgments),
-                               "pair": _ids(pairs), "item": _ids(items.values()),
-                               "media": set(media.values()), "system": _ids(systems.values())})
+    judgments = _upsert(
+        Judgment,
+        [
+            Judgment(
+                caption_id=caption_ids[row.caption],
+                dimension=row.dimension,
+                annotator=row.annotator,
+                value=row.value,
+                detail=row.detail,
+            )
+            for row in bundle.judgments
+        ],
+        ["caption", "dimension", "annotator"],
+        ["value", "detail"],
+    )
+    pairs = _upsert(
+        PairJudgment,
+        [
+            PairJudgment(
+                dataset=dataset,
+                item_id=items[row.item].id,
+                external_id=row.external_id,
+                caption_a_id=caption_ids[row.caption_a],
+                caption_b_id=caption_ids[row.caption_b],
+                category=row.category,
+                winner=row.winner,
+                votes_a=row.votes_a,
+                votes_b=row.votes_b,
+                references=row.references,
+            )
+            for row in bundle.pairs
+        ],
+        ["dataset", "external_id"],
+        ["item", "caption_a", "caption_b", "category", "winner", "votes_a", "votes_b", "references"],
+    )
+    return _stale_remove(
+        dataset,
+        systems=[s.id for s in systems.values()],
+        keep={
+            "caption": _ids(captions),
+            "judgment": _ids(judgments),
+            "pair": _ids(pairs),
+            "item": _ids(items.values()),
+            "media": set(media.values()),
+            "system": _ids(systems.values()),
+        },
+    )
 
 
 def _media_store(dataset: Dataset, bundle: DatasetBundle) -> dict[str, int]:
@@ -103,21 +179,25 @@ def _media_store(dataset: Dataset, bundle: DatasetBundle) -> dict[str, int]:
     (a manifest may have been attached after the first import)."""
     with_md5 = [row for row in bundle.media if row.expected_md5]
     without_md5 = [row for row in bundle.media if not row.expected_md5]
-    stored = _upsert(Media, [Media(dataset=dataset, **asdict(row)) for row in with_md5],
-                     ["dataset", "name"], ["kind", "expected_md5", "manifest_path"])
-    stored += _upsert(Media, [Media(dataset=dataset, **asdict(row)) for row in without_md5],
-                      ["dataset", "name"], ["kind"])
+    stored = _upsert(
+        Media,
+        [Media(dataset=dataset, **asdict(row)) for row in with_md5],
+        ["dataset", "name"],
+        ["kind", "expected_md5", "manifest_path"],
+    )
+    stored += _upsert(
+        Media, [Media(dataset=dataset, **asdict(row)) for row in without_md5], ["dataset", "name"], ["kind"]
+    )
     return {row.name: row.id for row in stored}
 
 
-def _upsert(model: type[models.Model], rows: list, unique_fields: list[str],
-            update_fields: list[str]) -> list:
+def _upsert(model: type[models.Model], rows: list, unique_fields: list[str], update_fields: list[str]) -> list:
     """INSERT ... ON CONFLICT DO UPDATE in batches; PostgreSQL hands back every row's id."""
     stored = []
     for start in range(0, len(rows), BATCH):
-        stored += model._default_manager.bulk_create(rows[start:start + BATCH], update_conflicts=True,
-                                                     unique_fields=unique_fields,
-                                                     update_fields=update_fields)
+        stored += model._default_manager.bulk_create(
+            rows[start : start + BATCH], update_conflicts=True, unique_fields=unique_fields, update_fields=update_fields
+        )
     return stored
 
 
@@ -132,8 +212,7 @@ def _stale_remove(dataset: Dataset, *, systems: list[int], keep: dict[str, set[i
         "judgment": Judgment.objects.filter(caption__item__dataset=dataset, caption__system_id__in=systems),
         "caption": Caption.objects.filter(item__dataset=dataset, system_id__in=systems),
         "item": Item.objects.filter(dataset=dataset, captions__isnull=True),
-        "system": System.objects.filter(dataset=dataset, captions__isnull=True).exclude(
-            kind=System.Kind.SUBMISSION),
+        "system": System.objects.filter(dataset=dataset, captions__isnull=True).exclude(kind=System.Kind.SUBMISSION),
         "media": Media.objects.filter(dataset=dataset, items__isnull=True, stored_path=""),
     }
     removed = {}
@@ -147,5 +226,4 @@ def _stale_remove(dataset: Dataset, *, systems: list[int], keep: dict[str, set[i
 
 def _chunks(ids: list[int], size: int = BATCH) -> Iterable[list[int]]:
     for start in range(0, len(ids), size):
-        yield ids[start:start + size]
-
+        yield ids[start : start + size]

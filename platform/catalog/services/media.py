@@ -1,4 +1,5 @@
 """Media files: checksum manifests and attaching files into the content-addressed store."""
+
 from __future__ import annotations
 
 import hashlib
@@ -49,9 +50,12 @@ def media_manifest_apply(*, dataset: Dataset, manifest: Path) -> ManifestOutcome
         # The stored content no longer equals what was imported: the next import must write.
         Dataset.objects.filter(pk=dataset.pk).update(content_sha256="")
     matched = sum(1 for media in rows if media.name in entries)
-    return ManifestOutcome(matched=matched, changed=len(changed),
-                           media_without_checksum=len(rows) - matched,
-                           entries_not_in_dataset=len(entries) - matched)
+    return ManifestOutcome(
+        matched=matched,
+        changed=len(changed),
+        media_without_checksum=len(rows) - matched,
+        entries_not_in_dataset=len(entries) - matched,
+    )
 
 
 def media_attach(*, dataset: Dataset, directory: Path) -> AttachOutcome:
@@ -72,8 +76,9 @@ def media_attach(*, dataset: Dataset, directory: Path) -> AttachOutcome:
             outcome.already_attached.append(media.name)
             continue
         stored = _store(path, sha256)
-        Media.objects.filter(pk=media.pk).update(sha256=sha256, size_bytes=size, stored_path=stored,
-                                                 attached_at=timezone.now())
+        Media.objects.filter(pk=media.pk).update(
+            sha256=sha256, size_bytes=size, stored_path=stored, attached_at=timezone.now()
+        )
         outcome.attached.append(media.name)
     outcome.still_missing = Media.objects.filter(dataset=dataset, stored_path="").count()
     return outcome

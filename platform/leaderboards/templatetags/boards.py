@@ -1,4 +1,5 @@
 """Looking up a cell by key in templates, and formatting metric values."""
+
 from __future__ import annotations
 
 from django import template

@@ -5,98 +5,140 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('catalog', '0001_initial'),
-        ('scoring', '0001_initial'),
-        ('submissions', '0001_initial'),
+        ("catalog", "0001_initial"),
+        ("scoring", "0001_initial"),
+        ("submissions", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='evaluationjob',
-            name='submission',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='jobs', to='submissions.submission'),
+            model_name="evaluationjob",
+            name="submission",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="jobs",
+                to="submissions.submission",
+            ),
         ),
         migrations.AddField(
-            model_name='evaluationjob',
-            name='system',
-            field=models.ForeignKey(blank=True, help_text='empty: every candidate caption of the dataset', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='evaluation_jobs', to='catalog.system'),
+            model_name="evaluationjob",
+            name="system",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="empty: every candidate caption of the dataset",
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="evaluation_jobs",
+                to="catalog.system",
+            ),
         ),
         migrations.AddField(
-            model_name='jobbatch',
-            name='job',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='batches', to='scoring.evaluationjob'),
+            model_name="jobbatch",
+            name="job",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="batches", to="scoring.evaluationjob"
+            ),
         ),
         migrations.AddField(
-            model_name='metricversion',
-            name='metric',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='scoring.metric'),
+            model_name="metricversion",
+            name="metric",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="versions", to="scoring.metric"
+            ),
         ),
         migrations.AddField(
-            model_name='metric',
-            name='current_version',
-            field=models.ForeignKey(blank=True, help_text='what the registry computes now', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='scoring.metricversion'),
+            model_name="metric",
+            name="current_version",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="what the registry computes now",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="scoring.metricversion",
+            ),
         ),
         migrations.AddField(
-            model_name='evaluationjob',
-            name='metric_version',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='jobs', to='scoring.metricversion'),
+            model_name="evaluationjob",
+            name="metric_version",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="jobs", to="scoring.metricversion"
+            ),
         ),
         migrations.AddField(
-            model_name='correlationresult',
-            name='metric_version',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='correlations', to='scoring.metricversion'),
+            model_name="correlationresult",
+            name="metric_version",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="correlations", to="scoring.metricversion"
+            ),
         ),
         migrations.AddField(
-            model_name='corpuscontext',
-            name='metric_version',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='contexts', to='scoring.metricversion'),
+            model_name="corpuscontext",
+            name="metric_version",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="contexts", to="scoring.metricversion"
+            ),
         ),
         migrations.AddField(
-            model_name='score',
-            name='caption',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scores', to='catalog.caption'),
+            model_name="score",
+            name="caption",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="scores", to="catalog.caption"
+            ),
         ),
         migrations.AddField(
-            model_name='score',
-            name='metric_version',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scores', to='scoring.metricversion'),
+            model_name="score",
+            name="metric_version",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="scores", to="scoring.metricversion"
+            ),
         ),
         migrations.AddField(
-            model_name='systemscore',
-            name='metric_version',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='system_scores', to='scoring.metricversion'),
+            model_name="systemscore",
+            name="metric_version",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="system_scores", to="scoring.metricversion"
+            ),
         ),
         migrations.AddField(
-            model_name='systemscore',
-            name='system',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='system_scores', to='catalog.system'),
+            model_name="systemscore",
+            name="system",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="system_scores", to="catalog.system"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='jobbatch',
-            constraint=models.UniqueConstraint(fields=('job', 'index'), name='batch_unique_index'),
+            model_name="jobbatch",
+            constraint=models.UniqueConstraint(fields=("job", "index"), name="batch_unique_index"),
         ),
         migrations.AddConstraint(
-            model_name='metricversion',
-            constraint=models.UniqueConstraint(fields=('metric', 'config_hash'), name='metric_version_unique'),
+            model_name="metricversion",
+            constraint=models.UniqueConstraint(fields=("metric", "config_hash"), name="metric_version_unique"),
         ),
         migrations.AddConstraint(
-            model_name='evaluationjob',
-            constraint=models.UniqueConstraint(fields=('dataset', 'system', 'metric_version'), name='job_unique_per_caption_set', nulls_distinct=False),
+            model_name="evaluationjob",
+            constraint=models.UniqueConstraint(
+                fields=("dataset", "system", "metric_version"), name="job_unique_per_caption_set", nulls_distinct=False
+            ),
         ),
         migrations.AddConstraint(
-            model_name='correlationresult',
-            constraint=models.UniqueConstraint(fields=('metric_version', 'dataset', 'dimension', 'statistic', 'level', 'protocol'), name='correlation_unique'),
+            model_name="correlationresult",
+            constraint=models.UniqueConstraint(
+                fields=("metric_version", "dataset", "dimension", "statistic", "level", "protocol"),
+                name="correlation_unique",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='score',
-            constraint=models.UniqueConstraint(fields=('caption', 'metric_version'), name='score_unique'),
+            model_name="score",
+            constraint=models.UniqueConstraint(fields=("caption", "metric_version"), name="score_unique"),
         ),
         migrations.AddConstraint(
-            model_name='systemscore',
-            constraint=models.UniqueConstraint(fields=('system', 'metric_version'), name='system_score_unique'),
+            model_name="systemscore",
+            constraint=models.UniqueConstraint(fields=("system", "metric_version"), name="system_score_unique"),
         ),
     ]

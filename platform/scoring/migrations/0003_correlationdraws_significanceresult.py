@@ -5,39 +5,57 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('catalog', '0001_initial'),
-        ('scoring', '0002_initial'),
+        ("catalog", "0001_initial"),
+        ("scoring", "0002_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CorrelationDraws',
+            name="CorrelationDraws",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('values', models.BinaryField()),
-                ('result', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='draws', to='scoring.correlationresult')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("values", models.BinaryField()),
+                (
+                    "result",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="draws",
+                        to="scoring.correlationresult",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='SignificanceResult',
+            name="SignificanceResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('protocol', models.CharField(max_length=80)),
-                ('level', models.CharField(default='caption', max_length=10)),
-                ('dimension', models.CharField(max_length=40)),
-                ('statistic', models.CharField(max_length=40)),
-                ('metrics', models.JSONField(help_text='metric slugs, best first')),
-                ('values', models.JSONField()),
-                ('p_values', models.JSONField(help_text='p[i][j], i < j: the share of replicates where i does not beat j')),
-                ('ranks', models.JSONField()),
-                ('alpha', models.FloatField(default=0.05)),
-                ('computed_at', models.DateTimeField(auto_now=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='significance', to='catalog.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("protocol", models.CharField(max_length=80)),
+                ("level", models.CharField(default="caption", max_length=10)),
+                ("dimension", models.CharField(max_length=40)),
+                ("statistic", models.CharField(max_length=40)),
+                ("metrics", models.JSONField(help_text="metric slugs, best first")),
+                ("values", models.JSONField()),
+                (
+                    "p_values",
+                    models.JSONField(help_text="p[i][j], i < j: the share of replicates where i does not beat j"),
+                ),
+                ("ranks", models.JSONField()),
+                ("alpha", models.FloatField(default=0.05)),
+                ("computed_at", models.DateTimeField(auto_now=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="significance", to="catalog.dataset"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('dataset', 'protocol', 'level', 'dimension', 'statistic'), name='significance_unique')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("dataset", "protocol", "level", "dimension", "statistic"), name="significance_unique"
+                    )
+                ],
             },
         ),
     ]

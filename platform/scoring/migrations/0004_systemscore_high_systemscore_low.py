@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('scoring', '0003_correlationdraws_significanceresult'),
+        ("scoring", "0003_correlationdraws_significanceresult"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='systemscore',
-            name='high',
+            model_name="systemscore",
+            name="high",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='systemscore',
-            name='low',
-            field=models.FloatField(blank=True, help_text='95% interval (items resampled) where defined', null=True),
+            model_name="systemscore",
+            name="low",
+            field=models.FloatField(blank=True, help_text="95% interval (items resampled) where defined", null=True),
         ),
     ]

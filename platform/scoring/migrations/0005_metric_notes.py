@@ -4,15 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('scoring', '0004_systemscore_high_systemscore_low'),
+        ("scoring", "0004_systemscore_high_systemscore_low"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='metric',
-            name='notes',
-            field=models.JSONField(blank=True, default=list, help_text='implementation choices, shown on the metric page'),
+            model_name="metric",
+            name="notes",
+            field=models.JSONField(
+                blank=True, default=list, help_text="implementation choices, shown on the metric page"
+            ),
         ),
     ]

@@ -6,7 +6,7 @@ MODELS = ("CorrelationResult", "SignificanceResult")
 
 
 def _parts(key):
-    """"<dataset>/<name>@<version>" -> (name, version), as scoring.models.protocol_parts (copied:
+    """ "<dataset>/<name>@<version>" -> (name, version), as scoring.models.protocol_parts (copied:
     a migration keeps the rule it was written with)."""
     head, at, version = key.partition("@")
     _, slash, name = head.rpartition("/")
@@ -33,45 +33,46 @@ def empty_protocol_columns(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('catalog', '0001_initial'),
-        ('scoring', '0005_metric_notes'),
+        ("catalog", "0001_initial"),
+        ("scoring", "0005_metric_notes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='correlationresult',
-            name='protocol_name',
-            field=models.CharField(blank=True, default='', help_text='"paper" or "canonical"', max_length=40),
+            model_name="correlationresult",
+            name="protocol_name",
+            field=models.CharField(blank=True, default="", help_text='"paper" or "canonical"', max_length=40),
         ),
         migrations.AddField(
-            model_name='correlationresult',
-            name='protocol_version',
-            field=models.CharField(blank=True, default='', max_length=20),
+            model_name="correlationresult",
+            name="protocol_version",
+            field=models.CharField(blank=True, default="", max_length=20),
         ),
         migrations.AddField(
-            model_name='significanceresult',
-            name='protocol_name',
-            field=models.CharField(blank=True, default='', help_text='"paper" or "canonical"', max_length=40),
+            model_name="significanceresult",
+            name="protocol_name",
+            field=models.CharField(blank=True, default="", help_text='"paper" or "canonical"', max_length=40),
         ),
         migrations.AddField(
-            model_name='significanceresult',
-            name='protocol_version',
-            field=models.CharField(blank=True, default='', max_length=20),
+            model_name="significanceresult",
+            name="protocol_version",
+            field=models.CharField(blank=True, default="", max_length=20),
         ),
         migrations.RunPython(fill_protocol_columns, empty_protocol_columns),
         migrations.AlterField(
-            model_name='significanceresult',
-            name='level',
-            field=models.CharField(choices=[('caption', 'Caption'), ('system', 'System')], default='caption', max_length=10),
+            model_name="significanceresult",
+            name="level",
+            field=models.CharField(
+                choices=[("caption", "Caption"), ("system", "System")], default="caption", max_length=10
+            ),
         ),
         migrations.AddIndex(
-            model_name='correlationresult',
-            index=models.Index(fields=['protocol_name', 'level'], name='correlation_protocol_level'),
+            model_name="correlationresult",
+            index=models.Index(fields=["protocol_name", "level"], name="correlation_protocol_level"),
         ),
         migrations.AddIndex(
-            model_name='significanceresult',
-            index=models.Index(fields=['protocol_name', 'level'], name='significance_protocol_level'),
+            model_name="significanceresult",
+            index=models.Index(fields=["protocol_name", "level"], name="significance_protocol_level"),
         ),
     ]

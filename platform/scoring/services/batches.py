@@ -1,6 +1,7 @@
 """Running one batch: load its rows, reuse identical earlier work, call the metric, and store the
 scores and the batch's completion in one transaction (a batch delivered twice writes the same rows;
 a worker killed mid-batch leaves nothing half-written)."""
+
 from __future__ import annotations
 
 import logging
@@ -47,15 +48,20 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
     """`worker` names this delivery ("host/task-id"): a second delivery of a batch that another
     one is still working on is skipped; the same delivery coming back (a redelivered message) may
     take it over."""
-    slug_and_hash = (JobBatch.objects.filter(pk=batch_id)
-                     .values_list("job__metric_version__metric__slug", "job__metric_version__config_hash").first())
+    slug_and_hash = (
+        JobBatch.objects.filter(pk=batch_id)
+        .values_list("job__metric_version__metric__slug", "job__metric_version__config_hash")
+        .first()
+    )
     if slug_and_hash is None:
         return BatchOutcome(BatchOutcome.State.SKIPPED)
     implementation = registry.get(slug_and_hash[0])
     if implementation.config_hash() != slug_and_hash[1]:
         # Checked before claiming: a worker still on other code leaves the batch (and its attempts) alone.
-        raise VersionMismatch(f"this worker computes {slug_and_hash[0]} with configuration "
-                              f"{implementation.config_hash()}, the job asks for {slug_and_hash[1]}")
+        raise VersionMismatch(
+            f"this worker computes {slug_and_hash[0]} with configuration "
+            f"{implementation.config_hash()}, the job asks for {slug_and_hash[1]}"
+        )
     batch = _batch_claim(batch_id, worker)
     if batch is None:
         return BatchOutcome(BatchOutcome.State.SKIPPED)
@@ -85,15 +91,24 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
             computed[key] = _stored_fields(result, index)
     scores, failed = [], 0
     for job_row, key in zip(job_rows, keys, strict=True):
-        fields = known.get(key) or computed.get(key) or {
-            "value": None, "detail": None, "statistics": None,
-            "error": "the image or video file is not attached to this dataset"}
+        fields = (
+            known.get(key)
+            or computed.get(key)
+            or {
+                "value": None,
+                "detail": None,
+                "statistics": None,
+                "error": "the image or video file is not attached to this dataset",
+            }
+        )
         failed += fields["value"] is None
         scores.append(Score(caption_id=job_row.caption_id, metric_version=version, input_key=key, **fields))
     seconds = time.perf_counter() - started
     reused = len(job_rows) - len(todo)
     complete = _batch_record(batch, scores, seconds, reused=reused)
-    return BatchOutcome(BatchOutcome.State.DONE, scored=len(computed), reused=reused, failed=failed, job_complete=complete)
+    return BatchOutcome(
+        BatchOutcome.State.DONE, scored=len(computed), reused=reused, failed=failed, job_complete=complete
+    )
 
 
 def _batch_claim(batch_id: int, worker: str) -> JobBatch | None:
@@ -104,21 +119,32 @@ def _batch_claim(batch_id: int, worker: str) -> JobBatch | None:
         return None
     now = timezone.now()
     with transaction.atomic():
-        job = (EvaluationJob.objects.select_for_update(of=("self",)).select_related("metric_version__metric")
-               .get(pk=job_id))
+        job = (
+            EvaluationJob.objects.select_for_update(of=("self",))
+            .select_related("metric_version__metric")
+            .get(pk=job_id)
+        )
         batch = JobBatch.objects.select_for_update().get(pk=batch_id)
         if batch.status == JobBatch.Status.DONE or job.is_final:
             return None
-        held_elsewhere = (batch.status == JobBatch.Status.RUNNING and batch.worker != worker and batch.started_at
-                          and batch.started_at > now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60))
+        held_elsewhere = (
+            batch.status == JobBatch.Status.RUNNING
+            and batch.worker != worker
+            and batch.started_at
+            and batch.started_at > now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)
+        )
         if held_elsewhere:
             return None
         if batch.attempts >= settings.CAPBENCH_BATCH_ATTEMPTS:
             # Started that often and never recorded: the worker died on it each time (out of memory, say).
-            transaction.on_commit(lambda: job_end(
-                job_id=job_id, status=EvaluationJob.Status.FAILED,
-                error=f"batch {batch.index + 1} was started {batch.attempts} times and its worker stopped "
-                      "each time before it finished (out of memory or killed?)"))
+            transaction.on_commit(
+                lambda: job_end(
+                    job_id=job_id,
+                    status=EvaluationJob.Status.FAILED,
+                    error=f"batch {batch.index + 1} was started {batch.attempts} times and its worker stopped "
+                    "each time before it finished (out of memory or killed?)",
+                )
+            )
             return None
         batch.status, batch.worker, batch.started_at = JobBatch.Status.RUNNING, worker, now
         batch.attempts += 1
@@ -134,8 +160,9 @@ def _batch_claim(batch_id: int, worker: str) -> JobBatch | None:
 
 
 def _known_scores(version, keys: list[str]) -> dict[str, dict]:
-    rows = (Score.objects.filter(metric_version=version, input_key__in=set(keys), value__isnull=False)
-            .values("input_key", "value", "detail", "statistics"))
+    rows = Score.objects.filter(metric_version=version, input_key__in=set(keys), value__isnull=False).values(
+        "input_key", "value", "detail", "statistics"
+    )
     return {row.pop("input_key"): {**row, "error": ""} for row in rows}
 
 
@@ -143,9 +170,12 @@ def _stored_fields(result, index: int) -> dict:
     value = result.scores[index]
     ok = value is not None and not math.isnan(value) and not math.isinf(value)
     detail = storable(result.details[index]) if result.details else None
-    return {"value": float(value) if ok else None, "detail": detail,
-            "statistics": result.statistics[index] if result.statistics else None,
-            "error": "" if ok else (detail or {}).get("error", "the metric returned no number for this caption")}
+    return {
+        "value": float(value) if ok else None,
+        "detail": detail,
+        "statistics": result.statistics[index] if result.statistics else None,
+        "error": "" if ok else (detail or {}).get("error", "the metric returned no number for this caption"),
+    }
 
 
 def storable(value):
@@ -165,15 +195,30 @@ def _batch_record(batch: JobBatch, scores: list[Score], seconds: float, reused: 
     failed = sum(score.value is None for score in scores)
     with transaction.atomic():
         job = EvaluationJob.objects.select_for_update(of=("self",)).get(pk=batch.job_id)
-        Score.objects.bulk_create(scores, batch_size=2000, update_conflicts=True,
-                                  unique_fields=["caption", "metric_version"],
-                                  update_fields=["value", "detail", "statistics", "error", "input_key", "computed_at"])
-        JobBatch.objects.filter(pk=batch.pk).update(status=JobBatch.Status.DONE, finished_at=timezone.now(),
-                                                    seconds=seconds, failed=failed, reused=reused, error="")
+        Score.objects.bulk_create(
+            scores,
+            batch_size=2000,
+            update_conflicts=True,
+            unique_fields=["caption", "metric_version"],
+            update_fields=["value", "detail", "statistics", "error", "input_key", "computed_at"],
+        )
+        JobBatch.objects.filter(pk=batch.pk).update(
+            status=JobBatch.Status.DONE,
+            finished_at=timezone.now(),
+            seconds=seconds,
+            failed=failed,
+            reused=reused,
+            error="",
+        )
         totals = JobBatch.objects.filter(job=job, status=JobBatch.Status.DONE).aggregate(
-            failed=Sum("failed"), reused=Sum("reused"), seconds=Sum("seconds"))
-        job.done = sum(len(ids) for ids in JobBatch.objects.filter(job=job, status=JobBatch.Status.DONE)
-                       .values_list("caption_ids", flat=True))
+            failed=Sum("failed"), reused=Sum("reused"), seconds=Sum("seconds")
+        )
+        job.done = sum(
+            len(ids)
+            for ids in JobBatch.objects.filter(job=job, status=JobBatch.Status.DONE).values_list(
+                "caption_ids", flat=True
+            )
+        )
         job.failed, job.reused = totals["failed"] or 0, totals["reused"] or 0
         job.compute_seconds = totals["seconds"] or 0.0
         job.save(update_fields=["done", "failed", "reused", "compute_seconds"])

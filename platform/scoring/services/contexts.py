@@ -1,6 +1,7 @@
 """Corpus contexts (CIDEr-D's document frequencies over a caption set's references): built once,
 kept in the database for every worker and every later submission on the same items, and in memory
 for the batches of one worker process."""
+
 from __future__ import annotations
 
 import pickle
@@ -27,13 +28,17 @@ def job_context(job: EvaluationJob, metric: Metric, caption_ids: list[int]) -> o
         context = pickle.loads(bytes(stored))
     else:
         rows = [job_row.row for job_row in caption_rows(caption_ids)]
-        expanded = [row for row, times in zip(rows, caption_multiplicity(caption_ids), strict=True)
-                    for _ in range(times)]
+        expanded = [
+            row for row, times in zip(rows, caption_multiplicity(caption_ids), strict=True) for _ in range(times)
+        ]
         context = metric.corpus_context(expanded)
         try:
             with transaction.atomic():
-                CorpusContext.objects.create(key=key, metric_version=job.metric_version,
-                                             payload=pickle.dumps(context, protocol=pickle.HIGHEST_PROTOCOL))
+                CorpusContext.objects.create(
+                    key=key,
+                    metric_version=job.metric_version,
+                    payload=pickle.dumps(context, protocol=pickle.HIGHEST_PROTOCOL),
+                )
         except IntegrityError:
             pass  # another worker stored the same context first
     _MEMORY[key] = context

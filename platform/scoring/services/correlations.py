@@ -1,5 +1,6 @@
 """The meta-evaluation: a metric version's stored per-caption scores against a dataset's human
 judgments, under every protocol the dataset has, with 95% cluster-bootstrap intervals."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,8 +33,11 @@ def dataset_protocols(dataset: Dataset) -> list[Protocol]:
 
 
 def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> list[CorrelationResult]:
-    scores = dict(Score.objects.own().filter(metric_version=metric_version, caption__item__dataset=dataset)
-                  .values_list("caption_id", "value"))
+    scores = dict(
+        Score.objects.own()
+        .filter(metric_version=metric_version, caption__item__dataset=dataset)
+        .values_list("caption_id", "value")
+    )
     held_out, split = _held_out(dataset, metric_version)
     if held_out:
         scores = _split_only(dataset, scores, split)
@@ -52,12 +56,18 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
             protocol = cell.pop("protocol")
             name, version = protocol_parts(protocol)
             result = CorrelationResult.objects.update_or_create(
-                metric_version=metric_version, dataset=dataset, dimension=cell.pop("dimension"),
-                statistic=cell.pop("statistic"), level=cell.pop("level", CorrelationResult.Level.CAPTION),
-                protocol=protocol, defaults={**cell, "protocol_name": name, "protocol_version": version})[0]
+                metric_version=metric_version,
+                dataset=dataset,
+                dimension=cell.pop("dimension"),
+                statistic=cell.pop("statistic"),
+                level=cell.pop("level", CorrelationResult.Level.CAPTION),
+                protocol=protocol,
+                defaults={**cell, "protocol_name": name, "protocol_version": version},
+            )[0]
             if draws is not None:
                 CorrelationDraws.objects.update_or_create(
-                    result=result, defaults={"values": np.asarray(draws, dtype=np.float32).tobytes()})
+                    result=result, defaults={"values": np.asarray(draws, dtype=np.float32).tobytes()}
+                )
             results.append(result)
     return results
 
@@ -70,8 +80,11 @@ def _held_out(dataset: Dataset, metric_version: MetricVersion) -> tuple[str, str
     if not isinstance(trained, dict) or trained.get("dataset") != dataset.slug:
         return "", ""
     [unseen] = sorted(set(SPLITS) - {trained.get("split"), trained.get("validation")}) or ["none"]
-    return (f"trained on this dataset's {trained.get('split')} split and stopped on its {trained.get('validation')} "
-            f"split: only the {unseen} split's captions are compared", unseen)
+    return (
+        f"trained on this dataset's {trained.get('split')} split and stopped on its {trained.get('validation')} "
+        f"split: only the {unseen} split's captions are compared",
+        unseen,
+    )
 
 
 def _split_only(dataset: Dataset, scores: dict[int, float | None], split: str) -> dict[int, float | None]:
@@ -82,9 +95,12 @@ def _split_only(dataset: Dataset, scores: dict[int, float | None], split: str) -
 def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | None]) -> list[dict]:
     cells = []
     for dimension in dataset.dimensions or ["overall"]:
-        rows = list(Judgment.objects.own().filter(caption__item__dataset=dataset, dimension=dimension)
-                    .order_by("id").values_list("caption_id", "value", "caption__item_id", "caption__system_id",
-                                                "caption__system__kind"))
+        rows = list(
+            Judgment.objects.own()
+            .filter(caption__item__dataset=dataset, dimension=dimension)
+            .order_by("id")
+            .values_list("caption_id", "value", "caption__item_id", "caption__system_id", "caption__system__kind")
+        )
         if not rows:
             continue
         human = np.array([row[1] for row in rows], dtype=float)
@@ -97,11 +113,21 @@ def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | 
         tie_rate = (counts.tied_metric + counts.tied_both) / counts.pairs if counts.pairs else None
         intervals, draws = rating_cells_with_draws(chosen, human, metric, clusters)
         for statistic, interval in intervals.items():
-            cells.append({"dimension": dimension, "statistic": statistic, "protocol": chosen.key,
-                          "value": _finite(interval.value), "low": _finite(interval.low),
-                          "high": _finite(interval.high), "n": int(kept.sum()),
-                          "left_out": int((~kept).sum()), "tie_rate": tie_rate, "draws": draws[statistic],
-                          "detail": {"replicates": interval.replicates, "resample": chosen.resample}})
+            cells.append(
+                {
+                    "dimension": dimension,
+                    "statistic": statistic,
+                    "protocol": chosen.key,
+                    "value": _finite(interval.value),
+                    "low": _finite(interval.low),
+                    "high": _finite(interval.high),
+                    "n": int(kept.sum()),
+                    "left_out": int((~kept).sum()),
+                    "tie_rate": tie_rate,
+                    "draws": draws[statistic],
+                    "detail": {"replicates": interval.replicates, "resample": chosen.resample},
+                }
+            )
         cells += _system_cells(dimension, chosen, rows, human, metric, clusters)
     return cells
 
@@ -112,19 +138,35 @@ def _system_cells(dimension: str, chosen: Protocol, rows: list, human, metric, c
     systems = np.array([row[3] for row in rows])
     if len(set(systems[real].tolist())) < MIN_SYSTEMS or np.isnan(metric[real]).all():
         return []
-    intervals = system_level_intervals(human[real], metric[real], systems[real], clusters[real],
-                                       replicates=chosen.replicates, seed=chosen.seed)
+    intervals = system_level_intervals(
+        human[real], metric[real], systems[real], clusters[real], replicates=chosen.replicates, seed=chosen.seed
+    )
     count = len(set(systems[real & ~np.isnan(metric)].tolist()))
-    return [{"dimension": dimension, "statistic": statistic, "protocol": chosen.key, "level": "system",
-             "value": _finite(interval.value), "low": _finite(interval.low), "high": _finite(interval.high),
-             "n": count, "left_out": int((real & np.isnan(metric)).sum()), "tie_rate": None,
-             "detail": {"replicates": interval.replicates, "resample": chosen.resample, "systems": count}}
-            for statistic, interval in intervals.items()]
+    return [
+        {
+            "dimension": dimension,
+            "statistic": statistic,
+            "protocol": chosen.key,
+            "level": "system",
+            "value": _finite(interval.value),
+            "low": _finite(interval.low),
+            "high": _finite(interval.high),
+            "n": count,
+            "left_out": int((real & np.isnan(metric)).sum()),
+            "tie_rate": None,
+            "detail": {"replicates": interval.replicates, "resample": chosen.resample, "systems": count},
+        }
+        for statistic, interval in intervals.items()
+    ]
 
 
 def _pairwise_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | None]) -> list[dict]:
-    pairs = list(PairJudgment.objects.filter(dataset=dataset).exclude(winner__in=["", "tie"]).order_by("id")
-                 .values_list("caption_a", "caption_b", "winner", "category", "item_id"))
+    pairs = list(
+        PairJudgment.objects.filter(dataset=dataset)
+        .exclude(winner__in=["", "tie"])
+        .order_by("id")
+        .values_list("caption_a", "caption_b", "winner", "category", "item_id")
+    )
     a = np.array([_number(scores.get(p[0])) for p in pairs], dtype=float)
     b = np.array([_number(scores.get(p[1])) for p in pairs], dtype=float)
     kept = ~(np.isnan(a) | np.isnan(b))
@@ -156,11 +198,21 @@ def _pairwise_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float 
             interval, column = next(columns)
             if statistic_name not in chosen.statistics:
                 continue
-            cells.append({"dimension": name, "statistic": statistic_name, "protocol": chosen.key,
-                          "value": _finite(interval.value), "low": _finite(interval.low),
-                          "high": _finite(interval.high), "n": int(mask.sum()), "left_out": left_out,
-                          "tie_rate": ties / int(mask.sum()) if mask.sum() else None, "draws": column,
-                          "detail": {"replicates": interval.replicates, "metric_ties": ties}})
+            cells.append(
+                {
+                    "dimension": name,
+                    "statistic": statistic_name,
+                    "protocol": chosen.key,
+                    "value": _finite(interval.value),
+                    "low": _finite(interval.low),
+                    "high": _finite(interval.high),
+                    "n": int(mask.sum()),
+                    "left_out": left_out,
+                    "tie_rate": ties / int(mask.sum()) if mask.sum() else None,
+                    "draws": column,
+                    "detail": {"replicates": interval.replicates, "metric_ties": ties},
+                }
+            )
     return cells
 
 
@@ -176,11 +228,13 @@ def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
     """For every caption-level column of the dataset's boards: the metrics (newest version each)
     sorted best first, the paired-bootstrap p-value matrix, and the significance clusters."""
     newest: dict[tuple, tuple] = {}
-    rows = (CorrelationResult.objects.filter(dataset=dataset, level=CorrelationResult.Level.CAPTION,
-                                             draws__isnull=False, value__isnull=False)
-            .order_by("metric_version__created_at", "id")
-            .values_list("protocol", "dimension", "statistic", "metric_version__metric__slug", "value",
-                         "draws__values"))
+    rows = (
+        CorrelationResult.objects.filter(
+            dataset=dataset, level=CorrelationResult.Level.CAPTION, draws__isnull=False, value__isnull=False
+        )
+        .order_by("metric_version__created_at", "id")
+        .values_list("protocol", "dimension", "statistic", "metric_version__metric__slug", "value", "draws__values")
+    )
     for protocol, dimension, statistic, slug, value, draws in rows:
         newest[(protocol, dimension, statistic, slug)] = (value, np.frombuffer(bytes(draws), dtype=np.float32))
     columns: dict[tuple, list] = {}
@@ -192,10 +246,22 @@ def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
         entries.sort(key=lambda entry: -entry[0])
         p_values = paired_draws_p_values([draws for _, _, draws in entries])
         ranks = significance_clusters([value for value, _, _ in entries], p_values, alpha=alpha)
-        results.append(SignificanceResult.objects.update_or_create(
-            dataset=dataset, protocol=protocol, level=CorrelationResult.Level.CAPTION, dimension=dimension,
-            statistic=statistic, defaults={
-                "metrics": [slug for _, slug, _ in entries], "values": [value for value, _, _ in entries],
-                "p_values": [[None if np.isnan(p) else float(p) for p in row] for row in p_values],
-                "ranks": ranks, "alpha": alpha, "protocol_name": name, "protocol_version": version})[0])
+        results.append(
+            SignificanceResult.objects.update_or_create(
+                dataset=dataset,
+                protocol=protocol,
+                level=CorrelationResult.Level.CAPTION,
+                dimension=dimension,
+                statistic=statistic,
+                defaults={
+                    "metrics": [slug for _, slug, _ in entries],
+                    "values": [value for value, _, _ in entries],
+                    "p_values": [[None if np.isnan(p) else float(p) for p in row] for row in p_values],
+                    "ranks": ranks,
+                    "alpha": alpha,
+                    "protocol_name": name,
+                    "protocol_version": version,
+                },
+            )[0]
+        )
     return results

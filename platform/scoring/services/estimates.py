@@ -1,5 +1,6 @@
 """Dry runs: what scoring a dataset with the language-model judges would send and cost, before a
 job is planned. Nothing is sent and nothing is stored."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,8 +29,7 @@ def dataset_estimate(*, dataset: Dataset, slugs: list[str] | None = None) -> lis
     candidate captions, the rows `dataset_plan` would score. Other metrics run on our machines and
     are listed as not estimated, with why."""
     versions = metric_versions_current(slugs)
-    captions = list(Caption.objects.own().filter(item__dataset=dataset)
-                    .order_by("id").values_list("id", flat=True))
+    captions = list(Caption.objects.own().filter(item__dataset=dataset).order_by("id").values_list("id", flat=True))
     rows = [job_row.row for job_row in caption_rows(captions)]
     out: list[Estimate | NotEstimated] = []
     for version in versions:
@@ -49,8 +49,11 @@ def dataset_estimate(*, dataset: Dataset, slugs: list[str] | None = None) -> lis
 def completion_observed(slug: str) -> tuple[float, int] | None:
     """Mean completion tokens per reply over this metric's earlier scores (any version), and how
     many scores that mean is taken over."""
-    found = (Score.objects.filter(metric_version__metric__slug=slug, detail__draws__gt=0)
-             .annotate(per_reply=Cast(KT("detail__completion_tokens"), FloatField())
-                       / Cast(KT("detail__draws"), FloatField()))
-             .aggregate(mean=Avg("per_reply"), n=Count("id")))
+    found = (
+        Score.objects.filter(metric_version__metric__slug=slug, detail__draws__gt=0)
+        .annotate(
+            per_reply=Cast(KT("detail__completion_tokens"), FloatField()) / Cast(KT("detail__draws"), FloatField())
+        )
+        .aggregate(mean=Avg("per_reply"), n=Count("id"))
+    )
     return (found["mean"], found["n"]) if found["n"] else None

@@ -1,6 +1,7 @@
 """How jobs end: finalising (system numbers, correlations), failing, recovering batches a dead
 worker held, and reaping jobs stuck past their limit. A submission's status follows its jobs through
 scoring.events (submissions.signals)."""
+
 from __future__ import annotations
 
 import logging
@@ -47,8 +48,11 @@ def system_scores_compute(*, job: EvaluationJob) -> list[SystemScore]:
     systems = [job.system] if job.system else list(System.objects.own().filter(dataset=job.dataset))
     results = []
     for system in systems:
-        rows = list(Score.objects.filter(metric_version=job.metric_version, caption__system=system)
-                    .order_by("caption_id").values_list("value", "statistics", "caption__item_id"))
+        rows = list(
+            Score.objects.filter(metric_version=job.metric_version, caption__system=system)
+            .order_by("caption_id")
+            .values_list("value", "statistics", "caption__item_id")
+        )
         if not rows:
             continue
         values = [value for value, _, _ in rows if value is not None]
@@ -61,15 +65,26 @@ def system_scores_compute(*, job: EvaluationJob) -> list[SystemScore]:
             corpus = implementation.aggregate(values, None if None in statistics else statistics)
         except ValueError:  # statistics missing (scores stored before the metric kept them)
             corpus = None
-        results.append(SystemScore.objects.update_or_create(
-            system=system, metric_version=job.metric_version,
-            defaults={"value": corpus, "mean": sum(values) / len(values) if values else None,
-                      "low": low, "high": high, "count": len(values), "failed": len(rows) - len(values)})[0])
+        results.append(
+            SystemScore.objects.update_or_create(
+                system=system,
+                metric_version=job.metric_version,
+                defaults={
+                    "value": corpus,
+                    "mean": sum(values) / len(values) if values else None,
+                    "low": low,
+                    "high": high,
+                    "count": len(values),
+                    "failed": len(rows) - len(values),
+                },
+            )[0]
+        )
     return results
 
 
 def mean_interval(values: np.ndarray, items: list, replicates: int = 1000, seed: int = 12345) -> tuple[float, float]:
     """95% percentile interval of a system's mean score, resampling its items."""
+
     def statistic(weights):
         return [float(np.average(values, weights=weights))] if weights is not None else [float(values.mean())]
 
@@ -86,9 +101,11 @@ def job_end(*, job_id: int, status: str, error: str = "") -> None:
         job.save(update_fields=["status", "error", "finished_at"])
         if status != EvaluationJob.Status.DONE:
             JobBatch.objects.filter(job=job).exclude(status=JobBatch.Status.DONE).update(
-                status=JobBatch.Status.FAILED, error=error[:2000])
-        transaction.on_commit(lambda: job_ended.send(sender=EvaluationJob, dataset_id=job.dataset_id,
-                                                     submission_id=job.submission_id))
+                status=JobBatch.Status.FAILED, error=error[:2000]
+            )
+        transaction.on_commit(
+            lambda: job_ended.send(sender=EvaluationJob, dataset_id=job.dataset_id, submission_id=job.submission_id)
+        )
 
 
 def batch_attempt_failed(*, batch_id: int, error: str, final: bool) -> None:
@@ -97,11 +114,15 @@ def batch_attempt_failed(*, batch_id: int, error: str, final: bool) -> None:
     if batch is None:
         return
     if final:
-        job_end(job_id=batch.job_id, status=EvaluationJob.Status.FAILED,
-                error=f"batch {batch.index + 1} failed after {batch.attempts} attempt(s): {error}")
+        job_end(
+            job_id=batch.job_id,
+            status=EvaluationJob.Status.FAILED,
+            error=f"batch {batch.index + 1} failed after {batch.attempts} attempt(s): {error}",
+        )
     else:  # the task's retry is on its way: queued again, as of now
         JobBatch.objects.filter(pk=batch_id, status=JobBatch.Status.RUNNING).update(
-            status=JobBatch.Status.QUEUED, error=error[:2000], enqueued_at=timezone.now())
+            status=JobBatch.Status.QUEUED, error=error[:2000], enqueued_at=timezone.now()
+        )
 
 
 def jobs_cancel(*, submission: Model, reason: str) -> int:
@@ -160,9 +181,12 @@ def _sweep(now) -> dict[str, int]:
     limit = settings.CAPBENCH_JOB_TIME_LIMIT
 
     def fail_overdue(job: EvaluationJob) -> int:
-        job_end(job_id=job.pk, status=EvaluationJob.Status.FAILED,
-                error=f"stuck: not finished {limit // 60} minutes after it was queued "
-                      f"({job.done} of {job.total} captions scored)")
+        job_end(
+            job_id=job.pk,
+            status=EvaluationJob.Status.FAILED,
+            error=f"stuck: not finished {limit // 60} minutes after it was queued "
+            f"({job.done} of {job.total} captions scored)",
+        )
         return 1
 
     def finalise(job: EvaluationJob) -> int:
@@ -175,8 +199,9 @@ def _sweep(now) -> dict[str, int]:
         if batch.attempts >= settings.CAPBENCH_BATCH_ATTEMPTS:
             batch_attempt_failed(batch_id=batch.pk, error="stuck past the task time limit", final=True)
             return 1
-        moved = JobBatch.objects.filter(pk=batch.pk, status=JobBatch.Status.RUNNING, started_at=batch.started_at
-                                        ).update(status=JobBatch.Status.QUEUED, error="stuck past the task time limit")
+        moved = JobBatch.objects.filter(
+            pk=batch.pk, status=JobBatch.Status.RUNNING, started_at=batch.started_at
+        ).update(status=JobBatch.Status.QUEUED, error="stuck past the task time limit")
         return batches_enqueue(job_id=batch.job_id, only_ids=[batch.pk]) if moved else 0
 
     def resend(job_id: int) -> int:
@@ -185,15 +210,20 @@ def _sweep(now) -> dict[str, int]:
 
     _each(open_jobs.filter(queued_at__lt=now - timedelta(seconds=limit)), fail_overdue, counts, "failed")
     _each(list(open_jobs.all()), finalise, counts, "finalised")
-    stuck = JobBatch.objects.filter(status=JobBatch.Status.RUNNING, job__in=open_jobs,
-                                    started_at__lt=now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60))
+    stuck = JobBatch.objects.filter(
+        status=JobBatch.Status.RUNNING,
+        job__in=open_jobs,
+        started_at__lt=now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60),
+    )
     _each(list(stuck), unstick, counts, "requeued")
     undelivered = JobBatch.objects.filter(job__in=open_jobs, status=JobBatch.Status.QUEUED).filter(
-        Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - timedelta(seconds=settings.CAPBENCH_BATCH_RESEND_AFTER)))
+        Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - timedelta(seconds=settings.CAPBENCH_BATCH_RESEND_AFTER))
+    )
     _each(set(undelivered.values_list("job_id", flat=True)), resend, counts, "resent")
     # Submissions settle theirs here ("settled"): submissions.signals.settle_submissions.
-    jobs_swept.send(sender=EvaluationJob, counts=counts,
-                    each=lambda items, action, key: _each(items, action, counts, key))
+    jobs_swept.send(
+        sender=EvaluationJob, counts=counts, each=lambda items, action, key: _each(items, action, counts, key)
+    )
     _each([None], lambda _: metrics_sync() and 0, counts, "rescoring")
     _each([None], lambda _: len(versions_rescore()), counts, "rescoring")
     return counts

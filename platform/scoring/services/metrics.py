@@ -1,6 +1,7 @@
 """Metric rows mirror the `evaluation` registry: one Metric per slug, one MetricVersion per
 (code version, configuration). A changed configuration is a new version; older versions and their
 scores stay until the new scores are complete."""
+
 from __future__ import annotations
 
 from django.db import transaction
@@ -16,17 +17,28 @@ def metrics_sync() -> list[MetricVersion]:
         for slug in registry.slugs():
             implementation = registry.get(slug)
             availability = implementation.availability()
-            metric, _ = Metric.objects.update_or_create(slug=slug, defaults={
-                "name": implementation.name, "family": implementation.family,
-                "higher_is_better": implementation.higher_is_better, "needs": sorted(implementation.needs),
-                "queue": implementation.queue, "corpus_dependent": implementation.corpus_dependent,
-                "citation": implementation.citation, "description": implementation.description,
-                "notes": list(implementation.notes),
-                "is_registered": True, "available": availability.available,
-                "unavailable_reason": availability.reason})
+            metric, _ = Metric.objects.update_or_create(
+                slug=slug,
+                defaults={
+                    "name": implementation.name,
+                    "family": implementation.family,
+                    "higher_is_better": implementation.higher_is_better,
+                    "needs": sorted(implementation.needs),
+                    "queue": implementation.queue,
+                    "corpus_dependent": implementation.corpus_dependent,
+                    "citation": implementation.citation,
+                    "description": implementation.description,
+                    "notes": list(implementation.notes),
+                    "is_registered": True,
+                    "available": availability.available,
+                    "unavailable_reason": availability.reason,
+                },
+            )
             version, is_new = MetricVersion.objects.get_or_create(
-                metric=metric, config_hash=implementation.config_hash(),
-                defaults={"version": implementation.version, "config": implementation.config()})
+                metric=metric,
+                config_hash=implementation.config_hash(),
+                defaults={"version": implementation.version, "config": implementation.config()},
+            )
             if is_new:
                 created.append(version)
             if metric.current_version_id != version.pk:
@@ -43,6 +55,8 @@ def metric_versions_current(slugs: list[str] | None = None) -> list[MetricVersio
     if slugs:
         unknown = sorted(set(slugs) - set(chosen.values_list("slug", flat=True)))
         if unknown:
-            raise registry.UnknownMetric(f"unknown metric(s): {', '.join(unknown)} (known: {', '.join(registry.slugs())})")
+            raise registry.UnknownMetric(
+                f"unknown metric(s): {', '.join(unknown)} (known: {', '.join(registry.slugs())})"
+            )
         chosen = chosen.filter(slug__in=slugs)
     return [metric.current_version for metric in chosen.order_by("slug")]

@@ -1,5 +1,6 @@
 """Turning "score this caption set with these metrics" into EvaluationJobs, their batches and the
 queue messages. Planning twice creates nothing twice. A submission's plan is submissions.services.submission_plan."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -18,26 +19,38 @@ BATCH_TASK = "scoring.run_batch"
 def dataset_plan(*, dataset: Dataset, slugs: list[str] | None = None) -> list[EvaluationJob]:
     """Every candidate caption of the dataset (its own systems, not submissions) × each metric."""
     versions = metric_versions_current(slugs)
-    captions = list(Caption.objects.own().filter(item__dataset=dataset)
-                    .order_by("id").values_list("id", flat=True))
-    return [job_plan(purpose=EvaluationJob.Purpose.DATASET, dataset=dataset, system=None, submission_id=None,
-                     version=version, caption_ids=captions) for version in versions]
+    captions = list(Caption.objects.own().filter(item__dataset=dataset).order_by("id").values_list("id", flat=True))
+    return [
+        job_plan(
+            purpose=EvaluationJob.Purpose.DATASET,
+            dataset=dataset,
+            system=None,
+            submission_id=None,
+            version=version,
+            caption_ids=captions,
+        )
+        for version in versions
+    ]
 
 
-def job_plan(*, purpose, dataset, system, submission_id: int | None, version: MetricVersion,
-             caption_ids: list[int]) -> EvaluationJob:
+def job_plan(
+    *, purpose, dataset, system, submission_id: int | None, version: MetricVersion, caption_ids: list[int]
+) -> EvaluationJob:
     metric = version.metric
     with transaction.atomic():
         job, created = EvaluationJob.objects.select_for_update().get_or_create(
-            dataset=dataset, system=system, metric_version=version,
-            defaults={"purpose": purpose, "submission_id": submission_id, "total": len(caption_ids)})
+            dataset=dataset,
+            system=system,
+            metric_version=version,
+            defaults={"purpose": purpose, "submission_id": submission_id, "total": len(caption_ids)},
+        )
         if not created and (job.is_final or job.batch_count):
             return job  # planned before: the batches (and the reaper) carry it on
         if metric.corpus_dependent:
             rows = [job_row.row.references for job_row in caption_rows(caption_ids)]
             job.context_key = context_key(version.config_hash, rows, caption_multiplicity(caption_ids))
         size = settings.CAPBENCH_BATCH_SIZE.get(metric.queue, 500)
-        slices = [caption_ids[start:start + size] for start in range(0, len(caption_ids), size)]
+        slices = [caption_ids[start : start + size] for start in range(0, len(caption_ids), size)]
         JobBatch.objects.bulk_create([JobBatch(job=job, index=i, caption_ids=ids) for i, ids in enumerate(slices)])
         job.batch_count, job.total = len(slices), len(caption_ids)
         if not slices:
@@ -67,23 +80,38 @@ def versions_rescore() -> list[EvaluationJob]:
     # The submission model by the job's foreign key: submissions sit above scoring and are not imported.
     submission_model = EvaluationJob._meta.get_field("submission").related_model
     jobs = []
-    for metric in Metric.objects.filter(is_registered=True, current_version__isnull=False).select_related("current_version"):
+    for metric in Metric.objects.filter(is_registered=True, current_version__isnull=False).select_related(
+        "current_version"
+    ):
         current = metric.current_version
-        older = (EvaluationJob.objects.filter(metric_version__metric=metric, status=EvaluationJob.Status.DONE)
-                 .exclude(metric_version=current).values_list("dataset_id", "system_id", "submission_id").distinct())
+        older = (
+            EvaluationJob.objects.filter(metric_version__metric=metric, status=EvaluationJob.Status.DONE)
+            .exclude(metric_version=current)
+            .values_list("dataset_id", "system_id", "submission_id")
+            .distinct()
+        )
         for dataset_id, system_id, submission_id in older:
-            if EvaluationJob.objects.filter(dataset_id=dataset_id, system_id=system_id, metric_version=current).exists():
+            if EvaluationJob.objects.filter(
+                dataset_id=dataset_id, system_id=system_id, metric_version=current
+            ).exists():
                 continue
-            if submission_id and submission_model.objects.filter(
-                    pk=submission_id, status=submission_model.Status.WITHDRAWN).exists():
+            if (
+                submission_id
+                and submission_model.objects.filter(pk=submission_id, status=submission_model.Status.WITHDRAWN).exists()
+            ):
                 continue
             if system_id:
                 captions = Caption.objects.filter(system_id=system_id)
             else:
                 captions = Caption.objects.own().filter(item__dataset_id=dataset_id)
-            jobs.append(job_plan(
-                purpose=EvaluationJob.Purpose.SUBMISSION if system_id else EvaluationJob.Purpose.DATASET,
-                dataset=Dataset.objects.get(pk=dataset_id), system=captions.first().system if system_id else None,
-                submission_id=submission_id, version=current,
-                caption_ids=list(captions.order_by("id").values_list("id", flat=True))))
+            jobs.append(
+                job_plan(
+                    purpose=EvaluationJob.Purpose.SUBMISSION if system_id else EvaluationJob.Purpose.DATASET,
+                    dataset=Dataset.objects.get(pk=dataset_id),
+                    system=captions.first().system if system_id else None,
+                    submission_id=submission_id,
+                    version=current,
+                    caption_ids=list(captions.order_by("id").values_list("id", flat=True)),
+                )
+            )
     return jobs

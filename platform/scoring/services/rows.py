@@ -1,4 +1,5 @@
 """A job's captions as `evaluation` rows: candidate, the item's references, the media file."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,8 +27,9 @@ def caption_rows(caption_ids: Iterable[int]) -> list[JobRow]:
     """In the order given; media is a path under MEDIA_ROOT when the file is attached."""
     ids = list(caption_ids)
     found = {}
-    query = (Caption.objects.filter(pk__in=ids)
-             .values_list("pk", "text", "item__references", "item__media__stored_path", "item__media__sha256"))
+    query = Caption.objects.filter(pk__in=ids).values_list(
+        "pk", "text", "item__references", "item__media__stored_path", "item__media__sha256"
+    )
     root = Path(settings.MEDIA_ROOT)
     for pk, text, references, stored, sha in query.iterator(chunk_size=5000):
         media = str(root / stored) if stored else None
@@ -41,8 +43,7 @@ def caption_rows(caption_ids: Iterable[int]) -> list[JobRow]:
 def caption_multiplicity(caption_ids: list[int]) -> list[int]:
     """How many rows each caption stands for in the published protocols: its judgments and pair
     appearances (Flickr8k scores every judgment row as its own "image"), at least one."""
-    judged = dict(Caption.objects.filter(pk__in=caption_ids).annotate(n=Count("judgments"))
-                  .values_list("pk", "n"))
+    judged = dict(Caption.objects.filter(pk__in=caption_ids).annotate(n=Count("judgments")).values_list("pk", "n"))
     pairs = Counter()
     for a, b in PairJudgment.objects.filter(caption_a__in=caption_ids).values_list("caption_a", "caption_b"):
         pairs[a] += 1
@@ -53,8 +54,10 @@ def caption_multiplicity(caption_ids: list[int]) -> list[int]:
 def input_key(config_hash: str, job_row: JobRow, context_key: str) -> str:
     """Identical work has an identical key: the same metric configuration, candidate, references,
     media content and corpus context give the same score, whichever caption asked."""
-    payload = json.dumps([config_hash, job_row.row.candidate, list(job_row.row.references),
-                          job_row.media_sha256, context_key], ensure_ascii=False)
+    payload = json.dumps(
+        [config_hash, job_row.row.candidate, list(job_row.row.references), job_row.media_sha256, context_key],
+        ensure_ascii=False,
+    )
     return hashlib.sha256(payload.encode()).hexdigest()
 
 

@@ -3,6 +3,7 @@ split by a fixed rule (a hash of dataset and item id: 60% train, 20% validation,
 fusion is fitted on one split and stopped early on validation, and the checkpoint records the
 dataset, its content hash, the split rule and the counts, so the metric's configuration (and its
 page) says what it has seen."""
+
 from __future__ import annotations
 
 import hashlib
@@ -23,7 +24,7 @@ SPLITS = ("train", "validation", "test")
 
 
 def item_split(dataset_slug: str, external_id: str) -> str:
-    share = int(hashlib.sha256(f"{dataset_slug}/{external_id}".encode()).hexdigest()[:8], 16) / 16 ** 8
+    share = int(hashlib.sha256(f"{dataset_slug}/{external_id}".encode()).hexdigest()[:8], 16) / 16**8
     return "train" if share < 0.6 else "validation" if share < 0.8 else "test"
 
 
@@ -44,15 +45,29 @@ def human_targets(dataset: Dataset, split: str) -> tuple[list[int], np.ndarray]:
     low, high = dataset.rating_scale.get("min"), dataset.rating_scale.get("max")
     if low is None or high is None or high <= low:
         raise ValueError(f"{dataset.slug} has no rating scale (min, max) to rescale its ratings with")
-    rated = (Caption.objects.own().filter(item__dataset=dataset, judgments__dimension=dataset.dimensions[0])
-             .annotate(human=Avg("judgments__value")).values_list("pk", "human", "item__external_id").order_by("pk"))
+    rated = (
+        Caption.objects.own()
+        .filter(item__dataset=dataset, judgments__dimension=dataset.dimensions[0])
+        .annotate(human=Avg("judgments__value"))
+        .values_list("pk", "human", "item__external_id")
+        .order_by("pk")
+    )
     chosen = [(pk, human) for pk, human, item in rated if item_split(dataset.slug, item) == split]
     return [pk for pk, _ in chosen], np.array([(h - low) / (high - low) for _, h in chosen], dtype=np.float32)
 
 
-def camscore_train(*, dataset: Dataset, split: str = "train", validation: str = "validation", hidden: int = 32,
-                   lr: float = 3e-5, max_epochs: int = 2000, patience: int = 100, seed: int = 0,
-                   progress=lambda text: None) -> TrainingOutcome:
+def camscore_train(
+    *,
+    dataset: Dataset,
+    split: str = "train",
+    validation: str = "validation",
+    hidden: int = 32,
+    lr: float = 3e-5,
+    max_epochs: int = 2000,
+    patience: int = 100,
+    seed: int = 0,
+    progress=lambda text: None,
+) -> TrainingOutcome:
     """Levels of every caption of the two splits (generated pictures are cached), the fusion fitted
     and saved where CAMScore loads it; then the registry is synced, so CAMScore gets a new version."""
     if split == validation or {split, validation} - set(SPLITS):
@@ -65,17 +80,33 @@ def camscore_train(*, dataset: Dataset, split: str = "train", validation: str = 
             raise ValueError(f"{dataset.slug} has no rated captions in its {name} split")
         progress(f"{name}: computing CAMScore's levels for {len(ids):,} captions")
         kept, details = metric.levels([job_row.row for job_row in caption_rows(ids)])
-        sets[name] = (fusion_inputs([{level: details[i][level] for level in LEVELS} for i in kept]), targets[kept],
-                      len(kept), len(ids) - len(kept))
+        sets[name] = (
+            fusion_inputs([{level: details[i][level] for level in LEVELS} for i in kept]),
+            targets[kept],
+            len(kept),
+            len(ids) - len(kept),
+        )
     (train_x, train_y, train_n, train_left), (val_x, val_y, val_n, val_left) = sets[split], sets[validation]
     progress(f"training on {train_n:,} captions, stopping early on {val_n:,}")
-    state, report = train_fusion(train_x, train_y, val_x, val_y, hidden=hidden, lr=lr, max_epochs=max_epochs,
-                                 patience=patience, seed=seed)
-    record = {"dataset": dataset.slug, "content_sha256": dataset.content_sha256, "dimension": dataset.dimensions[0],
-              "split": split, "validation": validation, "split_rule": SPLIT_RULE, "train_captions": train_n,
-              "validation_captions": val_n, "left_out_without_picture": train_left + val_left,
-              "validation_tau_b": round(report.best_tau, 6), "best_epoch": report.best_epoch, "lr": lr,
-              "hidden": hidden, "seed": seed}
+    state, report = train_fusion(
+        train_x, train_y, val_x, val_y, hidden=hidden, lr=lr, max_epochs=max_epochs, patience=patience, seed=seed
+    )
+    record = {
+        "dataset": dataset.slug,
+        "content_sha256": dataset.content_sha256,
+        "dimension": dataset.dimensions[0],
+        "split": split,
+        "validation": validation,
+        "split_rule": SPLIT_RULE,
+        "train_captions": train_n,
+        "validation_captions": val_n,
+        "left_out_without_picture": train_left + val_left,
+        "validation_tau_b": round(report.best_tau, 6),
+        "best_epoch": report.best_epoch,
+        "lr": lr,
+        "hidden": hidden,
+        "seed": seed,
+    }
     path = CATALOGUE["camscore/fusion.pt"].path
     save_fusion(path, state, hidden, record)
     metrics_sync()

@@ -6,44 +6,80 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('catalog', '0001_initial'),
+        ("catalog", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Submission',
+            name="Submission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('method_name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('paper_url', models.URLField(blank=True)),
-                ('code_url', models.URLField(blank=True)),
-                ('metrics', models.JSONField(blank=True, default=list, help_text='metric slugs asked for; empty: every metric')),
-                ('file_name', models.CharField(max_length=300)),
-                ('file_format', models.CharField(max_length=10)),
-                ('file_sha256', models.CharField(max_length=64)),
-                ('file_size', models.PositiveIntegerField()),
-                ('stored_file', models.CharField(help_text='the upload as received, under MEDIA_ROOT', max_length=300)),
-                ('caption_count', models.PositiveIntegerField()),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'finished'), ('failed', 'Failed'), ('withdrawn', 'Withdrawn')], db_index=True, default='queued', max_length=10)),
-                ('is_public', models.BooleanField(default=False)),
-                ('is_baseline', models.BooleanField(default=False)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('dispatched_at', models.DateTimeField(blank=True, help_text='when planning reached the broker', null=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to='catalog.dataset')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to=settings.AUTH_USER_MODEL)),
-                ('system', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='submission', to='catalog.system')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("method_name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                ("paper_url", models.URLField(blank=True)),
+                ("code_url", models.URLField(blank=True)),
+                (
+                    "metrics",
+                    models.JSONField(blank=True, default=list, help_text="metric slugs asked for; empty: every metric"),
+                ),
+                ("file_name", models.CharField(max_length=300)),
+                ("file_format", models.CharField(max_length=10)),
+                ("file_sha256", models.CharField(max_length=64)),
+                ("file_size", models.PositiveIntegerField()),
+                ("stored_file", models.CharField(help_text="the upload as received, under MEDIA_ROOT", max_length=300)),
+                ("caption_count", models.PositiveIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("done", "finished"),
+                            ("failed", "Failed"),
+                            ("withdrawn", "Withdrawn"),
+                        ],
+                        db_index=True,
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("is_public", models.BooleanField(default=False)),
+                ("is_baseline", models.BooleanField(default=False)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                (
+                    "dispatched_at",
+                    models.DateTimeField(blank=True, help_text="when planning reached the broker", null=True),
+                ),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="submissions", to="catalog.dataset"
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="submissions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "system",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="submission", to="catalog.system"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
     ]

@@ -1,4 +1,5 @@
 """The CLIP encoder: raw and normalised features from one cache of raw image features."""
+
 import numpy as np
 import pytest
 
@@ -18,8 +19,9 @@ def test_normalised_rows_are_the_raw_rows_scaled_to_unit_length(model_store, ima
     texts = ["a dog", "a cat", "a dog"]
     raw_texts = encoder.encode_texts(texts, normalise=False)
     assert raw_texts[0] == pytest.approx(raw_texts[2])
-    assert encoder.encode_texts(texts) == pytest.approx(raw_texts / np.linalg.norm(raw_texts, axis=1, keepdims=True),
-                                                        abs=1e-6)
+    assert encoder.encode_texts(texts) == pytest.approx(
+        raw_texts / np.linalg.norm(raw_texts, axis=1, keepdims=True), abs=1e-6
+    )
 
 
 def test_the_cache_keeps_raw_features_and_serves_both_forms(model_store, images):

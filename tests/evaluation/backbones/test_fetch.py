@@ -1,4 +1,5 @@
 """`models fetch` for a checkpoint the authors publish as a zip: the one file lands in the store."""
+
 import zipfile
 
 import pytest

@@ -1,4 +1,5 @@
 """evaluation/backbones/lazy.py: one build per instance, whichever threads ask."""
+
 from __future__ import annotations
 
 import threading
@@ -34,7 +35,7 @@ def test_many_threads_build_once_and_share_the_result():
     for thread in threads:
         thread.join()
     assert model.built == 1 and results == [("model", 1)] * 8
-    with model._lock:              # free again once loaded, for callers guarding a stateful model
+    with model._lock:  # free again once loaded, for callers guarding a stateful model
         pass
 
 

@@ -1,4 +1,5 @@
 """Cluster bootstrap: whole clusters are resampled, intervals contain the estimate, seeds repeat."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """Kendall tau-b / tau-c against scipy, weights against explicit copies, both code paths."""
+
 import math
 
 import numpy as np
@@ -21,7 +22,8 @@ def test_matches_scipy(seed, n, hl, ml):
     human, metric = _data(seed, n, hl, ml)
     assert kendall_tau_b(human, metric) == pytest.approx(stats.kendalltau(human, metric).statistic, abs=1e-12)
     assert kendall_tau_c(human, metric) == pytest.approx(
-        stats.kendalltau(human, metric, variant="c").statistic, abs=1e-12)
+        stats.kendalltau(human, metric, variant="c").statistic, abs=1e-12
+    )
 
 
 def test_weights_equal_explicit_copies():
@@ -29,9 +31,11 @@ def test_weights_equal_explicit_copies():
     weights = np.random.default_rng(5).integers(0, 4, 300)
     copies = np.repeat(np.arange(300), weights)
     assert kendall_tau_b(human, metric, weights) == pytest.approx(
-        stats.kendalltau(human[copies], metric[copies]).statistic, abs=1e-12)
+        stats.kendalltau(human[copies], metric[copies]).statistic, abs=1e-12
+    )
     assert kendall_tau_c(human, metric, weights) == pytest.approx(
-        stats.kendalltau(human[copies], metric[copies], variant="c").statistic, abs=1e-12)
+        stats.kendalltau(human[copies], metric[copies], variant="c").statistic, abs=1e-12
+    )
 
 
 def test_fenwick_and_level_paths_agree(monkeypatch):

@@ -1,4 +1,5 @@
 """Protocols: every dataset has both, headline statistics match the papers, cells come with intervals."""
+
 import numpy as np
 import pytest
 from scipy import stats

@@ -1,4 +1,5 @@
 """Pearson/Spearman (weighted = copies), pairwise accuracy, permutation test, clusters."""
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -20,8 +21,12 @@ def test_pearson_and_spearman_match_scipy_and_weights_match_copies():
     assert pearson(human, metric) == pytest.approx(stats.pearsonr(human, metric).statistic, abs=1e-12)
     assert spearman(human, metric) == pytest.approx(stats.spearmanr(human, metric).statistic, abs=1e-12)
     copies = np.repeat(np.arange(len(human)), weights)
-    assert pearson(human, metric, weights) == pytest.approx(stats.pearsonr(human[copies], metric[copies]).statistic, abs=1e-12)
-    assert spearman(human, metric, weights) == pytest.approx(stats.spearmanr(human[copies], metric[copies]).statistic, abs=1e-12)
+    assert pearson(human, metric, weights) == pytest.approx(
+        stats.pearsonr(human[copies], metric[copies]).statistic, abs=1e-12
+    )
+    assert spearman(human, metric, weights) == pytest.approx(
+        stats.spearmanr(human[copies], metric[copies]).statistic, abs=1e-12
+    )
 
 
 def test_constant_input_is_nan():

@@ -1,4 +1,5 @@
 """System-level agreement with item-resampled intervals."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """System-level means and agreement; acc_eq and tie calibration against brute force."""
+
 from itertools import combinations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """A corpus scored in batches (the pipeline's way) gives the numbers of one call on the whole corpus:
 CIDEr-D through its corpus context, corpus BLEU and METEOR through their per-row statistics."""
+
 import math
 import pickle
 
@@ -13,8 +14,16 @@ REFERENCES = [
     ("a man rides a bike down a hill", "a cyclist on a steep road", "a person biking downhill"),
     ("a woman holds an umbrella in the rain", "a lady walks with an umbrella", "rain falls on a woman"),
 ]
-CANDIDATES = ["a dog in a field", "a dog running", "two kids on a bench", "a boy sits",
-              "a man on a bike", "a person riding downhill fast", "a woman with an umbrella", "rain"]
+CANDIDATES = [
+    "a dog in a field",
+    "a dog running",
+    "two kids on a bench",
+    "a boy sits",
+    "a man on a bike",
+    "a person riding downhill fast",
+    "a woman with an umbrella",
+    "rain",
+]
 
 
 def corpus() -> list[CaptionRow]:
@@ -22,7 +31,7 @@ def corpus() -> list[CaptionRow]:
 
 
 def batches(rows: list[CaptionRow], size: int) -> list[list[CaptionRow]]:
-    return [rows[start:start + size] for start in range(0, len(rows), size)]
+    return [rows[start : start + size] for start in range(0, len(rows), size)]
 
 
 def test_cider_batches_with_the_corpus_context_equal_the_whole_corpus():

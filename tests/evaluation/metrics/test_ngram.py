@@ -1,4 +1,5 @@
 """Edge cases of the n-gram metrics and the registry (small inputs, real Java tokenizer)."""
+
 import random
 
 import pytest
@@ -73,9 +74,11 @@ def test_duplicate_rows_score_alike_and_count_in_the_corpus():
 @pytest.mark.slow
 def test_meteor_survives_a_killed_jvm_and_scores_the_same():
     meteor = get("meteor")
-    rows = [CaptionRow("1", "a dog runs on the grass", ("a dog is running on grass", "the brown dog runs")),
-            CaptionRow("2", "two cats sleep", ("two cats are sleeping on a bed", "cats asleep")),
-            CaptionRow("3", "a dog runs on the grass", ("a dog is running on grass", "the brown dog runs"))]
+    rows = [
+        CaptionRow("1", "a dog runs on the grass", ("a dog is running on grass", "the brown dog runs")),
+        CaptionRow("2", "two cats sleep", ("two cats are sleeping on a bed", "cats asleep")),
+        CaptionRow("3", "a dog runs on the grass", ("a dog is running on grass", "the brown dog runs")),
+    ]
     first = meteor.score(rows)
     assert first.scores[0] == first.scores[2] and 0 < first.scores[1] < first.scores[0] < 1
     meteor.process._process.kill()
@@ -101,5 +104,10 @@ def test_tokenizer_cache_never_evicts_what_the_current_call_needs(monkeypatch):
     assert fresh.tokenize(["A dog", "Two cats", "Three birds"]) == ["a dog", "two cats", "three birds"]
     # Two cached texts and three new ones: more than the cache holds, all must come back.
     assert fresh.tokenize(["A dog", "Two cats", "A fish", "A cow", "A hen"]) == [
-        "a dog", "two cats", "a fish", "a cow", "a hen"]
+        "a dog",
+        "two cats",
+        "a fish",
+        "a cow",
+        "a hen",
+    ]
     assert len(fresh._cache) == 3

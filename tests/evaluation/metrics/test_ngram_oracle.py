@@ -1,5 +1,6 @@
 """BLEU-1..4, METEOR, ROUGE-L and CIDEr-D equal pycocoevalcap's per-caption scores to 1e-9 on every row of
 Flickr8k-Expert (16,992) and Flickr8k-CF (47,830), tokenisation included; corpus values too."""
+
 import contextlib
 import io
 

@@ -1,4 +1,5 @@
 """SPICE without CoreNLP 3.6.0 says so, clearly, and never returns numbers."""
+
 import subprocess
 import sys
 
@@ -14,7 +15,9 @@ def test_without_corenlp_spice_is_unavailable_and_says_why(tmp_path, monkeypatch
     availability = get("spice").availability()
     assert not availability.available
     assert "CoreNLP 3.6.0 is not provisioned" in availability.reason and str(tmp_path) in availability.reason
-    with pytest.raises(MetricUnavailable, match="stanford-corenlp-3.6.0.jar, stanford-corenlp-3.6.0-models.jar missing"):
+    with pytest.raises(
+        MetricUnavailable, match="stanford-corenlp-3.6.0.jar, stanford-corenlp-3.6.0-models.jar missing"
+    ):
         get("spice").score(ROWS)
 
 
@@ -38,6 +41,7 @@ def test_broken_corenlp_jars_fail_loudly_not_with_numbers(tmp_path, monkeypatch)
 
 def test_metrics_list_reports_spice_unavailable(repo_root, tmp_path):
     env = {"CAPBENCH_MODEL_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "evaluation", "metrics", "list"], cwd=repo_root,
-                         capture_output=True, text=True, env=env).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "evaluation", "metrics", "list"], cwd=repo_root, capture_output=True, text=True, env=env
+    ).stdout
     assert "spice\tunavailable: Stanford CoreNLP 3.6.0 is not provisioned" in out

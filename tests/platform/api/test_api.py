@@ -1,5 +1,6 @@
 """The REST API: reading every resource, submitting with a token, permissions, throttling, the
 schema, and user text coming back as data (never markup)."""
+
 import json
 
 import pytest
@@ -26,14 +27,26 @@ def api(captioner) -> APIClient:
 
 
 def results(dataset, text="<script>alert(1)</script> a dog") -> SimpleUploadedFile:
-    return SimpleUploadedFile("results.json", json.dumps(
-        [{"image_id": item.external_id, "caption": text} for item in Item.objects.filter(dataset=dataset)]).encode())
+    return SimpleUploadedFile(
+        "results.json",
+        json.dumps(
+            [{"image_id": item.external_id, "caption": text} for item in Item.objects.filter(dataset=dataset)]
+        ).encode(),
+    )
 
 
 def test_submit_with_a_token_then_read_progress_scores_and_the_board(api, demo_dataset):
-    response = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "API captioner",
-                                                 "results": results(demo_dataset), "metrics": ["test_words"],
-                                                 "is_public": True}, format="multipart")
+    response = api.post(
+        "/api/v1/submissions/",
+        {
+            "dataset": "demo",
+            "method_name": "API captioner",
+            "results": results(demo_dataset),
+            "metrics": ["test_words"],
+            "is_public": True,
+        },
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["status"] == "queued" and body["caption_count"] == 100 and body["metrics"] == ["test_words"]
@@ -53,14 +66,20 @@ def test_submit_with_a_token_then_read_progress_scores_and_the_board(api, demo_d
 
 def test_bad_files_come_back_as_field_errors_and_store_nothing(api, demo_dataset):
     bad = SimpleUploadedFile("r.jsonl", b'{"image_id": "x.jpg", "caption": 5}\n')
-    response = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m", "results": bad},
-                        format="multipart")
+    response = api.post(
+        "/api/v1/submissions/", {"dataset": "demo", "method_name": "m", "results": bad}, format="multipart"
+    )
     assert response.status_code == 400
     assert response.json()["results"][0] == "r.jsonl: line 1, field 'caption': expected a string, got int"
-    unknown = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m", "results": results(demo_dataset),
-                                                "metrics": ["no_such_metric"]}, format="multipart")
+    unknown = api.post(
+        "/api/v1/submissions/",
+        {"dataset": "demo", "method_name": "m", "results": results(demo_dataset), "metrics": ["no_such_metric"]},
+        format="multipart",
+    )
     detail = unknown.json()["detail"]
-    assert unknown.status_code == 400 and detail.startswith("field 'metrics': unknown metric(s) no_such_metric (known: ")
+    assert unknown.status_code == 400 and detail.startswith(
+        "field 'metrics': unknown metric(s) no_such_metric (known: "
+    )
     assert "bleu_4" in detail and "cider_d" in detail
     assert Submission.objects.count() == 0
 
@@ -75,8 +94,11 @@ def test_anonymous_users_read_but_cannot_submit(demo_dataset):
 
 
 def test_private_submissions_and_their_scores_are_the_owners(api, demo_dataset, django_user_model):
-    created = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "Secret", "metrics": ["test_words"],
-                                                "results": results(demo_dataset)}, format="multipart").json()
+    created = api.post(
+        "/api/v1/submissions/",
+        {"dataset": "demo", "method_name": "Secret", "metrics": ["test_words"], "results": results(demo_dataset)},
+        format="multipart",
+    ).json()
     submission_plan(submission_id=created["id"])
     run_jobs(EvaluationJob.objects.filter(submission_id=created["id"]))
     stranger = APIClient()
@@ -89,19 +111,34 @@ def test_private_submissions_and_their_scores_are_the_owners(api, demo_dataset, 
 
 def test_quota_refusals_are_429_with_the_retry_time(api, demo_dataset, settings):
     settings.CAPBENCH_SUBMISSIONS_PER_DAY = 1
-    assert api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "one", "results": results(demo_dataset)},
-                    format="multipart").status_code == 201
-    refused = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "two",
-                                                "results": results(demo_dataset, "another")}, format="multipart")
+    assert (
+        api.post(
+            "/api/v1/submissions/",
+            {"dataset": "demo", "method_name": "one", "results": results(demo_dataset)},
+            format="multipart",
+        ).status_code
+        == 201
+    )
+    refused = api.post(
+        "/api/v1/submissions/",
+        {"dataset": "demo", "method_name": "two", "results": results(demo_dataset, "another")},
+        format="multipart",
+    )
     assert refused.status_code == 429 and "retry_at" in refused.json()
     assert 86000 < int(refused["Retry-After"]) <= 86401 and refused.json()["retry_after"] == int(refused["Retry-After"])
 
 
 def test_the_same_file_again_is_answered_with_the_submission_it_made(api, demo_dataset):
-    first = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "one", "results": results(demo_dataset)},
-                     format="multipart")
-    again = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "one again",
-                                              "results": results(demo_dataset)}, format="multipart")
+    first = api.post(
+        "/api/v1/submissions/",
+        {"dataset": "demo", "method_name": "one", "results": results(demo_dataset)},
+        format="multipart",
+    )
+    again = api.post(
+        "/api/v1/submissions/",
+        {"dataset": "demo", "method_name": "one again", "results": results(demo_dataset)},
+        format="multipart",
+    )
     assert first.status_code == 201 and again.status_code == 409
     assert again.json()["submission"] == first.json()["id"]
     assert again.json()["url"].endswith(f"/api/v1/submissions/{first.json()['id']}/")
@@ -109,8 +146,9 @@ def test_the_same_file_again_is_answered_with_the_submission_it_made(api, demo_d
 
 def test_submission_uploads_are_rate_limited(api, demo_dataset, settings):
     settings.CAPBENCH_RATES["submissions"] = "2/hour"
-    responses = [api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m"}, format="multipart")
-                 for _ in range(3)]
+    responses = [
+        api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m"}, format="multipart") for _ in range(3)
+    ]
     assert [r.status_code for r in responses] == [400, 400, 429]
     assert 3500 < int(responses[2]["Retry-After"]) <= 3600
 
@@ -130,8 +168,9 @@ def test_metrics_correlations_and_the_schema(demo_dataset):
     assert "swagger-ui" in docs and "cdn" not in docs.lower()
 
 
-def test_staff_create_datasets_from_canonical_jsonl_and_others_cannot(client, demo_dataset, captioner,
-                                                                      django_user_model):
+def test_staff_create_datasets_from_canonical_jsonl_and_others_cannot(
+    client, demo_dataset, captioner, django_user_model
+):
     download = client.get("/datasets/demo/download.jsonl").content
     upload = SimpleUploadedFile("demo.jsonl", download)
     member = APIClient()
@@ -139,13 +178,20 @@ def test_staff_create_datasets_from_canonical_jsonl_and_others_cannot(client, de
     assert member.post("/api/v1/datasets/", {"file": upload}, format="multipart").status_code == 403
     staff = APIClient()
     staff.force_authenticate(django_user_model.objects.create_user("curator", is_staff=True))
-    created = staff.post("/api/v1/datasets/", {"file": SimpleUploadedFile("demo.jsonl", download),
-                                               "slug": "demo-copy", "title": "Demo copy"}, format="multipart")
+    created = staff.post(
+        "/api/v1/datasets/",
+        {"file": SimpleUploadedFile("demo.jsonl", download), "slug": "demo-copy", "title": "Demo copy"},
+        format="multipart",
+    )
     assert created.status_code == 201 and created.json()["slug"] == "demo-copy"
     assert created.json()["counts"]["items"] == 100
-    again = staff.post("/api/v1/datasets/", {"file": SimpleUploadedFile("demo.jsonl", download),
-                                             "slug": "demo-copy"}, format="multipart")
+    again = staff.post(
+        "/api/v1/datasets/",
+        {"file": SimpleUploadedFile("demo.jsonl", download), "slug": "demo-copy"},
+        format="multipart",
+    )
     assert again.status_code == 200 and again.json()["changed"] is False
-    broken = staff.post("/api/v1/datasets/", {"file": SimpleUploadedFile("bad.jsonl", b'{"type": "item"}\n')},
-                        format="multipart")
+    broken = staff.post(
+        "/api/v1/datasets/", {"file": SimpleUploadedFile("bad.jsonl", b'{"type": "item"}\n')}, format="multipart"
+    )
     assert broken.status_code == 400 and "bad.jsonl" in broken.json()["file"] and "line 1" in broken.json()["file"]

@@ -1,5 +1,6 @@
 """A real browser (Playwright driving Debian's Chromium) for the browser tests. Every page it opens
 is watched for Content-Security-Policy violations and uncaught script errors: a test fails on any."""
+
 from __future__ import annotations
 
 import os
@@ -39,8 +40,10 @@ def _live_server_connections_closed(django_db_setup, django_db_blocker):
         if getattr(connection, "pool", None):
             connection.close_pool()
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                           "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
         connection.close()
 
 
@@ -62,8 +65,10 @@ def browser_page(page_problems):
         page.expose_function("__cspViolation", lambda text: page_problems["csp"].append(text))
         page.add_init_script(_REPORT_VIOLATIONS)
         page.on("pageerror", lambda error: page_problems["errors"].append(f"{page.url}: {error}"))
-        page.on("console", lambda message: message.type == "error"
-                and page_problems["console"].append(f"{page.url}: {message.text}"))
+        page.on(
+            "console",
+            lambda message: message.type == "error" and page_problems["console"].append(f"{page.url}: {message.text}"),
+        )
         yield page
         browser.close()
     assert not page_problems["csp"], f"Content-Security-Policy violations: {page_problems['csp']}"

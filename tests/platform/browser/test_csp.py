@@ -2,6 +2,7 @@
 a real browser, and does what it did before: Plotly draws the metric's charts, the upload page takes
 a dropped file, a submission's page polls its progress until the scoring ends, and Swagger UI lists
 the API's operations. conftest.py fails a test on any violation or uncaught error."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,9 @@ def _policy_of(response) -> str:
     return policy
 
 
-def test_page_scripts_run_under_the_policy(live_server, browser_page, page_problems, demo_dataset, captioner,
-                                           tmp_path, artefacts):
+def test_page_scripts_run_under_the_policy(
+    live_server, browser_page, page_problems, demo_dataset, captioner, tmp_path, artefacts
+):
     page, base = browser_page, live_server.url
     run_jobs(dataset_plan(dataset=demo_dataset, slugs=["rouge_l"]))  # correlations: the metric page's charts
 
@@ -64,18 +66,27 @@ def test_page_scripts_run_under_the_policy(live_server, browser_page, page_probl
     assert "over" not in page.get_attribute("#dropzone", "class")
 
     # A submission's page polls its progress and reloads when the scoring has ended.
-    content = json.dumps([{"image_id": item.external_id, "caption": "a dog runs"}
-                          for item in Item.objects.filter(dataset=demo_dataset)]).encode()
-    submission = submission_create(owner=captioner, dataset=demo_dataset, file_name="r.json", content=content,
-                                   method=MethodInfo("Polled"), metrics=["rouge_l"], is_public=True)
+    content = json.dumps(
+        [{"image_id": item.external_id, "caption": "a dog runs"} for item in Item.objects.filter(dataset=demo_dataset)]
+    ).encode()
+    submission = submission_create(
+        owner=captioner,
+        dataset=demo_dataset,
+        file_name="r.json",
+        content=content,
+        method=MethodInfo("Polled"),
+        metrics=["rouge_l"],
+        is_public=True,
+    )
     with page.expect_request(f"**/submissions/{submission.pk}/progress.json"):
         _policy_of(page.goto(f"{base}/submissions/{submission.pk}/"))
     assert page.inner_text("#submission-status").lower() == "queued"
     submission_plan(submission_id=submission.pk)
     page.wait_for_selector("#progress tr[data-metric=rouge_l]", timeout=15_000)  # drawn by the poll
     run_jobs(EvaluationJob.objects.filter(submission=submission))
-    page.wait_for_function("() => document.getElementById('submission-status').textContent === 'finished'",
-                           timeout=30_000)
+    page.wait_for_function(
+        "() => document.getElementById('submission-status').textContent === 'finished'", timeout=30_000
+    )
     page.wait_for_selector("#scores tbody tr td.num")  # the reloaded page lists the scores
 
     # Swagger UI from its own script (?script), with its operations listed.

@@ -4,6 +4,7 @@ board, sort a column, open a metric's charts, and fetch the same number through 
 
 Screenshots are kept in test-artifacts/browser/ (or $CAPBENCH_TEST_ARTIFACTS). The browser and its
 Content-Security-Policy watch are in conftest.py: a violation on any page fails the journey."""
+
 from __future__ import annotations
 
 import json
@@ -18,14 +19,21 @@ from tests.platform.scoring.workers import wait_until
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
-def test_a_new_user_submits_and_finds_the_system_on_the_board(live_server, workers, browser_page, demo_dataset,
-                                                               tmp_path, artefacts):
+def test_a_new_user_submits_and_finds_the_system_on_the_board(
+    live_server, workers, browser_page, demo_dataset, tmp_path, artefacts
+):
     page, base = browser_page, live_server.url
     workers.start("browser", CAPBENCH_METRIC_PLUGINS=None)  # the real metrics only
     dataset_plan(dataset=demo_dataset, slugs=["rouge_l"])  # the metric board needs the dataset scored too
     results = tmp_path / "my-captions.json"
-    results.write_text(json.dumps([{"image_id": item.external_id, "caption": item.references[0]}
-                                   for item in Item.objects.filter(dataset=demo_dataset)]))
+    results.write_text(
+        json.dumps(
+            [
+                {"image_id": item.external_id, "caption": item.references[0]}
+                for item in Item.objects.filter(dataset=demo_dataset)
+            ]
+        )
+    )
 
     page.goto(f"{base}/accounts/signup/")
     page.fill("#id_username", "ada")
@@ -44,11 +52,14 @@ def test_a_new_user_submits_and_finds_the_system_on_the_board(live_server, worke
     page.click("#upload-form button[type=submit]")
     page.wait_for_url(f"{base}/submissions/*/")
     submission = Submission.objects.get()
-    page.wait_for_function("() => document.getElementById('submission-status').textContent !== 'Queued'", timeout=60_000)
+    page.wait_for_function(
+        "() => document.getElementById('submission-status').textContent !== 'Queued'", timeout=60_000
+    )
     page.screenshot(path=str(artefacts / "2-progress.png"), full_page=True)
     wait_until(lambda: Submission.objects.get().status == "done", 240, workers, "scoring the submission")
-    page.wait_for_function("() => document.getElementById('submission-status').textContent === 'finished'",
-                           timeout=30_000)
+    page.wait_for_function(
+        "() => document.getElementById('submission-status').textContent === 'finished'", timeout=30_000
+    )
     page.wait_for_selector("#scores tbody tr td.num")
     assert "unavailable: Stanford CoreNLP 3.6.0 is not provisioned" in page.inner_text("#progress")
     page.screenshot(path=str(artefacts / "3-finished.png"), full_page=True)
@@ -63,8 +74,12 @@ def test_a_new_user_submits_and_finds_the_system_on_the_board(live_server, worke
     shown_cider = float(first.locator("td[data-metric=cider_d]").inner_text())
     page.screenshot(path=str(artefacts / "4-leaderboard.png"), full_page=True)
 
-    wait_until(lambda: page.request.get(f"{base}/api/v1/correlations/?dataset=demo&metric=rouge_l").json()["count"],
-               120, workers, "the dataset's ROUGE-L correlations")
+    wait_until(
+        lambda: page.request.get(f"{base}/api/v1/correlations/?dataset=demo&metric=rouge_l").json()["count"],
+        120,
+        workers,
+        "the dataset's ROUGE-L correlations",
+    )
     page.goto(f"{base}/metrics/")
     assert "#1" in page.inner_text("#metric-board")  # the significance cluster of the only metric
     page.screenshot(path=str(artefacts / "5-metric-board.png"), full_page=True)

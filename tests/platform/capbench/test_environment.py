@@ -1,4 +1,5 @@
 """Configuration from the environment."""
+
 import pytest
 
 from capbench.settings.environment import database_from_url
@@ -7,7 +8,12 @@ from capbench.settings.environment import database_from_url
 def test_tcp_url():
     db = database_from_url("postgresql://me:s%40cret@db.local:6543/bench")
     assert (db["USER"], db["PASSWORD"], db["HOST"], db["PORT"], db["NAME"]) == (
-        "me", "s@cret", "db.local", "6543", "bench")
+        "me",
+        "s@cret",
+        "db.local",
+        "6543",
+        "bench",
+    )
 
 
 def test_unix_socket_url_from_embedded_postgres():

@@ -1,6 +1,7 @@
 """Safe defaults: DEBUG off unless asked, static files without DEBUG, no media served by path,
 production settings that pass `check --deploy`, a Content-Security-Policy everywhere with no inline
 script in our pages, and secret-bearing pages never cached."""
+
 from __future__ import annotations
 
 import importlib
@@ -21,12 +22,14 @@ from submissions.services import MethodInfo, submission_create
 
 pytestmark = pytest.mark.django_db
 
+
 def _settings_env(**extra: str) -> dict[str, str]:
     keep = {key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "CAPBENCH_"))}
     return {**keep, **extra}
 
 
 # DEBUG ----------------------------------------------------------------------------------------------
+
 
 def test_local_settings_keep_debug_off_unless_asked(monkeypatch):
     import capbench.settings.local as local
@@ -44,11 +47,13 @@ def test_local_settings_keep_debug_off_unless_asked(monkeypatch):
 def test_make_dev_is_make_run_with_debug(repo_root, monkeypatch):
     from capbench.run import _child_env
 
-    dry_run = subprocess.run(["make", "-n", "-o", ".venv/.installed", "dev"], cwd=repo_root,
-                             capture_output=True, text=True, check=True).stdout
+    dry_run = subprocess.run(
+        ["make", "-n", "-o", ".venv/.installed", "dev"], cwd=repo_root, capture_output=True, text=True, check=True
+    ).stdout
     assert "DJANGO_DEBUG=1" in dry_run and "-m capbench.run" in dry_run
-    run_dry = subprocess.run(["make", "-n", "-o", ".venv/.installed", "run"], cwd=repo_root,
-                             capture_output=True, text=True, check=True).stdout
+    run_dry = subprocess.run(
+        ["make", "-n", "-o", ".venv/.installed", "run"], cwd=repo_root, capture_output=True, text=True, check=True
+    ).stdout
     assert "DJANGO_DEBUG" not in run_dry
     monkeypatch.setenv("DJANGO_DEBUG", "1")  # what `make dev` sets reaches the web server and worker
     env = _child_env({"DATABASE_URL": "postgresql://x@/y", "REDIS_URL": "redis://z/0"}, Path("/tmp/state"))
@@ -57,15 +62,19 @@ def test_make_dev_is_make_run_with_debug(repo_root, monkeypatch):
 
 def test_static_files_are_served_without_debug(client, settings):
     assert settings.DEBUG is False
-    for path, text in (("/static/plotly/plotly.min.js", b"plotly"), ("/static/capbench.css", b"{"),
-                       ("/static/js/metric-charts.js", b"Plotly.newPlot"),
-                       ("/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js", b"swagger")):
+    for path, text in (
+        ("/static/plotly/plotly.min.js", b"plotly"),
+        ("/static/capbench.css", b"{"),
+        ("/static/js/metric-charts.js", b"Plotly.newPlot"),
+        ("/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js", b"swagger"),
+    ):
         response = client.get(path)
         assert response.status_code == 200, path
         assert text in b"".join(response.streaming_content)[:4_000_000], path
 
 
 # Media ----------------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def debug_urls(settings):
@@ -82,10 +91,20 @@ def debug_urls(settings):
 
 
 def test_a_stored_submission_file_is_never_served_as_media(client, settings, demo_dataset, captioner, debug_urls):
-    content = json.dumps([{"image_id": item.external_id, "caption": "a private caption"}
-                          for item in Item.objects.filter(dataset=demo_dataset)]).encode()
-    submission = submission_create(owner=captioner, dataset=demo_dataset, file_name="mine.json", content=content,
-                                   method=MethodInfo("Private"), is_public=False)
+    content = json.dumps(
+        [
+            {"image_id": item.external_id, "caption": "a private caption"}
+            for item in Item.objects.filter(dataset=demo_dataset)
+        ]
+    ).encode()
+    submission = submission_create(
+        owner=captioner,
+        dataset=demo_dataset,
+        file_name="mine.json",
+        content=content,
+        method=MethodInfo("Private"),
+        is_public=False,
+    )
     stored = Path(settings.MEDIA_ROOT) / submission.stored_file
     assert stored.read_bytes() == content
     for user in (None, captioner):  # not for a stranger, not even for its owner: there is no such route
@@ -97,13 +116,23 @@ def test_a_stored_submission_file_is_never_served_as_media(client, settings, dem
 
 # Production -----------------------------------------------------------------------------------------
 
+
 def test_production_settings_pass_the_deploy_check(repo_root):
-    env = _settings_env(DJANGO_SETTINGS_MODULE="capbench.settings.production",
-                        DJANGO_SECRET_KEY=secrets.token_urlsafe(64), DJANGO_ALLOWED_HOSTS="capbench.example",
-                        DATABASE_URL=os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1/capbench"),
-                        REDIS_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15"))
-    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-                            cwd=repo_root, env=env, capture_output=True, text=True, timeout=120)
+    env = _settings_env(
+        DJANGO_SETTINGS_MODULE="capbench.settings.production",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(64),
+        DJANGO_ALLOWED_HOSTS="capbench.example",
+        DATABASE_URL=os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1/capbench"),
+        REDIS_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15"),
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=repo_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "System check identified no issues" in output and "WARNING" not in output, output
@@ -142,7 +171,9 @@ def test_production_is_https_only_with_safe_cookies(production, monkeypatch):
     settings = production()
     assert settings.SECURE_SSL_REDIRECT is False
     assert settings.SECURE_PROXY_SSL_HEADER == ("HTTP_X_FORWARDED_PROTO", "https")
-    assert settings.SECURE_HSTS_PRELOAD is True and "security.W021" not in getattr(settings, "SILENCED_SYSTEM_CHECKS", [])
+    assert settings.SECURE_HSTS_PRELOAD is True and "security.W021" not in getattr(
+        settings, "SILENCED_SYSTEM_CHECKS", []
+    )
 
 
 @pytest.mark.parametrize("missing", ["DJANGO_ALLOWED_HOSTS", "DJANGO_SECRET_KEY"])
@@ -159,8 +190,9 @@ SCRIPT_TAG = re.compile(r"<script\b([^>]*)>", re.IGNORECASE)
 
 def _inline_scripts(html: str) -> list[str]:
     """Every <script> that would run inline: no src, and not a json_script data element."""
-    return [attrs for attrs in SCRIPT_TAG.findall(html)
-            if "src=" not in attrs and 'type="application/json"' not in attrs]
+    return [
+        attrs for attrs in SCRIPT_TAG.findall(html) if "src=" not in attrs and 'type="application/json"' not in attrs
+    ]
 
 
 def _policy(response) -> dict[str, list[str]]:
@@ -173,14 +205,30 @@ def test_every_page_has_a_policy_without_inline_script(client, demo_dataset, cap
     from tests.platform.scoring.inline import run_jobs
 
     run_jobs(dataset_plan(dataset=demo_dataset, slugs=["rouge_l"]))
-    content = json.dumps([{"image_id": item.external_id, "caption": "a caption"}
-                          for item in Item.objects.filter(dataset=demo_dataset)]).encode()
-    submission = submission_create(owner=captioner, dataset=demo_dataset, file_name="r.json", content=content,
-                                   method=MethodInfo("Mine"), is_public=True)
+    content = json.dumps(
+        [{"image_id": item.external_id, "caption": "a caption"} for item in Item.objects.filter(dataset=demo_dataset)]
+    ).encode()
+    submission = submission_create(
+        owner=captioner,
+        dataset=demo_dataset,
+        file_name="r.json",
+        content=content,
+        method=MethodInfo("Mine"),
+        is_public=True,
+    )
     client.force_login(captioner)
-    pages = ["/", "/datasets/", f"/datasets/{demo_dataset.slug}/", "/metrics/", "/metrics/rouge_l/",
-             "/submit/", f"/submissions/{submission.pk}/", "/submissions/mine/", "/api/v1/docs/",
-             "/api/v1/datasets/?format=api"]
+    pages = [
+        "/",
+        "/datasets/",
+        f"/datasets/{demo_dataset.slug}/",
+        "/metrics/",
+        "/metrics/rouge_l/",
+        "/submit/",
+        f"/submissions/{submission.pk}/",
+        "/submissions/mine/",
+        "/api/v1/docs/",
+        "/api/v1/datasets/?format=api",
+    ]
     for path in pages:
         response = client.get(path)
         assert response.status_code == 200, path
@@ -201,6 +249,7 @@ def test_every_page_has_a_policy_without_inline_script(client, demo_dataset, cap
 
 
 # Caching of secret-bearing pages ----------------------------------------------------------------------
+
 
 def _never_cached(response) -> bool:
     directives = {part.strip() for part in response.get("Cache-Control", "").split(",")}

@@ -1,4 +1,5 @@
 """Every model change has its migration (a clean clone migrates to exactly the models)."""
+
 import io
 
 import pytest

@@ -4,6 +4,7 @@ get every page, and the server never holds more than CAPBENCH_DB_POOL_SIZE conne
 
 Before the pool (CONN_MAX_AGE=60), every server thread kept its own connection: the auditor saw 62
 idle connections and "too many clients already" under ~100 clients."""
+
 from __future__ import annotations
 
 import http.client
@@ -41,8 +42,11 @@ def _test_database_url() -> str:
 
 def _server_connections(cursor) -> tuple[int, int]:
     """(the server's connections, every connection to the test database)."""
-    cursor.execute("SELECT count(*) FILTER (WHERE application_name = %s), count(*) FROM pg_stat_activity "
-                   "WHERE datname = current_database()", [APPLICATION])
+    cursor.execute(
+        "SELECT count(*) FILTER (WHERE application_name = %s), count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database()",
+        [APPLICATION],
+    )
     return cursor.fetchone()
 
 
@@ -52,14 +56,23 @@ def server(repo_root, tmp_path, demo_dataset):
     port = _free_port()
     database = _test_database_url()
     separator = "&" if urlsplit(database).query else "?"
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "capbench.settings.test",
-           "DATABASE_URL": f"{database}{separator}application_name={APPLICATION}",
-           "CAPBENCH_QUEUE_PREFIX": settings.CAPBENCH_QUEUE_PREFIX, "CAPBENCH_DB_POOL": "1",
-           "CAPBENCH_DB_POOL_SIZE": str(POOL_SIZE)}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "capbench.settings.test",
+        "DATABASE_URL": f"{database}{separator}application_name={APPLICATION}",
+        "CAPBENCH_QUEUE_PREFIX": settings.CAPBENCH_QUEUE_PREFIX,
+        "CAPBENCH_DB_POOL": "1",
+        "CAPBENCH_DB_POOL_SIZE": str(POOL_SIZE),
+    }
     log = tmp_path / "runserver.log"
-    process = subprocess.Popen([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-                               cwd=repo_root, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        cwd=repo_root,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -132,9 +145,11 @@ def test_a_hundred_keep_alive_clients_share_a_bounded_pool(server, demo_dataset)
     sampling.set()
     sampler.join()
 
-    print(f"\n{CLIENTS} keep-alive clients, {sum(statuses.values())} requests in {elapsed:.1f} s: "
-          f"statuses {dict(statuses)}; peak connections: server {peaks['server']} (pool size {POOL_SIZE}), "
-          f"whole test database {peaks['database']}")
+    print(
+        f"\n{CLIENTS} keep-alive clients, {sum(statuses.values())} requests in {elapsed:.1f} s: "
+        f"statuses {dict(statuses)}; peak connections: server {peaks['server']} (pool size {POOL_SIZE}), "
+        f"whole test database {peaks['database']}"
+    )
     assert not errors, errors[:5]
     assert not [status for status in statuses if status >= 500], (dict(statuses), log.read_text()[-3000:])
     assert statuses[200] == CLIENTS * len(paths), dict(statuses)
@@ -146,10 +161,13 @@ def test_a_hundred_keep_alive_clients_share_a_bounded_pool(server, demo_dataset)
 def test_celery_workers_connect_per_task_without_the_pool(repo_root):
     """The worker's main process drops the pool before it starts (capbench.celery): Celery closes
     connections around every task anyway, and forked children must not inherit a pool's threads."""
-    script = ("import django; django.setup(); from django.conf import settings; from celery.signals import worker_init; "
-              "import capbench.celery; before = 'pool' in settings.DATABASES['default']['OPTIONS']; "
-              "worker_init.send(sender=None); print(before, 'pool' in settings.DATABASES['default']['OPTIONS'])")
+    script = (
+        "import django; django.setup(); from django.conf import settings; from celery.signals import worker_init; "
+        "import capbench.celery; before = 'pool' in settings.DATABASES['default']['OPTIONS']; "
+        "worker_init.send(sender=None); print(before, 'pool' in settings.DATABASES['default']['OPTIONS'])"
+    )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "capbench.settings.test", "CAPBENCH_DB_POOL": "1"}
-    result = subprocess.run([sys.executable, "-c", script], cwd=repo_root, env=env, capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=repo_root, env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.stdout.split() == ["True", "False"], result.stdout + result.stderr

@@ -1,6 +1,7 @@
 """`make run` end to end on a machine without DATABASE_URL / REDIS_URL: embedded PostgreSQL and
 Valkey, migrations, the demo benchmark, a worker and the web server; a second run reuses the data;
 SIGINT stops everything it started."""
+
 import os
 import signal
 import socket
@@ -43,11 +44,19 @@ def _wait_for_line(log: Path, text: str, process: subprocess.Popen, seconds: flo
 
 
 def _start(repo_root: Path, state: Path, port: int, log: Path) -> subprocess.Popen:
-    env = {key: value for key, value in os.environ.items()
-           if key not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}}
-    return subprocess.Popen([sys.executable, "-m", "capbench.run", "--port", str(port), "--state-dir", str(state)],
-                            env=env, cwd=repo_root, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "capbench.run", "--port", str(port), "--state-dir", str(state)],
+        env=env,
+        cwd=repo_root,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def _stop(process: subprocess.Popen) -> int:
@@ -70,8 +79,12 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path):
         page = _wait_for(f"http://127.0.0.1:{port}/datasets/flickr8k-expert-demo/", process)
         # Without DEBUG, runserver still serves static files (WhiteNoise, from the finders), and an
         # error page shows nothing of the settings or the environment.
-        for path in ("/static/plotly/plotly.min.js", "/static/js/upload.js", "/static/capbench.css",
-                     "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js"):
+        for path in (
+            "/static/plotly/plotly.min.js",
+            "/static/js/upload.js",
+            "/static/capbench.css",
+            "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js",
+        ):
             with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
                 assert response.status == 200 and response.read(), path
         with pytest.raises(urllib.error.HTTPError) as missing:

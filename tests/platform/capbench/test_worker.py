@@ -1,4 +1,5 @@
 """A real Celery worker process against the real broker answers a task."""
+
 import os
 import subprocess
 import sys
@@ -15,9 +16,29 @@ def worker(repo_root):
     queue = f"test-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "capbench.settings.test"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "capbench", "worker", "--queues", queue,
-         "--concurrency", "1", "--pool", "solo", "--hostname", f"{queue}@%h", "--loglevel", "WARNING"],
-        env=env, cwd=repo_root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "capbench",
+            "worker",
+            "--queues",
+            queue,
+            "--concurrency",
+            "1",
+            "--pool",
+            "solo",
+            "--hostname",
+            f"{queue}@%h",
+            "--loglevel",
+            "WARNING",
+        ],
+        env=env,
+        cwd=repo_root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     yield queue
     process.terminate()
     process.wait(timeout=20)

@@ -1,4 +1,5 @@
 """Storing datasets in PostgreSQL: counts, idempotence, atomicity and the export round trip."""
+
 import io
 import json
 
@@ -16,8 +17,10 @@ pytestmark = pytest.mark.django_db
 
 
 def _table_counts() -> dict[str, int]:
-    return {model.__name__: model.objects.count()
-            for model in (Dataset, Media, Item, System, Caption, Judgment, PairJudgment)}
+    return {
+        model.__name__: model.objects.count()
+        for model in (Dataset, Media, Item, System, Caption, Judgment, PairJudgment)
+    }
 
 
 def _run(*args) -> str:

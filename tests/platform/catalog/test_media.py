@@ -1,4 +1,5 @@
 """Manifests and attaching real files into the content-addressed store."""
+
 import hashlib
 import io
 from pathlib import Path

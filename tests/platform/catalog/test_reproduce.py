@@ -1,5 +1,6 @@
 """The reproduction command recomputes the published Flickr8k Kendall table within ±0.1 (the
 issue's tolerance; CF METEOR tau-b gives 22.3 against the paper's 22.2)."""
+
 import io
 import re
 
@@ -9,10 +10,16 @@ from django.core.management import call_command
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("dataset, expected", [
-    ("flickr8k-expert", {"bleu_1": "32.2", "bleu_4": "30.6", "rouge_l": "32.1", "cider_d": "43.6", "meteor": "41.5"}),
-    ("flickr8k-cf", {"bleu_1": "17.9", "bleu_4": "16.9", "rouge_l": "19.9", "cider_d": "24.6", "meteor": "22.2"}),
-])
+@pytest.mark.parametrize(
+    "dataset, expected",
+    [
+        (
+            "flickr8k-expert",
+            {"bleu_1": "32.2", "bleu_4": "30.6", "rouge_l": "32.1", "cider_d": "43.6", "meteor": "41.5"},
+        ),
+        ("flickr8k-cf", {"bleu_1": "17.9", "bleu_4": "16.9", "rouge_l": "19.9", "cider_d": "24.6", "meteor": "22.2"}),
+    ],
+)
 def test_published_kendall_values_are_reproduced(shared_data, dataset, expected):
     out = io.StringIO()
     call_command("reproduce", dataset, str(shared_data / "flickr8k"), "--replicates", "200", stdout=out)

@@ -1,4 +1,5 @@
 """The catalog pages render the stored content, escaped."""
+
 import pytest
 
 from catalog.importers.registry import read_bundle

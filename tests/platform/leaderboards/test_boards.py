@@ -1,5 +1,6 @@
 """Captioner and metric boards: sorting with missing values last, ranks, states, downloads,
 filters and escaping of user text."""
+
 import csv
 import io
 import json
@@ -21,10 +22,19 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def submit(dataset, owner, name, words: int, metrics, public=True, **method):
-    entries = [{"image_id": item.external_id, "caption": " ".join(["word"] * words)}
-               for item in Item.objects.filter(dataset=dataset)]
-    submission = submission_create(owner=owner, dataset=dataset, file_name="r.json", content=json.dumps(entries).encode(),
-                                   method=MethodInfo(name, **method), metrics=metrics, is_public=public)
+    entries = [
+        {"image_id": item.external_id, "caption": " ".join(["word"] * words)}
+        for item in Item.objects.filter(dataset=dataset)
+    ]
+    submission = submission_create(
+        owner=owner,
+        dataset=dataset,
+        file_name="r.json",
+        content=json.dumps(entries).encode(),
+        method=MethodInfo(name, **method),
+        metrics=metrics,
+        is_public=public,
+    )
     submission_plan(submission_id=submission.pk)
     return submission
 
@@ -33,8 +43,9 @@ def submit(dataset, owner, name, words: int, metrics, public=True, **method):
 def board(demo_dataset, settings):
     settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 20
     owner = get_user_model().objects.create_user("owner")
-    long_one = submit(demo_dataset, owner, "Long captions", 6, ["test_words", "rouge_l"],
-                      paper_url="https://example.org/paper")
+    long_one = submit(
+        demo_dataset, owner, "Long captions", 6, ["test_words", "rouge_l"], paper_url="https://example.org/paper"
+    )
     short_one = submit(demo_dataset, owner, "Short captions", 2, ["test_words", "rouge_l"])
     # The same file as "Short captions": from another account (the same one would be a duplicate).
     tie = submit(demo_dataset, get_user_model().objects.create_user("colleague"), "Also short", 2, ["test_words"])
@@ -166,8 +177,10 @@ def test_significance_clusters_on_the_board_and_the_p_value_matrix(client, demo_
     assert ranks[column.metrics[0]][0] == 1
     page = client.get("/metrics/").content.decode()
     assert 'class="rank"' in page and "#1</a>" in page
-    detail = client.get(f"/datasets/{demo_dataset.slug}/significance/", {
-        "protocol": "flickr8k-expert/paper@1", "dimension": "overall", "statistic": "tau_c"}).content.decode()
+    detail = client.get(
+        f"/datasets/{demo_dataset.slug}/significance/",
+        {"protocol": "flickr8k-expert/paper@1", "dimension": "overall", "statistic": "tau_c"},
+    ).content.decode()
     assert detail.count("<tr>") == 4 and "CIDEr-D" in detail and "METEOR" in detail
 
 

@@ -1,6 +1,7 @@
 """The item page: VisCE² run through the engine on a tiny local LLaVA shows its visual context once
 for the image and its reply under each candidate; a failed score shows why; a private submission's
 caption is its owner's alone (here and in the item browser)."""
+
 import hashlib
 import json
 
@@ -39,22 +40,22 @@ def test_visce2_context_and_replies_are_shown_and_failures_say_why(client, llava
     scores = list(Score.objects.filter(metric_version__metric__slug="visce2").order_by("caption_id"))
     assert len(scores) == 2
     context = scores[0].detail["visual_context"]
-    assert context and scores[1].detail["visual_context"] == context   # step 1 once per image
+    assert context and scores[1].detail["visual_context"] == context  # step 1 once per image
     page = client.get(f"/datasets/tiny/items/{one_item.pk}/").content.decode()
     assert page.count('id="visual-context"') == 1
-    table = page[page.index('id="scores"'):page.index("</table>", page.index('id="scores"'))]
-    assert ">BLEU-4</a></th>" in table and ">VisCE²</a></th>" in table and table.count("<tr id=\"caption-") == 2
+    table = page[page.index('id="scores"') : page.index("</table>", page.index('id="scores"'))]
+    assert ">BLEU-4</a></th>" in table and ">VisCE²</a></th>" in table and table.count('<tr id="caption-') == 2
     bleu = Score.objects.get(metric_version__metric__slug="bleu_4", caption=scores[0].caption)
     assert f">{bleu.value:.4f}</td>" in table
-    assert f'id="caption-{scores[0].caption_id}-visce2"' in page          # VisCE² wrote something: it is shown
-    assert f'id="caption-{scores[0].caption_id}-bleu_4"' not in page      # BLEU-4 only has its number
+    assert f'id="caption-{scores[0].caption_id}-visce2"' in page  # VisCE² wrote something: it is shown
+    assert f'id="caption-{scores[0].caption_id}-bleu_4"' not in page  # BLEU-4 only has its number
     from django.utils.html import escape
 
     assert f'<pre class="reasoning">{escape(context)}</pre>' in page
     assert page.count("<summary>Reasoning</summary>") == 2 and escape(scores[0].detail["reply"]) in page
     assert "a &lt;b&gt;dog&lt;/b&gt; on grass" in page and "<b>dog</b>" not in page
     for score in scores:
-        if score.value is None:        # a random model's reply may hold no number: shown as a failure, with why
+        if score.value is None:  # a random model's reply may hold no number: shown as a failure, with why
             assert escape(score.error) in page
     Score.objects.filter(pk=scores[0].pk).update(value=None, error="unparseable reply: no number in 0–100")
     page = client.get(f"/datasets/tiny/items/{one_item.pk}/").content.decode()
@@ -63,8 +64,9 @@ def test_visce2_context_and_replies_are_shown_and_failures_say_why(client, llava
 
 def test_a_private_submissions_caption_is_its_owners_alone(client, one_item, captioner, django_user_model):
     content = json.dumps([{"image_id": "x.png", "caption": "my secret caption"}]).encode()
-    submission_create(owner=captioner, dataset=one_item.dataset, file_name="r.json", content=content,
-                      method=MethodInfo("Secret"))
+    submission_create(
+        owner=captioner, dataset=one_item.dataset, file_name="r.json", content=content, method=MethodInfo("Secret")
+    )
     for url in (f"/datasets/tiny/items/{one_item.pk}/", "/datasets/tiny/items/"):
         assert "my secret caption" not in client.get(url).content.decode()
         assert "a grey square" in client.get(url).content.decode()

@@ -1,4 +1,5 @@
 """Running jobs in the test process, the way a worker's tasks do (planning is the caller's)."""
+
 from scoring.models import JobBatch
 from scoring.services.batches import batch_run
 from scoring.services.lifecycle import job_finalize

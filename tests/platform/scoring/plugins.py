@@ -1,5 +1,6 @@
 """Metrics the scoring tests register through CAPBENCH_METRIC_PLUGINS (in a worker) or by import
 (in the test process): slow enough to be killed mid-job, unavailable, or failing on some captions."""
+
 from __future__ import annotations
 
 import math
@@ -42,9 +43,12 @@ class FailsOnQuestions(Metric):
 
     def score(self, rows, context=None) -> MetricResult:
         scores = [math.nan if "??" in row.candidate else 1.0 for row in rows]
-        details = [{"error": "could not read a number in the answer", "reply": "no number\x00 here"}
-                   if "??" in row.candidate else None
-                   for row in rows]
+        details = [
+            {"error": "could not read a number in the answer", "reply": "no number\x00 here"}
+            if "??" in row.candidate
+            else None
+            for row in rows
+        ]
         return MetricResult(scores=scores, corpus=None, details=details)
 
 

@@ -1,5 +1,6 @@
 """Dataset scoring through the engine reproduces the published Flickr8k-Expert Kendall values from
 stored per-caption scores, and Pascal-50S gets pairwise accuracies per category."""
+
 import numpy as np
 import pytest
 
@@ -16,16 +17,22 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def test_flickr8k_expert_correlations_match_the_papers(shared_data):
-    dataset = dataset_import(bundle=read_bundle("flickr8k-expert", shared_data / "flickr8k"), source_path="shared").dataset
+    dataset = dataset_import(
+        bundle=read_bundle("flickr8k-expert", shared_data / "flickr8k"), source_path="shared"
+    ).dataset
     run_jobs(dataset_plan(dataset=dataset, slugs=["bleu_4", "cider_d"]))
     for slug in ("bleu_4", "cider_d"):
-        cells = {(r.protocol, r.statistic): r for r in CorrelationResult.objects.filter(
-            dataset=dataset, metric_version__metric__slug=slug)}
+        cells = {
+            (r.protocol, r.statistic): r
+            for r in CorrelationResult.objects.filter(dataset=dataset, metric_version__metric__slug=slug)
+        }
         for statistic in ("tau_b", "tau_c"):
             cell = cells[("flickr8k-expert/paper@1", statistic)]
             assert abs(round(100 * cell.value, 1) - KENDALL[("flickr8k-expert", slug)][statistic]) <= TOLERANCE + 1e-9
             assert cell.n == 16992 and cell.left_out == 0 and cell.low < cell.value < cell.high
-        assert cells[("flickr8k-expert/canonical@1", "tau_b")].value == cells[("flickr8k-expert/paper@1", "tau_b")].value
+        assert (
+            cells[("flickr8k-expert/canonical@1", "tau_b")].value == cells[("flickr8k-expert/paper@1", "tau_b")].value
+        )
     # On the whole dataset the board puts the papers' numbers beside ours.
     from leaderboards.selectors import metric_board
 
@@ -40,8 +47,9 @@ def test_pascal50s_accuracy_per_category_from_stored_scores(shared_data):
     assert {dimension for dimension, _ in cells} == {"HC", "HI", "HM", "MM", "mean"}
     scores = dict(Score.objects.values_list("caption_id", "value"))
     pairs = PairJudgment.objects.filter(dataset=dataset, category="HI").exclude(winner__in=["", "tie"])
-    direct = pairwise_accuracy([scores[p.caption_a_id] for p in pairs], [scores[p.caption_b_id] for p in pairs],
-                               [p.winner for p in pairs])
+    direct = pairwise_accuracy(
+        [scores[p.caption_a_id] for p in pairs], [scores[p.caption_b_id] for p in pairs], [p.winner for p in pairs]
+    )
     hi = cells[("HI", "accuracy")]
     assert hi.value == pytest.approx(direct.strict) and hi.n == len(pairs) == 1000
     assert cells[("HI", "accuracy_ties_half")].value == pytest.approx(direct.ties_half)
@@ -54,8 +62,9 @@ def test_system_level_cells_where_a_dataset_has_real_systems():
     import tests.platform.scoring.plugins  # noqa: F401  (test_words: the word count)
     from catalog.models import Caption, Dataset, Item, Judgment, System
 
-    dataset = Dataset.objects.create(slug="systems", title="Four systems", source_format="canonical",
-                                     dimensions=["overall"])
+    dataset = Dataset.objects.create(
+        slug="systems", title="Four systems", source_format="canonical", dimensions=["overall"]
+    )
     systems = [System.objects.create(dataset=dataset, slug=f"s{n}", name=f"S{n}", kind="model") for n in range(4)]
     for index in range(30):
         item = Item.objects.create(dataset=dataset, external_id=f"i{index}", references=["a reference"])

@@ -1,6 +1,7 @@
 """Embedding metrics go through the pipeline like any other: images attached to the dataset reach
 CLIP-S and Polos through the batch rows, captions without an attached image fail with the reason,
 and the stored numbers (and details) equal the metric called directly."""
+
 import hashlib
 import json
 from pathlib import Path
@@ -37,15 +38,23 @@ def attach_images(dataset, count: int, tmp_path: Path) -> None:
         Media.objects.filter(pk=media.pk).update(sha256=sha, stored_path=f"{sha[:2]}/{sha}.png")
 
 
-def test_embedding_metrics_score_a_submission_through_the_engine(model_store, roberta_store, polos_store, demo_dataset,
-                                                                  captioner, tmp_path, settings):
+def test_embedding_metrics_score_a_submission_through_the_engine(
+    model_store, roberta_store, polos_store, demo_dataset, captioner, tmp_path, settings
+):
     settings.MEDIA_ROOT = tmp_path / "media"
     attach_images(demo_dataset, 90, tmp_path)
-    entries = [{"image_id": item.external_id, "caption": item.references[0]}
-               for item in Item.objects.filter(dataset=demo_dataset)]
-    submission = submission_create(owner=captioner, dataset=demo_dataset, file_name="r.json",
-                                   content=json.dumps(entries).encode(), method=MethodInfo("CLIP test"),
-                                   metrics=["clip_s", "ref_clip_s", "polos", "bertscore"])
+    entries = [
+        {"image_id": item.external_id, "caption": item.references[0]}
+        for item in Item.objects.filter(dataset=demo_dataset)
+    ]
+    submission = submission_create(
+        owner=captioner,
+        dataset=demo_dataset,
+        file_name="r.json",
+        content=json.dumps(entries).encode(),
+        method=MethodInfo("CLIP test"),
+        metrics=["clip_s", "ref_clip_s", "polos", "bertscore"],
+    )
     submission_plan(submission_id=submission.pk)
     jobs = list(EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric"))
     assert {job.metric_version.metric.queue for job in jobs} == {"gpu"}
@@ -53,13 +62,23 @@ def test_embedding_metrics_score_a_submission_through_the_engine(model_store, ro
     for job in EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric"):
         needs_image = job.metric_version.metric.slug != "bertscore"
         assert (job.status, job.done, job.failed) == ("done", 100, 10 if needs_image else 0)
-    captions = list(Caption.objects.filter(system=submission.system, item__media__stored_path__gt="")
-                    .select_related("item__media").order_by("id"))
-    rows = [CaptionRow(str(c.pk), c.text, tuple(c.item.references),
-                       str(Path(settings.MEDIA_ROOT) / c.item.media.stored_path)) for c in captions]
+    captions = list(
+        Caption.objects.filter(system=submission.system, item__media__stored_path__gt="")
+        .select_related("item__media")
+        .order_by("id")
+    )
+    rows = [
+        CaptionRow(
+            str(c.pk), c.text, tuple(c.item.references), str(Path(settings.MEDIA_ROOT) / c.item.media.stored_path)
+        )
+        for c in captions
+    ]
     for metric in (ClipScore(), RefClipScore(), Polos(), BertScore()):
-        stored = dict(Score.objects.filter(metric_version__metric__slug=metric.slug, value__isnull=False)
-                      .values_list("caption_id", "value"))
+        stored = dict(
+            Score.objects.filter(metric_version__metric__slug=metric.slug, value__isnull=False).values_list(
+                "caption_id", "value"
+            )
+        )
         assert [stored[c.pk] for c in captions] == pytest.approx(metric.score(rows).scores, abs=1e-5)
     missing = Score.objects.filter(metric_version__metric__slug="clip_s", value__isnull=True)
     assert missing.count() == 10

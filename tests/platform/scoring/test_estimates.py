@@ -1,5 +1,6 @@
 """`manage.py scoring estimate`: what the judges would send and cost on a dataset, sending nothing,
 with the reply length observed in earlier scores once there are some."""
+
 import io
 import json
 
@@ -21,8 +22,9 @@ def estimate(*arguments) -> str:
     return out.getvalue()
 
 
-def test_the_judges_are_estimated_on_the_datasets_own_captions_and_nothing_is_sent(judge_server, demo_dataset,
-                                                                                   tmp_path, settings):
+def test_the_judges_are_estimated_on_the_datasets_own_captions_and_nothing_is_sent(
+    judge_server, demo_dataset, tmp_path, settings
+):
     settings.MEDIA_ROOT = tmp_path / "media"
     attach_images(demo_dataset, 60, tmp_path)
     own = Caption.objects.filter(item__dataset=demo_dataset, system__submission__isnull=True)
@@ -39,10 +41,20 @@ def test_the_reply_length_observed_in_earlier_scores_is_used(judge_server, demo_
     metrics_sync()
     version = MetricVersion.objects.get(metric__slug="clair")
     captions = list(Caption.objects.filter(item__dataset=demo_dataset)[:2])
-    Score.objects.create(caption=captions[0], metric_version=version, value=0.5, input_key="a",
-                         detail={"draws": 2, "completion_tokens": 100})
-    Score.objects.create(caption=captions[1], metric_version=version, value=None, input_key="b",
-                         detail={"draws": 1, "completion_tokens": 40, "error": "unparseable reply"})
+    Score.objects.create(
+        caption=captions[0],
+        metric_version=version,
+        value=0.5,
+        input_key="a",
+        detail={"draws": 2, "completion_tokens": 100},
+    )
+    Score.objects.create(
+        caption=captions[1],
+        metric_version=version,
+        value=None,
+        input_key="b",
+        detail={"draws": 1, "completion_tokens": 40, "error": "unparseable reply"},
+    )
     [line] = estimate("demo", "--metric", "clair", "--json").splitlines()
     found = json.loads(line)
     rows = Caption.objects.filter(item__dataset=demo_dataset, system__submission__isnull=True).count()

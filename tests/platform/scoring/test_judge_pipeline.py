@@ -1,6 +1,7 @@
 """Language-model judges go through the pipeline like any other metric: G-VEval and CLAIR score a
 submission against the fake endpoint, the reasoning and distributions land in the score detail,
 and a caption the judge gave no number for is stored as a failure with the judge's reply."""
+
 import json
 
 import pytest
@@ -15,28 +16,38 @@ from tests.platform.scoring.test_embedding_pipeline import attach_images
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_judges_score_a_submission_and_keep_their_reasoning(judge_server, demo_dataset, captioner, tmp_path,
-                                                            settings):
+def test_judges_score_a_submission_and_keep_their_reasoning(judge_server, demo_dataset, captioner, tmp_path, settings):
     settings.MEDIA_ROOT = tmp_path / "media"
     attach_images(demo_dataset, 100, tmp_path)
 
     def answer(body):
         message = body["messages"][0]
         text = message["content"] if isinstance(message["content"], str) else message["content"][0]["text"]
-        if "Candidate set:" in text:                       # CLAIR
+        if "Candidate set:" in text:  # CLAIR
             return ok(completion(words('{"score": 40, "reason": "partly the same"}')))
         if "a caption nobody can rate" in text:
             return ok(completion(words("I cannot rate this caption.")))
-        return ok(completion(words("Reasonable caption. The final score is") + [
-            (" $", {}), ("70", {"70": 0.75, "90": 0.25}), ("$.", {})]))
+        return ok(
+            completion(
+                words("Reasonable caption. The final score is")
+                + [(" $", {}), ("70", {"70": 0.75, "90": 0.25}), ("$.", {})]
+            )
+        )
 
     judge_server.default = answer
     items = list(Item.objects.filter(dataset=demo_dataset).order_by("id"))
-    entries = [{"image_id": item.external_id, "caption": "a caption nobody can rate" if i == 0 else item.references[0]}
-               for i, item in enumerate(items)]
-    submission = submission_create(owner=captioner, dataset=demo_dataset, file_name="r.json",
-                                   content=json.dumps(entries).encode(), method=MethodInfo("Judge test"),
-                                   metrics=["gveval_combined", "clair"])
+    entries = [
+        {"image_id": item.external_id, "caption": "a caption nobody can rate" if i == 0 else item.references[0]}
+        for i, item in enumerate(items)
+    ]
+    submission = submission_create(
+        owner=captioner,
+        dataset=demo_dataset,
+        file_name="r.json",
+        content=json.dumps(entries).encode(),
+        method=MethodInfo("Judge test"),
+        metrics=["gveval_combined", "clair"],
+    )
     submission_plan(submission_id=submission.pk)
     jobs = list(EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric"))
     assert {job.metric_version.metric.queue for job in jobs} == {"api"}

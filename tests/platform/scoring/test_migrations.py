@@ -1,5 +1,6 @@
 """Migrating a database that holds rows: 0006 fills the protocol name and version columns from the
 key stored before it (and going back empties them), with the historical models of each state."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,12 +37,33 @@ def _old_rows(apps) -> dict[str, list[int]]:
     metric = Metric.objects.create(slug="migrating_metric", name="Migrating", family="ngram")
     version = MetricVersion.objects.create(metric=metric, version="1", config_hash="0" * 16, config={})
     keys = ["flickr8k-expert/paper@1", "flickr8k-expert/canonical@2", "a/b/paper@10", "no-protocol-shape"]
-    correlations = [CorrelationResult.objects.create(
-        metric_version=version, dataset=dataset, dimension="expert", statistic="tau_c", level="caption",
-        protocol=key, value=0.3, n=10).pk for key in keys]
-    significance = [SignificanceResult.objects.create(
-        dataset=dataset, protocol=key, level="caption", dimension="expert", statistic="tau_c",
-        metrics=["migrating_metric"], values=[0.3], p_values=[[None]], ranks=[1]).pk for key in keys]
+    correlations = [
+        CorrelationResult.objects.create(
+            metric_version=version,
+            dataset=dataset,
+            dimension="expert",
+            statistic="tau_c",
+            level="caption",
+            protocol=key,
+            value=0.3,
+            n=10,
+        ).pk
+        for key in keys
+    ]
+    significance = [
+        SignificanceResult.objects.create(
+            dataset=dataset,
+            protocol=key,
+            level="caption",
+            dimension="expert",
+            statistic="tau_c",
+            metrics=["migrating_metric"],
+            values=[0.3],
+            p_values=[[None]],
+            ranks=[1],
+        ).pk
+        for key in keys
+    ]
     return {"CorrelationResult": correlations, "SignificanceResult": significance}
 
 
@@ -63,8 +85,9 @@ def test_0006_fills_protocol_name_and_version_from_existing_rows_and_back(migrat
 
     backward = _migrate(BEFORE)
     model = backward.get_model("scoring", "CorrelationResult")
-    assert sorted(model.objects.filter(pk__in=created["CorrelationResult"]).values_list("protocol", flat=True)) == sorted(
-        ["flickr8k-expert/paper@1", "flickr8k-expert/canonical@2", "a/b/paper@10", "no-protocol-shape"])
+    assert sorted(
+        model.objects.filter(pk__in=created["CorrelationResult"]).values_list("protocol", flat=True)
+    ) == sorted(["flickr8k-expert/paper@1", "flickr8k-expert/canonical@2", "a/b/paper@10", "no-protocol-shape"])
     with connection.cursor() as cursor:
         columns = [c.name for c in connection.introspection.get_table_description(cursor, model._meta.db_table)]
     assert "protocol_name" not in columns and "protocol_version" not in columns
@@ -78,7 +101,15 @@ def test_rows_saved_with_only_the_key_get_the_columns():
     assert protocol_parts("flickr8k-expert/paper@1") == ("paper", "1")
     assert protocol_parts("x") == ("", "")
     dataset = Dataset.objects.create(slug="saving", title="Saving", source_format="flickr8k_expert")
-    row = SignificanceResult.objects.create(dataset=dataset, protocol="saving/canonical@3", dimension="d",
-                                            statistic="tau_c", metrics=[], values=[], p_values=[], ranks=[])
+    row = SignificanceResult.objects.create(
+        dataset=dataset,
+        protocol="saving/canonical@3",
+        dimension="d",
+        statistic="tau_c",
+        metrics=[],
+        values=[],
+        p_values=[],
+        ranks=[],
+    )
     row.refresh_from_db()
     assert (row.protocol_name, row.protocol_version) == ("canonical", "3")

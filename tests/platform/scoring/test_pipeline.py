@@ -1,5 +1,6 @@
 """The scoring engine in-process: planning, batches, reuse of identical work, corpus contexts,
 unavailable and failing metrics, versions, and the reaper. (The real worker is in test_worker.py.)"""
+
 import json
 from datetime import timedelta
 
@@ -30,17 +31,28 @@ def _fresh_context_memory():
 
 
 def submit(owner, dataset, metrics, caption=lambda item: item.references[1], name="Second reference"):
-    entries = [{"image_id": item.external_id, "caption": caption(item)}
-               for item in Item.objects.filter(dataset=dataset).order_by("?")]
-    submission = submission_create(owner=owner, dataset=dataset, file_name="results.json",
-                                   content=json.dumps(entries).encode(), method=MethodInfo(name), metrics=metrics)
+    entries = [
+        {"image_id": item.external_id, "caption": caption(item)}
+        for item in Item.objects.filter(dataset=dataset).order_by("?")
+    ]
+    submission = submission_create(
+        owner=owner,
+        dataset=dataset,
+        file_name="results.json",
+        content=json.dumps(entries).encode(),
+        method=MethodInfo(name),
+        metrics=metrics,
+    )
     submission_plan(submission_id=submission.pk)
     return submission
 
 
 def scores_of(system, slug) -> dict[int, float]:
-    return dict(Score.objects.filter(caption__system=system, metric_version__metric__slug=slug)
-                .values_list("caption_id", "value"))
+    return dict(
+        Score.objects.filter(caption__system=system, metric_version__metric__slug=slug).values_list(
+            "caption_id", "value"
+        )
+    )
 
 
 def test_sync_mirrors_the_registry_and_a_new_configuration_is_a_new_version(monkeypatch):
@@ -116,16 +128,22 @@ def test_an_unavailable_metric_ends_its_job_with_the_reason_and_blocks_nothing(d
 
 
 def test_captions_a_metric_cannot_score_are_recorded_as_failures_not_numbers(demo_dataset, captioner):
-    submission = submit(captioner, demo_dataset, ["test_questions"],
-                        caption=lambda item: "what is this ??" if item.pk % 4 == 0 else "a dog")
+    submission = submit(
+        captioner,
+        demo_dataset,
+        ["test_questions"],
+        caption=lambda item: "what is this ??" if item.pk % 4 == 0 else "a dog",
+    )
     run_jobs(EvaluationJob.objects.filter(submission=submission))
     job = EvaluationJob.objects.get(submission=submission)
-    expected_failures = sum(pk % 4 == 0 for pk in Item.objects.filter(dataset=demo_dataset).values_list("pk", flat=True))
+    expected_failures = sum(
+        pk % 4 == 0 for pk in Item.objects.filter(dataset=demo_dataset).values_list("pk", flat=True)
+    )
     assert job.status == "done" and job.failed == expected_failures > 0
     failures = Score.objects.filter(metric_version=job.metric_version, value__isnull=True)
     assert failures.count() == expected_failures
     assert set(failures.values_list("error", flat=True)) == {"could not read a number in the answer"}
-    assert failures.first().detail["reply"] == "no number\ufffd here"   # PostgreSQL cannot store NUL
+    assert failures.first().detail["reply"] == "no number\ufffd here"  # PostgreSQL cannot store NUL
     summary = SystemScore.objects.get(system=submission.system)
     assert summary.failed == expected_failures and summary.count == 100 - expected_failures
 
@@ -133,23 +151,28 @@ def test_captions_a_metric_cannot_score_are_recorded_as_failures_not_numbers(dem
 def test_dataset_scoring_weights_cider_by_judgment_rows_and_computes_correlations(demo_dataset):
     jobs = dataset_plan(dataset=demo_dataset, slugs=["cider_d", "bleu_4"])
     run_jobs(jobs)
-    captions = list(Caption.objects.filter(item__dataset=demo_dataset).select_related("item")
-                    .prefetch_related("judgments").order_by("id"))
+    captions = list(
+        Caption.objects.filter(item__dataset=demo_dataset)
+        .select_related("item")
+        .prefetch_related("judgments")
+        .order_by("id")
+    )
     # The published protocol's corpus: one row per judgment (metrics.md §4).
     rows = [CaptionRow(str(c.pk), c.text, tuple(c.item.references)) for c in captions for _ in c.judgments.all()]
     whole = dict(zip([row.id for row in rows], get("cider_d").score(rows).scores, strict=True))
     stored = dict(Score.objects.filter(metric_version__metric__slug="cider_d").values_list("caption_id", "value"))
     assert {pk: stored[pk] for pk in map(int, whole)} == pytest.approx({int(k): v for k, v in whole.items()}, abs=1e-9)
-    results = {(r.protocol, r.statistic): r for r in
-               EvaluationJob.objects.get(pk=jobs[0].pk).metric_version.correlations.filter(dataset=demo_dataset)}
+    results = {
+        (r.protocol, r.statistic): r
+        for r in EvaluationJob.objects.get(pk=jobs[0].pk).metric_version.correlations.filter(dataset=demo_dataset)
+    }
     assert set(results) >= {("flickr8k-expert/paper@1", "tau_c"), ("flickr8k-expert/canonical@1", "pearson")}
     tau_c = results[("flickr8k-expert/paper@1", "tau_c")]
     assert tau_c.low < tau_c.value < tau_c.high and tau_c.n == sum(len(c.judgments.all()) for c in captions)
     assert 0 <= tau_c.tie_rate < 1
 
 
-def test_a_new_metric_version_rescores_and_the_old_numbers_stay_shown_until_done(
-        demo_dataset, captioner, monkeypatch):
+def test_a_new_metric_version_rescores_and_the_old_numbers_stay_shown_until_done(demo_dataset, captioner, monkeypatch):
     submission = submit(captioner, demo_dataset, ["rouge_l"])
     run_jobs(EvaluationJob.objects.filter(submission=submission))
     old_version = MetricVersion.objects.get(metric__slug="rouge_l")
@@ -205,16 +228,18 @@ def test_a_batch_whose_worker_dies_every_time_fails_its_job_instead_of_looping(d
     assert batch_run(batch_id=batch.pk).state == "skipped"
     job = EvaluationJob.objects.get(pk=batch.job_id)
     assert job.status == "failed"
-    assert job.error == ("batch 1 was started 3 times and its worker stopped each time before it finished "
-                         "(out of memory or killed?)")
+    assert job.error == (
+        "batch 1 was started 3 times and its worker stopped each time before it finished (out of memory or killed?)"
+    )
     assert not Score.objects.exists()
 
 
 def test_a_second_delivery_of_a_batch_being_worked_on_is_skipped(demo_dataset, captioner):
     submission = submit(captioner, demo_dataset, ["rouge_l"])
     batch = JobBatch.objects.get(job__submission=submission)
-    JobBatch.objects.filter(pk=batch.pk).update(status="running", worker="a@host/task-1", started_at=timezone.now(),
-                                                attempts=1)
+    JobBatch.objects.filter(pk=batch.pk).update(
+        status="running", worker="a@host/task-1", started_at=timezone.now(), attempts=1
+    )
     assert batch_run(batch_id=batch.pk, worker="b@host/task-2").state == "skipped"  # a duplicate message
     assert JobBatch.objects.get(pk=batch.pk).attempts == 1  # and it used up no attempt
     assert batch_run(batch_id=batch.pk, worker="a@host/task-1").state == "done"  # the same delivery again
@@ -226,12 +251,18 @@ def test_a_metric_gone_from_the_code_fails_planning_instead_of_retrying(demo_dat
     Submission.objects.filter(pk=submission.pk).update(metrics=["retired_metric"])
     assert submission_plan(submission_id=submission.pk) == []
     submission.refresh_from_db()
-    assert submission.status == "failed" and submission.error.startswith("cannot be scored: unknown metric(s): retired_metric")
+    assert submission.status == "failed" and submission.error.startswith(
+        "cannot be scored: unknown metric(s): retired_metric"
+    )
 
 
 def test_corpus_numbers_get_no_resampled_interval_but_means_do(demo_dataset, captioner):
-    submission = submit(captioner, demo_dataset, ["bleu_4", "rouge_l"],
-                        caption=lambda item: item.references[1] if item.pk % 2 else "a dog on the grass")
+    submission = submit(
+        captioner,
+        demo_dataset,
+        ["bleu_4", "rouge_l"],
+        caption=lambda item: item.references[1] if item.pk % 2 else "a dog on the grass",
+    )
     run_jobs(EvaluationJob.objects.filter(submission=submission))
     bleu = SystemScore.objects.get(system=submission.system, metric_version__metric__slug="bleu_4")
     rouge = SystemScore.objects.get(system=submission.system, metric_version__metric__slug="rouge_l")

@@ -1,5 +1,6 @@
 """An unknown metric slug is `UnknownMetric` (a KeyError, so older callers keep working); the
 platform catches that alone, so a KeyError from a bug is not reported as a bad slug."""
+
 import io
 
 import pytest

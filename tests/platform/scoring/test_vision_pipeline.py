@@ -2,6 +2,7 @@
 generated picture, shown on the item page; CAMScore's fusion trained with `manage.py metrics train`
 on one split of the platform's judgments, recorded in its configuration, then scoring through the
 engine with every level in the detail."""
+
 import hashlib
 import io
 
@@ -25,8 +26,13 @@ pytestmark = pytest.mark.django_db
 def rated(tmp_path, settings):
     """30 pictures with two rated captions each (Flickr8k-Expert's 1–4 scale)."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    dataset = Dataset.objects.create(slug="rated", title="Rated", source_format="canonical", dimensions=["overall"],
-                                     rating_scale={"min": 1, "max": 4})
+    dataset = Dataset.objects.create(
+        slug="rated",
+        title="Rated",
+        source_format="canonical",
+        dimensions=["overall"],
+        rating_scale={"min": 1, "max": 4},
+    )
     system = System.objects.create(dataset=dataset, slug="model-a", name="Model A")
     rng = np.random.default_rng(5)
     words = ["a dog runs", "a red bus", "two children play", "a cat sleeps", "a man rides a bike"]
@@ -37,11 +43,14 @@ def rated(tmp_path, settings):
         target = settings.MEDIA_ROOT / sha[:2] / f"{sha}.png"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(buffer.getvalue())
-        media = Media.objects.create(dataset=dataset, name=f"{index}.png", sha256=sha, stored_path=f"{sha[:2]}/{sha}.png")
+        media = Media.objects.create(
+            dataset=dataset, name=f"{index}.png", sha256=sha, stored_path=f"{sha[:2]}/{sha}.png"
+        )
         item = Item.objects.create(dataset=dataset, external_id=f"{index}.png", media=media, references=["a picture"])
         for number in range(2):
-            caption = Caption.objects.create(item=item, system=system, external_id=str(number),
-                                             text=f"{words[(index + number) % 5]} number {index}")
+            caption = Caption.objects.create(
+                item=item, system=system, external_id=str(number), text=f"{words[(index + number) % 5]} number {index}"
+            )
             Judgment.objects.create(caption=caption, dimension="overall", value=float(rng.integers(1, 5)))
     return dataset
 
@@ -66,11 +75,25 @@ def test_the_t2i_cycle_score_is_stored_with_its_picture_and_shown_on_the_item_pa
 def test_camscore_is_trained_on_one_split_and_then_scores_through_the_engine(vision_store, rated):
     assert not Metric.objects.filter(slug="camscore", available=True).exists()
     out = io.StringIO()
-    call_command("metrics", "train", "camscore", "--dataset", "rated", "--lr", "1e-3", "--max-epochs", "30",
-                 "--patience", "10", stdout=out)
+    call_command(
+        "metrics",
+        "train",
+        "camscore",
+        "--dataset",
+        "rated",
+        "--lr",
+        "1e-3",
+        "--max-epochs",
+        "30",
+        "--patience",
+        "10",
+        stdout=out,
+    )
     text = out.getvalue()
-    splits = [item_split("rated", external_id) for external_id in
-              Item.objects.filter(dataset=rated).values_list("external_id", flat=True)]
+    splits = [
+        item_split("rated", external_id)
+        for external_id in Item.objects.filter(dataset=rated).values_list("external_id", flat=True)
+    ]
     assert f"train: computing CAMScore's levels for {2 * splits.count('train')} captions" in text
     assert "best validation τ-b" in text
     metric = Metric.objects.select_related("current_version").get(slug="camscore")
@@ -87,8 +110,11 @@ def test_camscore_is_trained_on_one_split_and_then_scores_through_the_engine(vis
     fusion = Fusion.load(CATALOGUE["camscore/fusion.pt"].path)
     assert len(stored) == 6
     assert [s.value for s in stored] == pytest.approx(fusion([{k: s.detail[k] for k in LEVELS} for s in stored]))
-    assert all({"pixel", "semantic", "object", "ciou", "depth", "boxes_original", "matches", "generated_image"}
-               <= set(score.detail) for score in stored)
+    assert all(
+        {"pixel", "semantic", "object", "ciou", "depth", "boxes_original", "matches", "generated_image"}
+        <= set(score.detail)
+        for score in stored
+    )
 
 
 def test_training_refuses_what_it_cannot_use(vision_store, rated):
@@ -109,8 +135,11 @@ def test_hice_scores_go_through_the_engine_and_the_item_page_shows_phrases_and_r
         stored = list(Score.objects.filter(metric_version__metric__slug=slug))
         assert len(stored) == 2
         for score in stored:
-            parts = [score.detail[key] for key in ("global_itc", "local_itc", "global_ttc", "local_ttc")
-                     if key in score.detail]
+            parts = [
+                score.detail[key]
+                for key in ("global_itc", "local_itc", "global_ttc", "local_ttc")
+                if key in score.detail
+            ]
             assert len(parts) == (4 if slug == "ref_hice_s" else 2)
             assert score.value == pytest.approx(harmonic_mean(parts))
         assert all(score.detail["phrases"] and score.detail["regions"] for score in stored)
@@ -120,26 +149,37 @@ def test_hice_scores_go_through_the_engine_and_the_item_page_shows_phrases_and_r
     assert "Regions' completeness (their best phrase)" in page
 
 
-@pytest.mark.parametrize(("split", "validation", "unseen"), [("train", "validation", "test"),
-                                                             ("test", "train", "validation")])
-def test_a_metric_fitted_on_a_dataset_is_compared_with_it_on_its_unseen_split_only(client, rated, split, validation,
-                                                                                     unseen):
+@pytest.mark.parametrize(
+    ("split", "validation", "unseen"), [("train", "validation", "test"), ("test", "train", "validation")]
+)
+def test_a_metric_fitted_on_a_dataset_is_compared_with_it_on_its_unseen_split_only(
+    client, rated, split, validation, unseen
+):
     from scoring.services.correlations import dataset_correlations
     from scoring.services.metrics import metrics_sync
 
     metrics_sync()
     metric = Metric.objects.get(slug="camscore")
-    version = metric.versions.create(version="1", config_hash="fitted-on-rated", config={"fusion": {"trained_on": {
-        "dataset": "rated", "split": split, "validation": validation}}})
+    version = metric.versions.create(
+        version="1",
+        config_hash="fitted-on-rated",
+        config={"fusion": {"trained_on": {"dataset": "rated", "split": split, "validation": validation}}},
+    )
     for caption in Caption.objects.filter(item__dataset=rated):
-        Score.objects.create(caption=caption, metric_version=version, value=caption.judgments.first().value + caption.pk % 3,
-                             input_key=str(caption.pk))
+        Score.objects.create(
+            caption=caption,
+            metric_version=version,
+            value=caption.judgments.first().value + caption.pk % 3,
+            input_key=str(caption.pk),
+        )
     results = dataset_correlations(dataset=rated, metric_version=version)
-    unseen_captions = sum(2 for external_id in Item.objects.filter(dataset=rated).values_list("external_id", flat=True)
-                          if item_split("rated", external_id) == unseen)
+    unseen_captions = sum(
+        2
+        for external_id in Item.objects.filter(dataset=rated).values_list("external_id", flat=True)
+        if item_split("rated", external_id) == unseen
+    )
     assert results and {r.n for r in results if r.level == "caption"} == {unseen_captions}
-    assert all(f"only the {unseen} split's captions are compared" in r.detail["held_out"]
-               for r in results)
+    assert all(f"only the {unseen} split's captions are compared" in r.detail["held_out"] for r in results)
     Metric.objects.filter(pk=metric.pk).update(current_version=version)
     page = client.get("/metrics/camscore/", {"dataset": "rated"}).content.decode()
     assert f"Fitted on Rated's judgments: trained on this dataset&#x27;s {split} split" in page

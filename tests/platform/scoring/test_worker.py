@@ -1,5 +1,6 @@
 """The engine end to end with real worker processes on the real Redis and PostgreSQL: an upload
 scored to the end, a worker killed with SIGKILL mid-job, and a broker outage during an upload."""
+
 from __future__ import annotations
 
 import io
@@ -23,23 +24,50 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 def results_file(dataset, tmp_path: Path) -> Path:
     path = tmp_path / "captions.json"
-    path.write_text(json.dumps([{"image_id": item.external_id, "caption": item.references[2]}
-                                for item in Item.objects.filter(dataset=dataset)]))
+    path.write_text(
+        json.dumps(
+            [
+                {"image_id": item.external_id, "caption": item.references[2]}
+                for item in Item.objects.filter(dataset=dataset)
+            ]
+        )
+    )
     return path
 
 
 def test_an_upload_is_scored_to_the_end_by_a_real_worker(workers, demo_dataset, captioner, tmp_path):
     workers.start("e2e")
     out = io.StringIO()
-    call_command("submit", "demo", str(results_file(demo_dataset, tmp_path)), "--user", "captioner",
-                 "--name", "Third reference", "--metric", "bleu_4", "--metric", "cider_d", "--metric", "meteor",
-                 "--metric", "test_missing_weights", stdout=out)
+    call_command(
+        "submit",
+        "demo",
+        str(results_file(demo_dataset, tmp_path)),
+        "--user",
+        "captioner",
+        "--name",
+        "Third reference",
+        "--metric",
+        "bleu_4",
+        "--metric",
+        "cider_d",
+        "--metric",
+        "meteor",
+        "--metric",
+        "test_missing_weights",
+        stdout=out,
+    )
     submission = Submission.objects.get()
     assert out.getvalue().startswith(f"submission {submission.pk}: 100 captions, queued")
     wait_until(lambda: Submission.objects.get().status == "done", 180, workers, "scoring the submission")
-    jobs = {job.metric_version.metric.slug: job for job in EvaluationJob.objects.select_related("metric_version__metric")}
+    jobs = {
+        job.metric_version.metric.slug: job for job in EvaluationJob.objects.select_related("metric_version__metric")
+    }
     assert {slug: job.status for slug, job in jobs.items()} == {
-        "bleu_4": "done", "cider_d": "done", "meteor": "done", "test_missing_weights": "unavailable"}
+        "bleu_4": "done",
+        "cider_d": "done",
+        "meteor": "done",
+        "test_missing_weights": "unavailable",
+    }
     assert jobs["test_missing_weights"].error == "unavailable: checkpoint test-model.pt is not in the model store"
     captions = list(Caption.objects.filter(system=submission.system).select_related("item").order_by("id"))
     rows = [CaptionRow(str(c.pk), c.text, tuple(c.item.references)) for c in captions]
@@ -51,17 +79,38 @@ def test_an_upload_is_scored_to_the_end_by_a_real_worker(workers, demo_dataset, 
         assert corpus == pytest.approx(whole.corpus, abs=1e-9)
 
 
-def test_a_worker_killed_mid_job_loses_nothing_and_duplicates_nothing(workers, demo_dataset, captioner, tmp_path,
-                                                                      settings):
+def test_a_worker_killed_mid_job_loses_nothing_and_duplicates_nothing(
+    workers, demo_dataset, captioner, tmp_path, settings
+):
     first = workers.start("crash", CAPBENCH_TEST_PAUSE="0.4", CAPBENCH_BATCH_SIZE_CPU="10")
     settings.CAPBENCH_BATCH_SIZE = {"cpu": 10, "gpu": 10, "api": 10}
-    call_command("submit", "demo", str(results_file(demo_dataset, tmp_path)), "--user", "captioner",
-                 "--name", "Crash test", "--metric", "test_words", "--metric", "rouge_l", stdout=io.StringIO())
-    job = wait_until(lambda: EvaluationJob.objects.filter(metric_version__metric__slug="test_words").first(),
-                     60, workers, "planning")
+    call_command(
+        "submit",
+        "demo",
+        str(results_file(demo_dataset, tmp_path)),
+        "--user",
+        "captioner",
+        "--name",
+        "Crash test",
+        "--metric",
+        "test_words",
+        "--metric",
+        "rouge_l",
+        stdout=io.StringIO(),
+    )
+    job = wait_until(
+        lambda: EvaluationJob.objects.filter(metric_version__metric__slug="test_words").first(), 60, workers, "planning"
+    )
     # Kill while a batch is inside the metric, with some batches already stored.
-    wait_until(lambda: JobBatch.objects.filter(job=job, status="done").count() >= 2
-               and JobBatch.objects.filter(job=job, status="running").exists(), 120, workers, "a batch running")
+    wait_until(
+        lambda: (
+            JobBatch.objects.filter(job=job, status="done").count() >= 2
+            and JobBatch.objects.filter(job=job, status="running").exists()
+        ),
+        120,
+        workers,
+        "a batch running",
+    )
     workers.kill(first)
     job.refresh_from_db()
     held = list(JobBatch.objects.filter(job=job, status="running").values_list("index", flat=True))
@@ -83,14 +132,25 @@ def test_a_worker_killed_mid_job_loses_nothing_and_duplicates_nothing(workers, d
 
 
 def test_a_broker_outage_during_upload_keeps_the_submission_until_the_broker_is_back(
-        workers, demo_dataset, captioner, tmp_path):
+    workers, demo_dataset, captioner, tmp_path
+):
     from capbench.celery import app
 
     saved = app.conf.broker_url, app._pool, app.amqp._producer_pool
     app.conf.broker_url, app._pool, app.amqp._producer_pool = "redis://127.0.0.1:1/0", None, None
     try:
-        call_command("submit", "demo", str(results_file(demo_dataset, tmp_path)), "--user", "captioner",
-                     "--name", "During an outage", "--metric", "rouge_l", stdout=io.StringIO())
+        call_command(
+            "submit",
+            "demo",
+            str(results_file(demo_dataset, tmp_path)),
+            "--user",
+            "captioner",
+            "--name",
+            "During an outage",
+            "--metric",
+            "rouge_l",
+            stdout=io.StringIO(),
+        )
     finally:
         app.conf.broker_url, app._pool, app.amqp._producer_pool = saved
     submission = Submission.objects.get()
@@ -104,13 +164,26 @@ def test_a_broker_outage_during_upload_keeps_the_submission_until_the_broker_is_
 
 def test_a_metric_that_keeps_raising_fails_its_job_after_bounded_retries(workers, demo_dataset, captioner, tmp_path):
     workers.start("retries")
-    call_command("submit", "demo", str(results_file(demo_dataset, tmp_path)), "--user", "captioner",
-                 "--name", "Broken metric", "--metric", "test_broken", "--metric", "rouge_l", stdout=io.StringIO())
+    call_command(
+        "submit",
+        "demo",
+        str(results_file(demo_dataset, tmp_path)),
+        "--user",
+        "captioner",
+        "--name",
+        "Broken metric",
+        "--metric",
+        "test_broken",
+        "--metric",
+        "rouge_l",
+        stdout=io.StringIO(),
+    )
     wait_until(lambda: Submission.objects.get().status in ("done", "failed"), 120, workers, "the submission ending")
     broken = EvaluationJob.objects.get(metric_version__metric__slug="test_broken")
     assert broken.status == "failed"
-    assert broken.error == (f"batch 1 failed after {settings.CAPBENCH_BATCH_ATTEMPTS} attempt(s): "
-                            "RuntimeError: the model exploded")
+    assert broken.error == (
+        f"batch 1 failed after {settings.CAPBENCH_BATCH_ATTEMPTS} attempt(s): RuntimeError: the model exploded"
+    )
     assert JobBatch.objects.get(job=broken).attempts == settings.CAPBENCH_BATCH_ATTEMPTS
     assert EvaluationJob.objects.get(metric_version__metric__slug="rouge_l").status == "done"  # not blocked
     submission = Submission.objects.get()

@@ -1,4 +1,5 @@
 """Real Celery worker processes for end-to-end tests, on this run's queues and test database."""
+
 from __future__ import annotations
 
 import os
@@ -19,16 +20,42 @@ class Workers:
     def start(self, name: str, **env: str) -> subprocess.Popen:
         database = urlsplit(os.environ["DATABASE_URL"])._replace(path="/" + settings.DATABASES["default"]["NAME"])
         queues = ",".join(f"{settings.CAPBENCH_QUEUE_PREFIX}{kind}" for kind in ("cpu", "gpu", "api"))
-        environment = {**os.environ, "DATABASE_URL": database.geturl(), "DJANGO_SETTINGS_MODULE": "capbench.settings.test",
-                       "CAPBENCH_QUEUE_PREFIX": settings.CAPBENCH_QUEUE_PREFIX,
-                       "CAPBENCH_METRIC_PLUGINS": "tests.platform.scoring.plugins",
-                       "CELERY_VISIBILITY_TIMEOUT": "30", **env}
+        environment = {
+            **os.environ,
+            "DATABASE_URL": database.geturl(),
+            "DJANGO_SETTINGS_MODULE": "capbench.settings.test",
+            "CAPBENCH_QUEUE_PREFIX": settings.CAPBENCH_QUEUE_PREFIX,
+            "CAPBENCH_METRIC_PLUGINS": "tests.platform.scoring.plugins",
+            "CELERY_VISIBILITY_TIMEOUT": "30",
+            **env,
+        }
         environment = {key: value for key, value in environment.items() if value is not None}
         log = (self.tmp_path / f"{name}-{len(self.processes)}.log").open("wb")
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "capbench", "worker", "--queues", queues, "--concurrency", "1",
-             "--hostname", f"{name}@test", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
-            env=environment, cwd=self.repo_root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "capbench",
+                "worker",
+                "--queues",
+                queues,
+                "--concurrency",
+                "1",
+                "--hostname",
+                f"{name}@test",
+                "--loglevel",
+                "INFO",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            env=environment,
+            cwd=self.repo_root,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.processes.append(process)
         return process
 

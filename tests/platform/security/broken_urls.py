@@ -1,4 +1,5 @@
 """A URLconf whose one view fails: what an unexpected server error looks like in the logs."""
+
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 

@@ -2,6 +2,7 @@
 HTML route fuzzed with hostile values for every parameter name a view reads (found by scanning the
 code, so a new parameter is covered without editing this file); CSV downloads that a spreadsheet
 cannot turn into formulas; a server error logged once."""
+
 from __future__ import annotations
 
 import csv
@@ -22,20 +23,63 @@ pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[3]
 
 # Whatever the code reads is added to these (see `parameter_names`).
-FIXED_NAMES = ("q", "page", "sort", "order", "metric", "dataset", "system", "level", "protocol", "dimension",
-               "statistic", "download", "next", "family", "reference", "cursor", "limit", "offset", "page_size")
-HOSTILE = ("\x00", "a\x00b", "99999999999999999999", "-1", "0", "1e309", "' OR 1=1 --", "%", "../../etc/passwd",
-           "<script>", "日本語", "x" * 5000, "", "nan", "[]",
-           # values a view acts on: a download format, a flag, a digit no int() takes
-           "csv", "1", "²")
+FIXED_NAMES = (
+    "q",
+    "page",
+    "sort",
+    "order",
+    "metric",
+    "dataset",
+    "system",
+    "level",
+    "protocol",
+    "dimension",
+    "statistic",
+    "download",
+    "next",
+    "family",
+    "reference",
+    "cursor",
+    "limit",
+    "offset",
+    "page_size",
+)
+HOSTILE = (
+    "\x00",
+    "a\x00b",
+    "99999999999999999999",
+    "-1",
+    "0",
+    "1e309",
+    "' OR 1=1 --",
+    "%",
+    "../../etc/passwd",
+    "<script>",
+    "日本語",
+    "x" * 5000,
+    "",
+    "nan",
+    "[]",
+    # values a view acts on: a download format, a flag, a digit no int() takes
+    "csv",
+    "1",
+    "²",
+)
 # GET/POST/query_params/data/query followed by .get( .getlist( .pop( or [ and a quoted name.
-READS = re.compile(r"""\b(?:GET|POST|query_params|data|query)\s*(?:\.(?:get|getlist|pop))?\s*[(\[]\s*["']([A-Za-z_][\w-]*)["']""")
+READS = re.compile(
+    r"""\b(?:GET|POST|query_params|data|query)\s*(?:\.(?:get|getlist|pop))?\s*[(\[]\s*["']([A-Za-z_][\w-]*)["']"""
+)
 # {{ request.GET.sort }} in a template (not a QueryDict method).
-TEMPLATE_READS = re.compile(r"request\.(?:GET|POST)\.(?!(?:get|getlist|lists|items|keys|values|urlencode|dict|copy)\b)"
-                            r"([A-Za-z_]\w*)")
+TEMPLATE_READS = re.compile(
+    r"request\.(?:GET|POST)\.(?!(?:get|getlist|lists|items|keys|values|urlencode|dict|copy)\b)"
+    r"([A-Za-z_]\w*)"
+)
 CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
-THROTTLES_OFF = {"CAPBENCH_API_ANON_RATE": "1000000/min", "CAPBENCH_API_USER_RATE": "1000000/min",
-                 "CAPBENCH_API_SUBMISSION_RATE": "1000000/min"}
+THROTTLES_OFF = {
+    "CAPBENCH_API_ANON_RATE": "1000000/min",
+    "CAPBENCH_API_USER_RATE": "1000000/min",
+    "CAPBENCH_API_SUBMISSION_RATE": "1000000/min",
+}
 
 
 def names_read(source: str, template: bool = False) -> set[str]:
@@ -65,8 +109,12 @@ def _no_limits(monkeypatch, settings):
 def results_file(dataset, caption: str) -> bytes:
     from catalog.models import Item
 
-    return json.dumps([{"image_id": item.external_id, "caption": caption}
-                       for item in Item.objects.filter(dataset=dataset).order_by("id")]).encode()
+    return json.dumps(
+        [
+            {"image_id": item.external_id, "caption": caption}
+            for item in Item.objects.filter(dataset=dataset).order_by("id")
+        ]
+    ).encode()
 
 
 @pytest.fixture
@@ -82,39 +130,92 @@ def world(demo_dataset, captioner, django_user_model):
     metrics_sync()
     bleu = Metric.objects.select_related("current_version").get(slug="bleu_4")
     stranger = django_user_model.objects.create_user("stranger", password="another long password")
-    public = submission_create(owner=captioner, dataset=demo_dataset, file_name="results.json",
-                               content=results_file(demo_dataset, "a dog runs"), method=MethodInfo("+cmd"),
-                               is_public=True)
+    public = submission_create(
+        owner=captioner,
+        dataset=demo_dataset,
+        file_name="results.json",
+        content=results_file(demo_dataset, "a dog runs"),
+        method=MethodInfo("+cmd"),
+        is_public=True,
+    )
     first = public.system.captions.order_by("item__external_id").first()
     first.text = '=HYPERLINK("http://x")'
     first.save(update_fields=["text"])
     version = bleu.current_version
-    Score.objects.bulk_create([Score(caption=caption, metric_version=version, value=-0.25 if caption == first else 0.5,
-                                     input_key=f"fuzz{caption.pk}",
-                                     error="-not a formula" if caption == first else "")
-                               for caption in public.system.captions.all()])
-    EvaluationJob.objects.create(purpose="submission", dataset=demo_dataset, system=public.system, submission=public,
-                                 metric_version=version, status="done", total=100, done=100)
+    Score.objects.bulk_create(
+        [
+            Score(
+                caption=caption,
+                metric_version=version,
+                value=-0.25 if caption == first else 0.5,
+                input_key=f"fuzz{caption.pk}",
+                error="-not a formula" if caption == first else "",
+            )
+            for caption in public.system.captions.all()
+        ]
+    )
+    EvaluationJob.objects.create(
+        purpose="submission",
+        dataset=demo_dataset,
+        system=public.system,
+        submission=public,
+        metric_version=version,
+        status="done",
+        total=100,
+        done=100,
+    )
     SystemScore.objects.create(system=public.system, metric_version=version, value=-1.5, mean=-1.5, count=100)
-    withdrawn = submission_create(owner=captioner, dataset=demo_dataset, file_name="old.json",
-                                  content=results_file(demo_dataset, "an old caption"), method=MethodInfo("Old"),
-                                  is_public=True)
+    withdrawn = submission_create(
+        owner=captioner,
+        dataset=demo_dataset,
+        file_name="old.json",
+        content=results_file(demo_dataset, "an old caption"),
+        method=MethodInfo("Old"),
+        is_public=True,
+    )
     submission_withdraw(submission=withdrawn)
-    private = submission_create(owner=stranger, dataset=demo_dataset, file_name="secret.json",
-                                content=results_file(demo_dataset, "a secret caption"), method=MethodInfo("Secret"))
-    CorrelationResult.objects.create(metric_version=version, dataset=demo_dataset, dimension="expert",
-                                     statistic="tau_c", level="caption", protocol="flickr8k-expert/paper@1",
-                                     value=0.3, low=0.2, high=0.4, n=100)
+    private = submission_create(
+        owner=stranger,
+        dataset=demo_dataset,
+        file_name="secret.json",
+        content=results_file(demo_dataset, "a secret caption"),
+        method=MethodInfo("Secret"),
+    )
+    CorrelationResult.objects.create(
+        metric_version=version,
+        dataset=demo_dataset,
+        dimension="expert",
+        statistic="tau_c",
+        level="caption",
+        protocol="flickr8k-expert/paper@1",
+        value=0.3,
+        low=0.2,
+        high=0.4,
+        n=100,
+    )
     significance = SignificanceResult.objects.create(
-        dataset=demo_dataset, protocol="flickr8k-expert/paper@1", level="caption", dimension="expert",
-        statistic="tau_c", metrics=["bleu_4", "cider_d"], values=[0.3, 0.2], p_values=[[None, 0.01], [None, None]],
-        ranks=[1, 2])
+        dataset=demo_dataset,
+        protocol="flickr8k-expert/paper@1",
+        level="caption",
+        dimension="expert",
+        statistic="tau_c",
+        metrics=["bleu_4", "cider_d"],
+        values=[0.3, 0.2],
+        p_values=[[None, 0.01], [None, None]],
+        ranks=[1, 2],
+    )
     from leaderboards.snapshots import board_refresh
 
     board_refresh(dataset_id=demo_dataset.pk)
     return {
-        "dataset": demo_dataset, "user": captioner, "stranger": stranger, "public": public,
-        "withdrawn": withdrawn, "private": private, "metric": bleu, "significance": significance,
+        "dataset": demo_dataset,
+        "user": captioner,
+        "stranger": stranger,
+        "public": public,
+        "withdrawn": withdrawn,
+        "private": private,
+        "metric": bleu,
+        "significance": significance,
         "item": Item.objects.filter(dataset=demo_dataset).order_by("id").first(),
         "media": Media.objects.filter(dataset=demo_dataset).order_by("id").first(),
     }
@@ -139,7 +240,9 @@ def api_schema(extra_names: list[str]):
             declared = {p["name"] for p in operation.get("parameters", []) if p.get("in") == "query"}
             operation.setdefault("parameters", []).extend(
                 {"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
-                for name in extra_names if name not in declared)
+                for name in extra_names
+                if name not in declared
+            )
     schema = schemathesis.openapi.from_dict(raw)
     schema.app = get_wsgi_application()
     return schema
@@ -154,24 +257,37 @@ def test_the_api_never_answers_a_server_error(world, django_user_model):
 
     schema = api_schema(parameter_names("platform/api"))
     staff = django_user_model.objects.create_user("curator", is_staff=True)
-    users = {"anonymous": {}, "member": {"Authorization": f"Token {Token.objects.create(user=world['user']).key}"},
-             "staff": {"Authorization": f"Token {Token.objects.create(user=staff).key}"}}
-    real_paths = {"slug": [world["dataset"].slug, world["metric"].slug],
-                  "id": [world["public"].pk, world["public"].system_id, world["withdrawn"].pk]}
+    users = {
+        "anonymous": {},
+        "member": {"Authorization": f"Token {Token.objects.create(user=world['user']).key}"},
+        "staff": {"Authorization": f"Token {Token.objects.create(user=staff).key}"},
+    }
+    real_paths = {
+        "slug": [world["dataset"].slug, world["metric"].slug],
+        "id": [world["public"].pk, world["public"].system_id, world["withdrawn"].pk],
+    }
     failures, requests, started = [], 0, time.monotonic()
 
     def exercise(operation, mode, headers, path_parameters, examples):
         @given(case=operation.as_strategy(generation_mode=mode, path_parameters=path_parameters))
-        @settings(max_examples=examples, deadline=None, derandomize=True, database=None, phases=[Phase.generate],
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=examples,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
         def run(case):
             nonlocal requests
             requests += 1
             # REMOTE_ADDR as every WSGI server sets it (werkzeug's test client does not).
             response = case.call(headers=headers, environ_base={"REMOTE_ADDR": "127.0.0.1"})
             if response.status_code >= 500:
-                failures.append(f"{response.status_code} {case.method} {case.formatted_path} query={case.query!r} "
-                                f"body={str(case.body)[:200]!r} as {who}")
+                failures.append(
+                    f"{response.status_code} {case.method} {case.formatted_path} query={case.query!r} "
+                    f"body={str(case.body)[:200]!r} as {who}"
+                )
 
         run()
 
@@ -199,11 +315,16 @@ INVALID_CURSOR = "invalid cursor"
 
 
 AUDITED = [  # (path, query, the answer expected)
-    ("/api/v1/scores/", {"metric": "\x00"}, 400), ("/api/v1/scores/", {"dataset": "a\x00b"}, 400),
-    ("/api/v1/scores/", {"system": "\x00"}, 400), ("/api/v1/correlations/", {"level": "\x00"}, 400),
-    ("/api/v1/correlations/", {"protocol": "\x00"}, 400), ("/api/v1/leaderboards/metrics/", {"level": "\x00"}, 400),
-    ("/api/v1/leaderboards/metrics/", {"protocol": "\x00"}, 400), ("/datasets/demo/items/", {"q": "\x00"}, 400),
-    ("/datasets/demo/significance/", {"protocol": "\x00"}, 400), ("/submissions/1/", {"metric": "\x00"}, 400),
+    ("/api/v1/scores/", {"metric": "\x00"}, 400),
+    ("/api/v1/scores/", {"dataset": "a\x00b"}, 400),
+    ("/api/v1/scores/", {"system": "\x00"}, 400),
+    ("/api/v1/correlations/", {"level": "\x00"}, 400),
+    ("/api/v1/correlations/", {"protocol": "\x00"}, 400),
+    ("/api/v1/leaderboards/metrics/", {"level": "\x00"}, 400),
+    ("/api/v1/leaderboards/metrics/", {"protocol": "\x00"}, 400),
+    ("/datasets/demo/items/", {"q": "\x00"}, 400),
+    ("/datasets/demo/significance/", {"protocol": "\x00"}, 400),
+    ("/submissions/1/", {"metric": "\x00"}, 400),
     ("/api/v1/scores/", {"cursor": "not base64!"}, INVALID_CURSOR),
     ("/api/v1/scores/", {"cursor": "cD1hYmM="}, INVALID_CURSOR),  # p=abc
     ("/api/v1/scores/", {"cursor": "cD05OTk5OTk5OTk5OTk5OTk5OTk5OTk5"}, INVALID_CURSOR),  # p=9999999999999999999999
@@ -211,9 +332,12 @@ AUDITED = [  # (path, query, the answer expected)
     ("/api/v1/scores/", {"cursor": "cD3Csg=="}, INVALID_CURSOR),  # p=² (a digit to str.isdigit)
     ("/api/v1/scores/", {"cursor": "bz05OTk5OTk5OTk5OTk5OTk5OTk5OTk5JnA9MQ=="}, 200),  # o=huge&p=1: capped
     ("/api/v1/scores/", {"cursor": "cj0yJnA9MQ=="}, 200),  # r=2&p=1
-    ("/api/v1/scores/", {"page_size": "99999999999999999999"}, 200), ("/api/v1/scores/", {"page_size": "-5"}, 200),
-    ("/api/v1/datasets/", {"limit": "99999999999999999999"}, 200), ("/api/v1/datasets/", {"offset": "9" * 5000}, 400),
-    ("/api/v1/datasets/", {"offset": "²"}, 400), ("/api/v1/datasets/", {"limit": "-1", "offset": "-1"}, 400),
+    ("/api/v1/scores/", {"page_size": "99999999999999999999"}, 200),
+    ("/api/v1/scores/", {"page_size": "-5"}, 200),
+    ("/api/v1/datasets/", {"limit": "99999999999999999999"}, 200),
+    ("/api/v1/datasets/", {"offset": "9" * 5000}, 400),
+    ("/api/v1/datasets/", {"offset": "²"}, 400),
+    ("/api/v1/datasets/", {"limit": "-1", "offset": "-1"}, 400),
 ]
 
 
@@ -235,24 +359,35 @@ def test_a_staff_upload_with_hostile_names_or_a_nul_is_refused(demo_dataset, cli
 
     from catalog.models import Dataset
 
-    staff = Client(raise_request_exception=False, HTTP_AUTHORIZATION="Token " + Token.objects.create(
-        user=django_user_model.objects.create_user("curator", is_staff=True)).key)
+    staff = Client(
+        raise_request_exception=False,
+        HTTP_AUTHORIZATION="Token "
+        + Token.objects.create(user=django_user_model.objects.create_user("curator", is_staff=True)).key,
+    )
     lines = client.get("/datasets/demo/download.jsonl").content.decode().splitlines()
 
     def upload(content: str, **names) -> tuple[int, dict]:
         response = staff.post("/api/v1/datasets/", {"file": SimpleUploadedFile("d.jsonl", content.encode()), **names})
         return response.status_code, response.json()
 
-    for names, field in (({"slug": "a\x00b"}, "slug"), ({"slug": "x" * 101}, "slug"), ({"slug": "Bad slug!"}, "slug"),
-                         ({"title": "t\x00"}, "title"), ({"title": "t" * 201}, "title")):
+    for names, field in (
+        ({"slug": "a\x00b"}, "slug"),
+        ({"slug": "x" * 101}, "slug"),
+        ({"slug": "Bad slug!"}, "slug"),
+        ({"title": "t\x00"}, "title"),
+        ({"title": "t" * 201}, "title"),
+    ):
         status, body = upload("\n".join(lines), **names)
         assert status == 400 and field in body, (names, status, body)
     caption = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "caption")
     row = json.loads(lines[caption])
-    poisoned = [*lines[:caption], json.dumps({**row, "text": row["text"] + "\x00"}), *lines[caption + 1:]]
+    poisoned = [*lines[:caption], json.dumps({**row, "text": row["text"] + "\x00"}), *lines[caption + 1 :]]
     status, body = upload("\n".join(poisoned), slug="poisoned")
-    assert status == 400 and body["file"] == f"d.jsonl, line {caption + 1}: contains a NUL character (U+0000), " \
-                                             "which no stored text may hold"
+    assert (
+        status == 400
+        and body["file"]
+        == f"d.jsonl, line {caption + 1}: contains a NUL character (U+0000), which no stored text may hold"
+    )
     assert list(Dataset.objects.values_list("slug", flat=True)) == ["demo"]
 
 
@@ -299,6 +434,7 @@ def html_routes() -> list[str]:
 
 def fillings(route: str, real: dict[str, list[str]], junk: dict[str, list[str]]) -> tuple[list[str], list[str]]:
     """The route's URLs with real values for its parameters, and with junk ones."""
+
     def fill(values: dict[str, list[str]]) -> list[str]:
         urls = ["/" + route]
         for match in CONVERTER.finditer(route):
@@ -326,17 +462,30 @@ def test_no_page_answers_a_server_error_to_hostile_parameters(world):
     itself reads alone, the others holding real values. Anonymous, then the owner of the submissions
     (whose POSTs may withdraw, hide or log out: that is why the member comes second)."""
     names = parameter_names("platform", "templates")
-    real = {"slug": [world["dataset"].slug, world["metric"].slug],
-            "int": [world["public"].pk, world["withdrawn"].pk, world["private"].pk, world["item"].pk]
-            + ([world["media"].pk] if world["media"] else []),
-            "str": ["a" * 64]}
-    junk = {"slug": ["nope", "a" * 300], "int": ["0", "99999999999999999999"], "str": ["..", "x" * 300],
-            "path": ["../../etc/passwd"], "uuid": ["00000000-0000-0000-0000-000000000000"]}
+    real = {
+        "slug": [world["dataset"].slug, world["metric"].slug],
+        "int": [world["public"].pk, world["withdrawn"].pk, world["private"].pk, world["item"].pk]
+        + ([world["media"].pk] if world["media"] else []),
+        "str": ["a" * 64],
+    }
+    junk = {
+        "slug": ["nope", "a" * 300],
+        "int": ["0", "99999999999999999999"],
+        "str": ["..", "x" * 300],
+        "path": ["../../etc/passwd"],
+        "uuid": ["00000000-0000-0000-0000-000000000000"],
+    }
     # Real values for the names that select something, so that one hostile parameter at a time gets
     # past the others' checks (the significance page needs all four to find its row).
-    baseline = {"protocol": world["significance"].protocol, "dimension": "expert", "statistic": "tau_c",
-                "level": "caption", "metric": world["metric"].slug, "dataset": world["dataset"].slug,
-                "sort": world["metric"].slug}
+    baseline = {
+        "protocol": world["significance"].protocol,
+        "dimension": "expert",
+        "statistic": "tau_c",
+        "level": "caption",
+        "metric": world["metric"].slug,
+        "dataset": world["dataset"].slug,
+        "sort": world["metric"].slug,
+    }
     failures, count, started, live = [], 0, time.monotonic(), []
 
     def send(client, method, url, data, who):
@@ -365,7 +514,10 @@ def test_no_page_answers_a_server_error_to_hostile_parameters(world):
             for url in good:
                 # 200 (or 405 from a POST-only view) means the view ran; 404 is an id of another kind
                 # of row, 302 a sign-in the decorator asks for: one request is enough for those.
-                if reached == 2 or send(signed_in(client, user), "get", url, baseline, who).status_code not in (200, 405):
+                if reached == 2 or send(signed_in(client, user), "get", url, baseline, who).status_code not in (
+                    200,
+                    405,
+                ):
                     continue
                 reached += 1
                 live.append(f"{who} {url}")
@@ -381,8 +533,10 @@ def test_no_page_answers_a_server_error_to_hostile_parameters(world):
                         if posts:
                             send(signed_in(client, user), "post", url, {name: value}, who)
     elapsed = time.monotonic() - started
-    print(f"page fuzz: {count} requests, {len(live)} URLs reached ({len(all_routes)} routes, {len(names)} "
-          f"parameter names) in {elapsed:.1f} s")
+    print(
+        f"page fuzz: {count} requests, {len(live)} URLs reached ({len(all_routes)} routes, {len(names)} "
+        f"parameter names) in {elapsed:.1f} s"
+    )
     assert {"anonymous /admin/login/", "member /datasets/demo/significance/"} <= set(live)
     assert not failures, f"{len(failures)} server errors:\n" + "\n".join(failures[:60])
 
@@ -414,13 +568,23 @@ def test_downloads_neutralise_formulas_and_keep_numbers(world, client):
 
     caption = world["public"].system.captions.get(text='=HYPERLINK("http://x")')
     Item.objects.filter(pk=caption.item_id).update(external_id="@SUM(A1)")
-    rows = list(csv.DictReader(io.StringIO(b"".join(
-        client.get(f"/submissions/{world['public'].pk}/scores.csv").streaming_content).decode())))
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                b"".join(client.get(f"/submissions/{world['public'].pk}/scores.csv").streaming_content).decode()
+            )
+        )
+    )
     assert len(rows) == 100
     formula = next(row for row in rows if row["caption"].endswith('HYPERLINK("http://x")'))
-    assert formula == {"image_id": "'@SUM(A1)", "caption": "'=HYPERLINK(\"http://x\")", "metric": "bleu_4",
-                       "metric_version": world["metric"].current_version.config_hash, "value": "-0.25",
-                       "error": "'-not a formula"}
+    assert formula == {
+        "image_id": "'@SUM(A1)",
+        "caption": '\'=HYPERLINK("http://x")',
+        "metric": "bleu_4",
+        "metric_version": world["metric"].current_version.config_hash,
+        "value": "-0.25",
+        "error": "'-not a formula",
+    }
     assert float(formula["value"]) == -0.25  # a number, not text a spreadsheet shows quoted
     board = client.get(f"/datasets/{world['dataset'].slug}/leaderboard/", {"download": "csv", "sort": "bleu_4"})
     assert board.status_code == 200 and board["Content-Type"].startswith("text/csv")
@@ -428,8 +592,11 @@ def test_downloads_neutralise_formulas_and_keep_numbers(world, client):
     rows = list(csv.DictReader(io.StringIO(board.content.decode())))
     submitted = next(row for row in rows if row["name"].endswith("+cmd"))
     assert submitted["name"] == "'+cmd" and submitted["bleu_4"] == "-1.5", lines[:3]
-    assert not any(cell.startswith(("=", "+", "-", "@")) and not _is_number(cell)
-                   for row in csv.reader(io.StringIO(board.content.decode())) for cell in row)
+    assert not any(
+        cell.startswith(("=", "+", "-", "@")) and not _is_number(cell)
+        for row in csv.reader(io.StringIO(board.content.decode()))
+        for cell in row
+    )
 
 
 def _is_number(cell: str) -> bool:
@@ -448,9 +615,13 @@ def _outputs(record: logging.LogRecord) -> list[logging.Handler]:
     """The handlers (pytest's own left out) that write `record` on its way up to the root."""
     reached, logger = [], logging.getLogger(record.name)
     while logger is not None:
-        reached += [handler for handler in logger.handlers
-                    if not type(handler).__module__.startswith("_pytest")
-                    and record.levelno >= handler.level and handler.filter(record)]
+        reached += [
+            handler
+            for handler in logger.handlers
+            if not type(handler).__module__.startswith("_pytest")
+            and record.levelno >= handler.level
+            and handler.filter(record)
+        ]
         logger = logger.parent if logger.propagate else None
     return reached
 

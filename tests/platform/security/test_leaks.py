@@ -14,6 +14,7 @@ each marker and as a download, by an anonymous visitor and by another signed-in 
 
 New URL patterns are covered without editing this file.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -57,15 +58,29 @@ class World:
 
 
 def _results(dataset, marker: str) -> bytes:
-    return json.dumps([{"image_id": item.external_id, "caption": f"a {marker} dog number {item.pk}"}
-                       for item in Item.objects.filter(dataset=dataset)]).encode()
+    return json.dumps(
+        [
+            {"image_id": item.external_id, "caption": f"a {marker} dog number {item.pk}"}
+            for item in Item.objects.filter(dataset=dataset)
+        ]
+    ).encode()
 
 
 def _submit(owner, dataset, marker: str, *, public: bool) -> Submission:
-    method = MethodInfo(f"{marker} captioner", f"our {marker} method, unpublished",
-                        f"https://example.org/{marker}/paper", f"https://example.org/{marker}/code")
-    return submission_create(owner=owner, dataset=dataset, file_name=f"{marker}.json",
-                             content=_results(dataset, marker), method=method, is_public=public)
+    method = MethodInfo(
+        f"{marker} captioner",
+        f"our {marker} method, unpublished",
+        f"https://example.org/{marker}/paper",
+        f"https://example.org/{marker}/code",
+    )
+    return submission_create(
+        owner=owner,
+        dataset=dataset,
+        file_name=f"{marker}.json",
+        content=_results(dataset, marker),
+        method=method,
+        is_public=public,
+    )
 
 
 def _scores(submission: Submission, marker: str, version: MetricVersion, tmp_path, settings) -> str:
@@ -73,18 +88,41 @@ def _scores(submission: Submission, marker: str, version: MetricVersion, tmp_pat
     hidden ones best, so a leak would move ranks), and one generated picture whose file carries the
     marker too (served by key)."""
     value = 0.5 if marker == PUBLIC else 0.9
-    EvaluationJob.objects.create(purpose="submission", dataset=submission.dataset, system=submission.system,
-                                 submission=submission, metric_version=version, status="done", total=100, done=100)
-    SystemScore.objects.create(system=submission.system, metric_version=version, value=value, mean=value,
-                               low=value - 0.1, high=value + 0.1, count=100)
+    EvaluationJob.objects.create(
+        purpose="submission",
+        dataset=submission.dataset,
+        system=submission.system,
+        submission=submission,
+        metric_version=version,
+        status="done",
+        total=100,
+        done=100,
+    )
+    SystemScore.objects.create(
+        system=submission.system,
+        metric_version=version,
+        value=value,
+        mean=value,
+        low=value - 0.1,
+        high=value + 0.1,
+        count=100,
+    )
     key = f"{abs(hash(marker)) % 10**8:08d}".ljust(64, "a")
     picture = tmp_path / "generated" / key[:2] / f"{key}.png"
     picture.parent.mkdir(parents=True, exist_ok=True)
     picture.write_bytes(b"\x89PNG " + marker.encode())
-    Score.objects.bulk_create([
-        Score(caption=caption, metric_version=version, value=0.25, input_key=f"{marker}{caption.pk}",
-              detail={"reply": f"{marker} reasoning", "generated_image": key})
-        for caption in Caption.objects.filter(system=submission.system)])
+    Score.objects.bulk_create(
+        [
+            Score(
+                caption=caption,
+                metric_version=version,
+                value=0.25,
+                input_key=f"{marker}{caption.pk}",
+                detail={"reply": f"{marker} reasoning", "generated_image": key},
+            )
+            for caption in Caption.objects.filter(system=submission.system)
+        ]
+    )
     return key
 
 
@@ -99,14 +137,16 @@ def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch) -> W
     private = _submit(owner, demo_dataset, PRIVATE, public=False)
     withdrawn = submission_withdraw(submission=_submit(owner, demo_dataset, WITHDRAWN, public=True))
     public = _submit(owner, demo_dataset, PUBLIC, public=True)
-    keys = [_scores(s, m, version, tmp_path, settings)
-            for s, m in ((private, PRIVATE), (withdrawn, WITHDRAWN), (public, PUBLIC))]
+    keys = [
+        _scores(s, m, version, tmp_path, settings)
+        for s, m in ((private, PRIVATE), (withdrawn, WITHDRAWN), (public, PUBLIC))
+    ]
     board_refresh(dataset_id=demo_dataset.pk)  # the stored board holds the hidden rows too
     return World(demo_dataset.slug, owner, stranger, [private, withdrawn], public, keys)
 
 
 def _patterns(resolvers=None, prefix: str = ""):
-    for entry in (get_resolver().url_patterns if resolvers is None else resolvers):
+    for entry in get_resolver().url_patterns if resolvers is None else resolvers:
         route = prefix + str(entry.pattern)
         if isinstance(entry, URLResolver):
             yield from _patterns(entry.url_patterns, route)
@@ -139,8 +179,9 @@ def _urls(world: World, schema_paths: list[str]) -> list[str]:
     urls = set()
     for route in routes:
         names = CONVERTER.findall(route)
-        pools = [fill.get(kind or "str", fill["str"]) if name not in ("id", "pk") else fill["int"]
-                 for kind, name in names]
+        pools = [
+            fill.get(kind or "str", fill["str"]) if name not in ("id", "pk") else fill["int"] for kind, name in names
+        ]
         for values in itertools.product(*pools):
             filled = iter(values)
             urls.add("/" + CONVERTER.sub(lambda _, filled=filled: quote(next(filled), safe=""), route))
@@ -149,9 +190,16 @@ def _urls(world: World, schema_paths: list[str]) -> list[str]:
 
 def _queries(world: World) -> list[str]:
     hidden_system = world.hidden[0].system.slug
-    return ["", f"?q={PRIVATE}&search={PRIVATE}", f"?q={WITHDRAWN}&search={WITHDRAWN}",
-            f"?system={hidden_system}&dataset={world.dataset_slug}&metric=bleu_4",
-            "?download=csv", "?download=json", "?limit=1000&page_size=5000", "?sort=bleu_4&order=desc"]
+    return [
+        "",
+        f"?q={PRIVATE}&search={PRIVATE}",
+        f"?q={WITHDRAWN}&search={WITHDRAWN}",
+        f"?system={hidden_system}&dataset={world.dataset_slug}&metric=bleu_4",
+        "?download=csv",
+        "?download=json",
+        "?limit=1000&page_size=5000",
+        "?sort=bleu_4&order=desc",
+    ]
 
 
 def _body(response) -> str:
@@ -212,8 +260,10 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
                 client.force_login(user)
             without = _crawl(client, urls, queries)
             differs = [url for url in without if without[url] != seen[name][url]]
-            assert not differs, (f"{name}: {len(differs)} responses change when the hidden submissions are "
-                                 f"deleted, e.g. {differs[:5]}:\n{_first_difference(seen[name], without, differs[0])}")
+            assert not differs, (
+                f"{name}: {len(differs)} responses change when the hidden submissions are "
+                f"deleted, e.g. {differs[:5]}:\n{_first_difference(seen[name], without, differs[0])}"
+            )
         transaction.set_rollback(True)
 
 

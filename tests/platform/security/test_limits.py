@@ -4,6 +4,7 @@ Each test sets a small rate, fires more parallel requests than it allows (thread
 client and database connection, released together by a barrier) and counts what got through.
 Every refusal is a 429 with Retry-After.
 """
+
 from __future__ import annotations
 
 import json
@@ -72,8 +73,9 @@ def test_anonymous_api_reads_per_address(settings, demo_dataset):
 def test_api_reads_per_account_with_a_token(settings, member, demo_dataset):
     settings.CAPBENCH_RATES["api_user"] = "7/min"
     token = Token.objects.create(user=member).key
-    responses = parallel(8, lambda i: [Client(HTTP_AUTHORIZATION=f"Token {token}").get("/api/v1/submissions/")
-                                       for _ in range(4)])
+    responses = parallel(
+        8, lambda i: [Client(HTTP_AUTHORIZATION=f"Token {token}").get("/api/v1/submissions/") for _ in range(4)]
+    )
     flat = [r for batch in responses for r in batch]
     assert admitted(flat) == 7
     assert "throttled" in next(r for r in flat if r.status_code == 429).json()["detail"]
@@ -88,8 +90,7 @@ def test_pages_per_address(settings, demo_dataset):
 
 
 def _bad_upload(client: Client, url: str):
-    return client.post(url, {"dataset": "demo", "method_name": "m",
-                             "results": SimpleUploadedFile("r.json", b"[]")})
+    return client.post(url, {"dataset": "demo", "method_name": "m", "results": SimpleUploadedFile("r.json", b"[]")})
 
 
 def test_uploads_per_account_over_web_and_api_together(settings, member, demo_dataset):
@@ -109,20 +110,30 @@ def test_uploads_per_account_over_web_and_api_together(settings, member, demo_da
 
 def test_token_creation_per_address(settings, member):
     settings.CAPBENCH_RATES["tokens"] = "4/hour"
-    responses = parallel(8, lambda i: Client().post("/api/v1/auth/token/", {"username": "member", "password": PASSWORD}))
+    responses = parallel(
+        8, lambda i: Client().post("/api/v1/auth/token/", {"username": "member", "password": PASSWORD})
+    )
     assert admitted(responses) == 4
     assert all("token" in r.json() for r in responses if r.status_code == 200)
-    assert all(r["Cache-Control"].startswith("max-age=0") or "no-store" in r["Cache-Control"]
-               for r in responses if r.status_code == 200)
+    assert all(
+        r["Cache-Control"].startswith("max-age=0") or "no-store" in r["Cache-Control"]
+        for r in responses
+        if r.status_code == 200
+    )
 
 
-@pytest.mark.parametrize("url, field", [("/accounts/login/", "username"), ("/admin/login/", "username"),
-                                        ("/api/v1/auth/token/", "username")])
+@pytest.mark.parametrize(
+    "url, field", [("/accounts/login/", "username"), ("/admin/login/", "username"), ("/api/v1/auth/token/", "username")]
+)
 def test_sign_in_attempts_per_account(settings, member, url, field):
     settings.CAPBENCH_RATES["login_account"] = "6/10min"
     settings.AXES_FAILURE_LIMIT = 100  # the attempt rate alone is measured here
-    responses = parallel(12, lambda i: Client(REMOTE_ADDR=f"10.1.0.{i + 1}").post(
-        url, {field: "Member" if i % 2 else "member", "password": f"wrong {i}"}))  # one account, any case
+    responses = parallel(
+        12,
+        lambda i: Client(REMOTE_ADDR=f"10.1.0.{i + 1}").post(
+            url, {field: "Member" if i % 2 else "member", "password": f"wrong {i}"}
+        ),
+    )  # one account, any case
     assert admitted(responses, expect={200, 400}) == 6
     # The account is refused from any address; another account from the same address is not.
     assert Client(REMOTE_ADDR="10.2.0.1").post(url, {field: "member", "password": "x"}).status_code == 429
@@ -138,8 +149,13 @@ def test_sign_in_attempts_per_address(settings, member):
 
 def test_sign_up_per_address(settings):
     settings.CAPBENCH_RATES["signup"] = "5/hour"
-    responses = parallel(8, lambda i: Client().post("/accounts/signup/", {
-        "username": f"newcomer{i}", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"}))
+    responses = parallel(
+        8,
+        lambda i: Client().post(
+            "/accounts/signup/",
+            {"username": f"newcomer{i}", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
+        ),
+    )
     assert admitted(responses, expect={302}) == 5
     assert get_user_model().objects.filter(username__startswith="newcomer").count() == 5
 
@@ -166,13 +182,21 @@ def test_quota_refusal_says_when_to_retry(settings, member, demo_dataset):
 
 
 def _results(dataset, text: str) -> bytes:
-    return json.dumps([{"image_id": item.external_id, "caption": text}
-                       for item in Item.objects.filter(dataset=dataset)]).encode()
+    return json.dumps(
+        [{"image_id": item.external_id, "caption": text} for item in Item.objects.filter(dataset=dataset)]
+    ).encode()
 
 
 def _upload(client: Client, dataset, text: str):
-    return client.post("/submit/", {"dataset": dataset.slug, "method_name": "m", "is_public": "on",
-                                    "results": SimpleUploadedFile("r.json", _results(dataset, text))})
+    return client.post(
+        "/submit/",
+        {
+            "dataset": dataset.slug,
+            "method_name": "m",
+            "is_public": "on",
+            "results": SimpleUploadedFile("r.json", _results(dataset, text)),
+        },
+    )
 
 
 def _stored_files(settings) -> list[Path]:
@@ -215,35 +239,75 @@ def test_field_lengths_are_capped(member, demo_dataset):
     token = Token.objects.create(user=member).key
     api = Client(HTTP_AUTHORIZATION=f"Token {token}")
     long = {"description": "x" * 5001}
-    page = client.post("/submit/", {"dataset": "demo", "method_name": "m", **long,
-                                    "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a"))})
+    page = client.post(
+        "/submit/",
+        {
+            "dataset": "demo",
+            "method_name": "m",
+            **long,
+            "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a")),
+        },
+    )
     assert page.status_code == 400 and "at most 5000 characters" in page.content.decode()
-    answer = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m", **long,
-                                               "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a"))})
+    answer = api.post(
+        "/api/v1/submissions/",
+        {
+            "dataset": "demo",
+            "method_name": "m",
+            **long,
+            "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a")),
+        },
+    )
     assert answer.status_code == 400 and "description" in answer.json()
-    answer = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m" * 201,
-                                               "paper_url": "https://example.org/" + "p" * 300,
-                                               "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a"))})
+    answer = api.post(
+        "/api/v1/submissions/",
+        {
+            "dataset": "demo",
+            "method_name": "m" * 201,
+            "paper_url": "https://example.org/" + "p" * 300,
+            "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a")),
+        },
+    )
     assert answer.status_code == 400 and {"method_name", "paper_url"} <= set(answer.json())
     for description in ("x" * 2_000_000, "x" * 1_000_000):  # over the form-field budget, then under it
-        huge = client.post("/submit/", {"dataset": "demo", "method_name": "m", "description": description,
-                                        "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a"))})
+        huge = client.post(
+            "/submit/",
+            {
+                "dataset": "demo",
+                "method_name": "m",
+                "description": description,
+                "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a")),
+            },
+        )
         assert huge.status_code == 400
-        answer = api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m", "description": description,
-                                                   "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a"))})
+        answer = api.post(
+            "/api/v1/submissions/",
+            {
+                "dataset": "demo",
+                "method_name": "m",
+                "description": description,
+                "results": SimpleUploadedFile("r.json", _results(demo_dataset, "a")),
+            },
+        )
         assert answer.status_code == 400
     assert "at most 5000 characters" in huge.content.decode() and "description" in answer.json()
     assert Submission.objects.count() == 0
 
 
-@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/", "javascript:alert(1)",
-                                    "https:///evil.example", "/\\evil.example"])
+@pytest.mark.parametrize(
+    "target",
+    ["https://evil.example/", "//evil.example/", "javascript:alert(1)", "https:///evil.example", "/\\evil.example"],
+)
 def test_sign_up_never_redirects_off_the_site(target):
-    response = Client().post(f"/accounts/signup/?next={target}", {
-        "username": "newcomer", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"})
+    response = Client().post(
+        f"/accounts/signup/?next={target}",
+        {"username": "newcomer", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
+    )
     assert response.status_code == 302 and response["Location"] == "/submissions/mine/"
-    inside = Client().post("/accounts/signup/?next=/datasets/", {
-        "username": "other", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"})
+    inside = Client().post(
+        "/accounts/signup/?next=/datasets/",
+        {"username": "other", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
+    )
     assert inside["Location"] == "/datasets/"
 
 
@@ -252,8 +316,10 @@ def test_a_declared_body_over_the_limit_is_refused_before_it_is_read(live_server
     host, port = live_server.thread.host, live_server.thread.port
     for path in ("/api/v1/submissions/", "/submit/", "/accounts/login/"):
         with socket.create_connection((host, port), timeout=5) as raw:
-            raw.sendall(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: multipart/form-data; "
-                        f"boundary=x\r\nContent-Length: {2**30}\r\n\r\n--x".encode())
+            raw.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: multipart/form-data; "
+                f"boundary=x\r\nContent-Length: {2**30}\r\n\r\n--x".encode()
+            )
             head = raw.recv(4096).decode("latin-1")
         assert head.startswith("HTTP/1.1 413"), head[:200]
 
@@ -268,17 +334,27 @@ def test_every_api_request_counts_per_address_even_with_a_bad_token(settings):
 def test_an_ipv6_client_is_counted_by_its_network_and_forwarded_for_only_from_our_proxies(settings):
     settings.CAPBENCH_RATES["signup"] = "2/hour"
     sign_up = {"password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"}
-    codes = [Client(REMOTE_ADDR=f"2001:db8::{i}").post("/accounts/signup/", {"username": f"six{i}", **sign_up})
-             .status_code for i in range(1, 5)]
+    codes = [
+        Client(REMOTE_ADDR=f"2001:db8::{i}").post("/accounts/signup/", {"username": f"six{i}", **sign_up}).status_code
+        for i in range(1, 5)
+    ]
     assert codes == [302, 302, 429, 429]
     # A client cannot pick its address by sending X-Forwarded-For…
-    spoofed = [Client(REMOTE_ADDR="10.9.0.1", HTTP_X_FORWARDED_FOR=f"10.8.0.{i}").post(
-        "/accounts/signup/", {"username": f"spoof{i}", **sign_up}).status_code for i in range(3)]
+    spoofed = [
+        Client(REMOTE_ADDR="10.9.0.1", HTTP_X_FORWARDED_FOR=f"10.8.0.{i}")
+        .post("/accounts/signup/", {"username": f"spoof{i}", **sign_up})
+        .status_code
+        for i in range(3)
+    ]
     assert spoofed == [302, 302, 429]
     # …but behind our proxy the address it forwards is the client's, and a forged hop before it is not.
     settings.CAPBENCH_TRUSTED_PROXIES = ["10.7.0.0/24"]
-    proxied = [Client(REMOTE_ADDR="10.7.0.2", HTTP_X_FORWARDED_FOR=f"6.6.6.6, 10.6.0.{i}").post(
-        "/accounts/signup/", {"username": f"proxied{i}", **sign_up}).status_code for i in range(3)]
+    proxied = [
+        Client(REMOTE_ADDR="10.7.0.2", HTTP_X_FORWARDED_FOR=f"6.6.6.6, 10.6.0.{i}")
+        .post("/accounts/signup/", {"username": f"proxied{i}", **sign_up})
+        .status_code
+        for i in range(3)
+    ]
     assert proxied == [302, 302, 302]
 
 
@@ -296,8 +372,10 @@ def test_withdrawals_visibility_changes_and_token_rotations_per_account(settings
 
 def test_sign_ins_sign_ups_and_uploads_are_refused_while_the_counters_are_unreachable(settings, member):
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
-    refused = Client().post("/accounts/signup/", {"username": "x", "password1": "a-long-pass-phrase-42",
-                                                  "password2": "a-long-pass-phrase-42"})
+    refused = Client().post(
+        "/accounts/signup/",
+        {"username": "x", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
+    )
     assert refused.status_code == 503 and int(refused["Retry-After"]) == 30
     assert Client().post("/accounts/login/", {"username": "member", "password": PASSWORD}).status_code == 503
     assert Client().get("/accounts/login/").status_code == 200  # reading stays open

@@ -1,4 +1,5 @@
 """Reading results files: the three formats, and every problem named with its place."""
+
 import json
 
 import pytest
@@ -38,19 +39,27 @@ def test_format_is_sniffed_when_the_extension_says_nothing():
 def test_a_utf8_bom_is_accepted_and_bad_utf8_is_located():
     assert read("r.json", b'\xef\xbb\xbf[{"image_id": 1, "caption": "caf\xc3\xa9"}]')[1][0].caption == "café"
     assert problems("r.jsonl", b'{"image_id": 1, "caption": "ok"}\n{"image_id": 2, "caption": "caf\xe9"}\n') == [
-        "line 2, column 32: not valid UTF-8"]
+        "line 2, column 32: not valid UTF-8"
+    ]
 
 
 def test_json_syntax_errors_name_line_and_column():
     assert problems("r.json", '[{"image_id": 1,\n "caption": "x",}]') == [
-        "line 2, column 17: invalid JSON: Expecting property name enclosed in double quotes"]
+        "line 2, column 17: invalid JSON: Expecting property name enclosed in double quotes"
+    ]
     assert problems("r.json", '{"image_id": 1}')[0].startswith("expected a JSON list of")
 
 
 def test_every_field_problem_is_reported_with_its_entry():
-    entries = [{"image_id": 1, "caption": "fine"}, {"caption": "no id"}, {"image_id": True, "caption": "x"},
-               {"image_id": 4, "caption": 7}, {"image_id": 5, "caption": "   "}, {"image_id": 6, "caption": "y" * 101},
-               "not an object"]
+    entries = [
+        {"image_id": 1, "caption": "fine"},
+        {"caption": "no id"},
+        {"image_id": True, "caption": "x"},
+        {"image_id": 4, "caption": 7},
+        {"image_id": 5, "caption": "   "},
+        {"image_id": 6, "caption": "y" * 101},
+        "not an object",
+    ]
     assert problems("r.json", json.dumps(entries)) == [
         "entry 2, field 'image_id': missing",
         "entry 3, field 'image_id': expected a string or an integer, got true",
@@ -63,7 +72,8 @@ def test_every_field_problem_is_reported_with_its_entry():
 
 def test_csv_without_the_needed_columns_says_which():
     assert problems("r.csv", "id,text\n1,a dog\n") == [
-        "line 1: the CSV header needs the columns image_id and caption; missing image_id, caption (found: id, text)"]
+        "line 1: the CSV header needs the columns image_id and caption; missing image_id, caption (found: id, text)"
+    ]
 
 
 def test_many_problems_are_capped_and_counted():
@@ -79,14 +89,16 @@ def test_an_empty_file_is_refused():
 
 def test_hostile_json_is_a_problem_report_not_a_crash():
     assert problems("r.json", '[{"image_id": ' + "9" * 5000 + ', "caption": "x"}]')[0].startswith(
-        "not a results file: Exceeds the limit")
+        "not a results file: Exceeds the limit"
+    )
     assert problems("r.json", "[" * 100_000 + "]" * 100_000)[0].startswith("not a results file:")
     assert problems("r.jsonl", '{"image_id": ' + "9" * 5000 + "}")[0].startswith("line 1: not a results entry:")
 
 
 def test_unpaired_surrogates_are_refused_and_raw_line_separators_are_kept():
     assert problems("r.json", '[{"image_id": 1, "caption": "a \\ud800 dog"}]') == [
-        "entry 1, field 'caption': contains an unpaired surrogate (\\ud800–\\udfff), not text"]
+        "entry 1, field 'caption': contains an unpaired surrogate (\\ud800–\\udfff), not text"
+    ]
     line = '{"image_id": 1, "caption": "two\u2028lines"}\n'
     assert read("r.jsonl", line)[1][0].caption == "two\u2028lines"
 

@@ -1,5 +1,6 @@
 """Creating submissions: one transaction for a valid file, nothing stored for a bad one, quotas,
 and a broker outage that leaves the submission queued for the reaper."""
+
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -34,13 +35,23 @@ def version(number: int):
 
 
 def create(owner, dataset, entries, name="results.json", **extra):
-    return submission_create(owner=owner, dataset=dataset, file_name=name, content=json.dumps(entries).encode(),
-                             method=METHOD, metrics=["rouge_l"], **extra)
+    return submission_create(
+        owner=owner,
+        dataset=dataset,
+        file_name=name,
+        content=json.dumps(entries).encode(),
+        method=METHOD,
+        metrics=["rouge_l"],
+        **extra,
+    )
 
 
 def stored_counts() -> tuple[int, int, int]:
-    return Submission.objects.count(), System.objects.filter(kind="submission").count(), \
-        Caption.objects.filter(system__kind="submission").count()
+    return (
+        Submission.objects.count(),
+        System.objects.filter(kind="submission").count(),
+        Caption.objects.filter(system__kind="submission").count(),
+    )
 
 
 def test_a_valid_file_becomes_system_captions_and_submission(demo_dataset, captioner):
@@ -63,15 +74,18 @@ def test_unknown_duplicate_and_missing_ids_are_all_reported_and_nothing_is_store
         create(captioner, demo_dataset, entries)
     found = caught.value.problems
     assert found[0].startswith("entry 91, field 'image_id': 'no-such-image.jpg' is not an image of dataset 'demo'")
-    assert found[1] == (f"entry 92, field 'image_id': {first_id!r} again (first at entry 1); "
-                        "give exactly one caption per image")
+    assert found[1] == (
+        f"entry 92, field 'image_id': {first_id!r} again (first at entry 1); give exactly one caption per image"
+    )
     assert found[2].startswith("10 of the dataset's 100 images have no caption (e.g. ")
     assert stored_counts() == (0, 0, 0)
 
 
 def test_size_and_caption_length_limits_come_from_settings(demo_dataset, captioner, settings):
     settings.CAPBENCH_CAPTION_MAX_CHARS = 10
-    with pytest.raises(SubmissionFileError, match=r"entry 1, field 'caption': \d+ characters, more than the limit of 10"):
+    with pytest.raises(
+        SubmissionFileError, match=r"entry 1, field 'caption': \d+ characters, more than the limit of 10"
+    ):
         create(captioner, demo_dataset, results(demo_dataset))
     settings.CAPBENCH_SUBMISSION_MAX_BYTES = 1000
     with pytest.raises(SubmissionFileError, match="results.json: .* bytes, more than the limit of 1,000"):
@@ -81,11 +95,17 @@ def test_size_and_caption_length_limits_come_from_settings(demo_dataset, caption
 
 def test_method_metadata_is_checked(demo_dataset, captioner):
     with pytest.raises(SubmissionRefused, match="field 'paper URL': must start with https://"):
-        submission_create(owner=captioner, dataset=demo_dataset, file_name="r.json", content=b"[]",
-                          method=MethodInfo("x", paper_url="javascript:alert(1)"))
+        submission_create(
+            owner=captioner,
+            dataset=demo_dataset,
+            file_name="r.json",
+            content=b"[]",
+            method=MethodInfo("x", paper_url="javascript:alert(1)"),
+        )
     with pytest.raises(SubmissionRefused, match="field 'method name': required"):
-        submission_create(owner=captioner, dataset=demo_dataset, file_name="r.json", content=b"[]",
-                          method=MethodInfo("  "))
+        submission_create(
+            owner=captioner, dataset=demo_dataset, file_name="r.json", content=b"[]", method=MethodInfo("  ")
+        )
 
 
 def test_daily_quota_says_when_the_next_submission_is_allowed(demo_dataset, captioner, settings):
@@ -122,7 +142,8 @@ def broker_down():
 
 
 def test_a_broker_outage_during_upload_leaves_the_submission_queued_and_the_sweep_cannot_send_it_yet(
-        demo_dataset, captioner, broker_down):
+    demo_dataset, captioner, broker_down
+):
     submission = create(captioner, demo_dataset, results(demo_dataset))
     submission.refresh_from_db()
     assert submission.status == "queued" and submission.dispatched_at is None

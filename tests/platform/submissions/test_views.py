@@ -1,4 +1,5 @@
 """The web submission flow: sign up, upload (good and bad files), status, visibility, withdrawal."""
+
 import json
 
 import pytest
@@ -11,19 +12,30 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def results(dataset) -> bytes:
-    return json.dumps([{"image_id": item.external_id, "caption": f"<b>caption</b> {item.pk}"}
-                       for item in Item.objects.filter(dataset=dataset)]).encode()
+    return json.dumps(
+        [
+            {"image_id": item.external_id, "caption": f"<b>caption</b> {item.pk}"}
+            for item in Item.objects.filter(dataset=dataset)
+        ]
+    ).encode()
 
 
 def upload(client, dataset, content: bytes, name="results.json", **fields):
-    data = {"dataset": dataset.slug, "method_name": "My <captioner>", "is_public": "on",
-            "results": SimpleUploadedFile(name, content, content_type="application/json"), **fields}
+    data = {
+        "dataset": dataset.slug,
+        "method_name": "My <captioner>",
+        "is_public": "on",
+        "results": SimpleUploadedFile(name, content, content_type="application/json"),
+        **fields,
+    }
     return client.post("/submit/", data)
 
 
 def test_sign_up_then_upload_then_status(client, demo_dataset):
-    response = client.post("/accounts/signup/", {"username": "newcomer", "password1": "a-long-pass-phrase-42",
-                                                 "password2": "a-long-pass-phrase-42"})
+    response = client.post(
+        "/accounts/signup/",
+        {"username": "newcomer", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
+    )
     assert response.status_code == 302 and response.url == "/submissions/mine/"
     response = upload(client, demo_dataset, results(demo_dataset), paper_url="https://example.org/p")
     submission = Submission.objects.get()
@@ -53,8 +65,9 @@ def test_uploading_needs_an_account(client, demo_dataset):
     assert response.status_code == 302 and response.url.startswith("/accounts/login/?next=/submit/")
 
 
-def test_private_submissions_are_the_owners_and_withdrawal_keeps_the_data(client, demo_dataset, captioner,
-                                                                          django_user_model):
+def test_private_submissions_are_the_owners_and_withdrawal_keeps_the_data(
+    client, demo_dataset, captioner, django_user_model
+):
     client.force_login(captioner)
     upload(client, demo_dataset, results(demo_dataset), is_public="")
     submission = Submission.objects.get()

@@ -1,4 +1,5 @@
 """`manage.py datasets import|export|list|media ...`: moving benchmark datasets in and out."""
+
 from __future__ import annotations
 
 import sys
@@ -59,8 +60,9 @@ class Command(BaseCommand):
         started = time.perf_counter()
         bundle = read_bundle(options["format"], options["path"], manifest=options["manifest"])
         parsed = time.perf_counter() - started
-        outcome = dataset_import(bundle=bundle, source_path=str(options["path"]), slug=options["slug"],
-                                  title=options["title"])
+        outcome = dataset_import(
+            bundle=bundle, source_path=str(options["path"]), slug=options["slug"], title=options["title"]
+        )
         total = time.perf_counter() - started
         counts = ", ".join(f"{count:,} {name}" for name, count in outcome.counts.items() if count)
         verb = "imported" if outcome.changed else "unchanged (same content already stored), nothing written:"
@@ -86,25 +88,33 @@ class Command(BaseCommand):
 
     def do_list(self, options: dict) -> None:
         for dataset in Dataset.objects.all():
-            self.stdout.write(f"{dataset.slug:24} {dataset.kind:9} {dataset.modality:6} "
-                              f"{dataset.items.count():>6,} items  {dataset.title}")
+            self.stdout.write(
+                f"{dataset.slug:24} {dataset.kind:9} {dataset.modality:6} "
+                f"{dataset.items.count():>6,} items  {dataset.title}"
+            )
 
     def do_media_manifest(self, options: dict) -> None:
         outcome = media_manifest_apply(dataset=self.dataset(options["slug"]), manifest=options["manifest"])
-        self.stdout.write(f"{options['slug']}: {outcome.matched:,} media matched the manifest "
-                          f"({outcome.changed:,} updated); {outcome.media_without_checksum:,} media "
-                          f"without a checksum; {outcome.entries_not_in_dataset:,} manifest entries "
-                          "not in this dataset")
+        self.stdout.write(
+            f"{options['slug']}: {outcome.matched:,} media matched the manifest "
+            f"({outcome.changed:,} updated); {outcome.media_without_checksum:,} media "
+            f"without a checksum; {outcome.entries_not_in_dataset:,} manifest entries "
+            "not in this dataset"
+        )
 
     def do_media_attach(self, options: dict) -> None:
         if not options["directory"].is_dir():
             raise CommandError(f"{options['directory']}: not a directory")
         outcome = media_attach(dataset=self.dataset(options["slug"]), directory=options["directory"])
-        self.stdout.write(f"{options['slug']}: attached {len(outcome.attached):,} files "
-                          f"({len(outcome.already_attached):,} were already attached)")
+        self.stdout.write(
+            f"{options['slug']}: attached {len(outcome.attached):,} files "
+            f"({len(outcome.already_attached):,} were already attached)"
+        )
         for line in outcome.checksum_mismatch:
             self.stdout.write(self.style.WARNING(f"  checksum mismatch, not attached: {line}"))
         if outcome.not_in_dataset:
-            self.stdout.write(f"  {len(outcome.not_in_dataset):,} files are not media of this dataset "
-                              f"(first: {outcome.not_in_dataset[0]})")
+            self.stdout.write(
+                f"  {len(outcome.not_in_dataset):,} files are not media of this dataset "
+                f"(first: {outcome.not_in_dataset[0]})"
+            )
         self.stdout.write(f"  {outcome.still_missing:,} media still have no file")

@@ -1,5 +1,6 @@
 """`manage.py reproduce DATASET PATH`: the published Kendall table for a dataset, recomputed from its
 source files (no database), with 95% image-level bootstrap intervals beside the papers' numbers."""
+
 from __future__ import annotations
 
 import time
@@ -40,8 +41,10 @@ class Command(BaseCommand):
             return
         table = judgment_rows(bundle)
         rows, human, images = table.rows, table.human, table.items
-        self.stdout.write(f"{options['dataset']}: {len(rows):,} rows over {len(bundle.items):,} images; "
-                          f"95% intervals from {options['replicates']} image-level bootstrap replicates")
+        self.stdout.write(
+            f"{options['dataset']}: {len(rows):,} rows over {len(bundle.items):,} images; "
+            f"95% intervals from {options['replicates']} image-level bootstrap replicates"
+        )
         self.stdout.write(f"{'metric':10} {'tau-b':>22} {'paper':>6}   {'tau-c':>22} {'paper':>6}  match")
         mismatches = 0
         for slug in sorted({slug for dataset, slug in KENDALL if dataset == options["dataset"]}):
@@ -69,5 +72,7 @@ class Command(BaseCommand):
             mismatches += abs(ours - published[name]) > TOLERANCE + 1e-9
             cells.append(f"{ours:5.1f} [{100 * interval.low:5.1f}, {100 * interval.high:5.1f}] {published[name]:6.1f}")
         verdict = "yes" if not mismatches else "NO"
-        self.stdout.write(f"{slug:10} {cells[0]:>29}   {cells[1]:>29}  {verdict}  ({time.perf_counter() - started:.1f} s)")
+        self.stdout.write(
+            f"{slug:10} {cells[0]:>29}   {cells[1]:>29}  {verdict}  ({time.perf_counter() - started:.1f} s)"
+        )
         return mismatches

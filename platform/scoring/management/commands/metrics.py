@@ -1,5 +1,6 @@
 """`manage.py metrics train camscore --dataset SLUG [--split train]`: fit a metric's learned part on
 the platform's human judgments."""
+
 from __future__ import annotations
 
 import json
@@ -34,11 +35,19 @@ class Command(BaseCommand):
             raise CommandError(f"no dataset {options['dataset']!r}")
         try:
             outcome = TRAINABLE[options["metric"]](
-                dataset=dataset, split=options["split"], validation=options["validation"], lr=options["lr"],
-                max_epochs=options["max_epochs"], patience=options["patience"], seed=options["seed"],
-                progress=self.stdout.write)
+                dataset=dataset,
+                split=options["split"],
+                validation=options["validation"],
+                lr=options["lr"],
+                max_epochs=options["max_epochs"],
+                patience=options["patience"],
+                seed=options["seed"],
+                progress=self.stdout.write,
+            )
         except (ValueError, MetricUnavailable) as error:
             raise CommandError(str(error)) from None
-        self.stdout.write(f"best validation τ-b {outcome.best_tau:.4f} at epoch {outcome.best_epoch} of "
-                          f"{outcome.epochs}; saved {outcome.path}")
+        self.stdout.write(
+            f"best validation τ-b {outcome.best_tau:.4f} at epoch {outcome.best_epoch} of "
+            f"{outcome.epochs}; saved {outcome.path}"
+        )
         self.stdout.write(json.dumps(outcome.record, indent=1))

@@ -1,4 +1,5 @@
 """`manage.py scoring metrics|estimate|score-dataset|jobs|reap`: the scoring engine from the command line."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         actions.add_parser("metrics", help="sync the registry and list metrics with their availability")
-        estimate = actions.add_parser("estimate", help="tokens and cost of scoring a dataset with the judges; "
-                                                      "sends nothing")
+        estimate = actions.add_parser(
+            "estimate", help="tokens and cost of scoring a dataset with the judges; sends nothing"
+        )
         estimate.add_argument("dataset")
         estimate.add_argument("--metric", action="append", dest="metrics", help="slug (repeat); default every judge")
         estimate.add_argument("--json", action="store_true", help="one JSON object per metric")
@@ -39,8 +41,10 @@ class Command(BaseCommand):
         created = metrics_sync()
         for metric in Metric.objects.filter(is_registered=True).select_related("current_version"):
             state = "available" if metric.available else f"unavailable: {metric.unavailable_reason}"
-            self.stdout.write(f"{metric.slug:12} {metric.queue:4} v{metric.current_version.version:6} "
-                              f"{metric.current_version.config_hash}  {state}")
+            self.stdout.write(
+                f"{metric.slug:12} {metric.queue:4} v{metric.current_version.version:6} "
+                f"{metric.current_version.config_hash}  {state}"
+            )
         if created:
             self.stdout.write(f"new versions: {', '.join(str(v) for v in created)}")
         rescoring = versions_rescore()
@@ -74,11 +78,15 @@ class Command(BaseCommand):
         except UnknownMetric as error:
             raise CommandError(error.args[0]) from None
         for job in jobs:
-            self.stdout.write(f"job {job.pk}: {job.metric_version.metric.slug} over {job.total:,} captions, "
-                              f"{job.batch_count} batch(es), {job.status}")
+            self.stdout.write(
+                f"job {job.pk}: {job.metric_version.metric.slug} over {job.total:,} captions, "
+                f"{job.batch_count} batch(es), {job.status}"
+            )
 
     def _jobs(self, options) -> None:
-        for job in EvaluationJob.objects.select_related("metric_version__metric", "dataset", "system")[:options["limit"]]:
+        for job in EvaluationJob.objects.select_related("metric_version__metric", "dataset", "system")[
+            : options["limit"]
+        ]:
             target = job.system.name if job.system else f"all of {job.dataset.slug}"
             line = f"{job.pk:6} {job.metric_version.metric.slug:12} {job.status:11} {job.done:>7,}/{job.total:<7,} {target}"
             self.stdout.write(line + (f"  {job.error}" if job.error else ""))
@@ -88,13 +96,19 @@ class Command(BaseCommand):
 
 
 def estimate_text(found) -> str:
-    cost = (f"${found.cost_usd:,.2f}" + (f" (at most ${found.cost_usd_max:,.2f})" if found.cost_usd_max is not None else "")
-            if found.cost_usd is not None else "no price")
+    cost = (
+        f"${found.cost_usd:,.2f}" + (f" (at most ${found.cost_usd_max:,.2f})" if found.cost_usd_max is not None else "")
+        if found.cost_usd is not None
+        else "no price"
+    )
     bound = f", at most {found.completion_tokens_max:,}" if found.completion_tokens_max is not None else ""
-    return "\n".join([
-        f"{found.metric} on {found.backend}",
-        f"  rows {found.rows:,} ({found.unjudgeable:,} cannot be judged); requests {found.requests:,}, "
-        f"{found.cached:,} already cached; {found.images:,} pictures to send",
-        f"  prompt tokens {found.prompt_tokens:,} ({found.counting})",
-        f"  completion tokens {found.completion_tokens:,}{bound} ({found.completion_basis})",
-        f"  cost {cost} ({found.price_basis}); redraws after unparseable replies not counted"])
+    return "\n".join(
+        [
+            f"{found.metric} on {found.backend}",
+            f"  rows {found.rows:,} ({found.unjudgeable:,} cannot be judged); requests {found.requests:,}, "
+            f"{found.cached:,} already cached; {found.images:,} pictures to send",
+            f"  prompt tokens {found.prompt_tokens:,} ({found.counting})",
+            f"  completion tokens {found.completion_tokens:,}{bound} ({found.completion_basis})",
+            f"  cost {cost} ({found.price_basis}); redraws after unparseable replies not counted",
+        ]
+    )

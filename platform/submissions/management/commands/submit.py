@@ -1,4 +1,5 @@
 """`manage.py submit DATASET FILE --user NAME --name METHOD`: upload a captioner's results file."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,9 +38,15 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: no such file")
         method = MethodInfo(options["name"], options["description"], options["paper_url"], options["code_url"])
         try:
-            submission = submission_create(owner=owner, dataset=dataset, file_name=path.name,
-                                           content=path.read_bytes(), method=method, metrics=options["metrics"],
-                                           is_public=options["public"])
+            submission = submission_create(
+                owner=owner,
+                dataset=dataset,
+                file_name=path.name,
+                content=path.read_bytes(),
+                method=method,
+                metrics=options["metrics"],
+                is_public=options["public"],
+            )
         except (SubmissionFileError, SubmissionRefused, QuotaExceeded) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"submission {submission.pk}: {submission.caption_count:,} captions, {submission.status}")

@@ -1,5 +1,6 @@
 """BERTScore on a tiny random RoBERTa (17 layers, the `roberta_store` fixture) where roberta-large lives:
 greedy matching by hand, and the bert-score package as the oracle on the same model."""
+
 import numpy as np
 import pytest
 
@@ -17,10 +18,12 @@ def test_greedy_matching_by_hand():
 
 
 def rows():
-    return [CaptionRow("0", "a dog runs on grass", ("a dog runs on the grass", "the cat sleeps")),
-            CaptionRow("1", "children on a bench", ("two children sit on a bench",)),
-            CaptionRow("2", "a man in the rain", ("a woman holds an umbrella in the rain", "people walk")),
-            CaptionRow("3", "", ("a man rides a bike",))]
+    return [
+        CaptionRow("0", "a dog runs on grass", ("a dog runs on the grass", "the cat sleeps")),
+        CaptionRow("1", "children on a bench", ("two children sit on a bench",)),
+        CaptionRow("2", "a man in the rain", ("a woman holds an umbrella in the rain", "people walk")),
+        CaptionRow("3", "", ("a man rides a bike",)),
+    ]
 
 
 def test_matches_the_bert_score_package_on_the_same_model(roberta_store, monkeypatch):
@@ -33,14 +36,24 @@ def test_matches_the_bert_score_package_on_the_same_model(roberta_store, monkeyp
 
     # Under transformers 5 `encode(..., add_prefix_space=True)` (what bert-score passes) is silently
     # ignored; the option must be given when the tokenizer is built, as we do. Give the oracle the same.
-    monkeypatch.setattr(scorer, "get_tokenizer",
-                        lambda model_type, use_fast=False: AutoTokenizer.from_pretrained(model_type, add_prefix_space=True))
+    monkeypatch.setattr(
+        scorer,
+        "get_tokenizer",
+        lambda model_type, use_fast=False: AutoTokenizer.from_pretrained(model_type, add_prefix_space=True),
+    )
     result = BertScore().score(rows())
     for row, ours in zip(rows()[:3], result.details[:3], strict=True):
         best = {"P": -1.0, "R": -1.0, "F": -1.0}
         for reference in row.references:
-            p, r, f = bert_score.score([row.candidate], [reference], model_type=str(roberta_store), num_layers=17,
-                                       idf=False, batch_size=8, device="cpu")
+            p, r, f = bert_score.score(
+                [row.candidate],
+                [reference],
+                model_type=str(roberta_store),
+                num_layers=17,
+                idf=False,
+                batch_size=8,
+                device="cpu",
+            )
             best = {"P": max(best["P"], p.item()), "R": max(best["R"], r.item()), "F": max(best["F"], f.item())}
         assert ours == pytest.approx(best, abs=1e-5)  # P, R, F each maximised over references alone
     assert result.details[3] == {"P": 0.0, "R": 0.0, "F": 0.0}  # empty candidate

@@ -1,5 +1,6 @@
 """CLIP-S, RefCLIP-S, PAC-S and RefPAC-S: formulas on fixed embeddings, and the real loading path
 on a tiny random CLIP (batching, the feature cache, checkpoints, honest refusal without weights)."""
+
 import math
 
 import numpy as np
@@ -43,8 +44,13 @@ def test_harmonic_mean_edges():
 
 def rows(images, refs=True):
     captions = ["a red square", "noise in many colours", "a photo of static", "two cats", "a dog running"]
-    references = [("a colourful noise image", "random pixels"), ("static",), ("noise", "a test pattern"),
-                  ("pixels",), ("an abstract picture", "colours")]
+    references = [
+        ("a colourful noise image", "random pixels"),
+        ("static",),
+        ("noise", "a test pattern"),
+        ("pixels",),
+        ("an abstract picture", "colours"),
+    ]
     return [CaptionRow(str(i), c, references[i] if refs else (), images[i]) for i, c in enumerate(captions)]
 
 
@@ -55,7 +61,8 @@ def independent_clip_s(store, image_paths, captions, w):
     from PIL import Image
 
     model, _, preprocess = open_clip.create_model_and_transforms(
-        "ViT-B-32-quickgelu", pretrained=str(store / "open_clip" / "ViT-B-32-quickgelu" / "openai.pt"))
+        "ViT-B-32-quickgelu", pretrained=str(store / "open_clip" / "ViT-B-32-quickgelu" / "openai.pt")
+    )
     tokenizer = open_clip.get_tokenizer("ViT-B-32-quickgelu")
     with torch.no_grad():
         image = model.encode_image(torch.stack([preprocess(Image.open(p).convert("RGB")) for p in image_paths]))

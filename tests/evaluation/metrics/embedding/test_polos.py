@@ -2,6 +2,7 @@
 the feature order and the layer mix by hand, an independent forward of the released architecture
 (its own module names, its whole-batch layer norm at batch size 1) as the oracle, batching, and
 honest refusals."""
+
 import fractions
 
 import numpy as np
@@ -27,21 +28,45 @@ def test_features_follow_the_released_order():
     r, c = torch.tensor([[1.0, -2.0]]), torch.tensor([[3.0, 5.0]])
     v, cc, rc = torch.tensor([[2.0, 1.0, 0.0]]), torch.tensor([[1.0, 4.0, -1.0]]), torch.tensor([[0.5, 0.0, 2.0]])
     features = pair_features(r, c, v, cc, rc)[0].tolist()
-    assert features == [1, -2, 3, 5, 2, 7, 3, -10,                 # r, c, |c−r|, c⊙r
-                        2, 1, 0, 1, 4, -1, 1, 3, 1, 2, 4, 0,       # v, c', |v−c'|, v⊙c'
-                        0.5, 4, 3, 0.5, 0, -2]                     # |r'−c'|, r'⊙c'
+    assert features == [
+        1,
+        -2,
+        3,
+        5,
+        2,
+        7,
+        3,
+        -10,  # r, c, |c−r|, c⊙r
+        2,
+        1,
+        0,
+        1,
+        4,
+        -1,
+        1,
+        3,
+        1,
+        2,
+        4,
+        0,  # v, c', |v−c'|, v⊙c'
+        0.5,
+        4,
+        3,
+        0.5,
+        0,
+        -2,
+    ]  # |r'−c'|, r'⊙c'
 
 
 def test_layer_mix_normalises_each_sentence_over_its_own_unmasked_tokens():
     # 2 layers, 1 sentence of 2 real tokens (+1 padding), hidden 2.
-    layers = torch.tensor([[[[1.0, 3.0], [5.0, 7.0], [100.0, -100.0]]],
-                           [[[0.0, 0.0], [0.0, 4.0], [9.0, 9.0]]]])
+    layers = torch.tensor([[[[1.0, 3.0], [5.0, 7.0], [100.0, -100.0]]], [[[0.0, 0.0], [0.0, 4.0], [9.0, 9.0]]]])
     mask = torch.tensor([[1, 1, 0]])
     weights, gamma = torch.tensor([0.0, np.log(3.0)], dtype=torch.float32), torch.tensor(2.0)
     mixed = mix_layers(layers, mask, weights, gamma)
-    first = (np.array([1, 3, 5, 7]) - 4) / np.sqrt(5 + 1e-12)      # mean 4, variance 5
-    second = (np.array([0, 0, 0, 4]) - 1) / np.sqrt(3 + 1e-12)     # mean 1, variance 3
-    expected = 2 * (0.25 * first + 0.75 * second)                   # softmax(0, log 3) = (¼, ¾)
+    first = (np.array([1, 3, 5, 7]) - 4) / np.sqrt(5 + 1e-12)  # mean 4, variance 5
+    second = (np.array([0, 0, 0, 4]) - 1) / np.sqrt(3 + 1e-12)  # mean 1, variance 3
+    expected = 2 * (0.25 * first + 0.75 * second)  # softmax(0, log 3) = (¼, ¾)
     assert mixed[0, :2].reshape(-1).numpy() == pytest.approx(expected, abs=1e-6)
     # Another sentence in the same batch changes nothing (the released code's batch-wide norm would).
     other = torch.tensor([[[[9.0, 9.0], [0.0, 1.0], [0.0, 0.0]]], [[[2.0, 2.0], [1.0, 1.0], [0.0, 0.0]]]])
@@ -70,7 +95,7 @@ def released_forward(store, checkpoint, rows):
     state = torch.load(checkpoint, weights_only=False)["state_dict"]
     simcse = store / "hf" / "princeton-nlp" / "sup-simcse-roberta-base"
     tokenizer, encoder = AutoTokenizer.from_pretrained(simcse), AutoModel.from_pretrained(simcse).eval()
-    encoder.load_state_dict({k[len("encoder.model."):]: v for k, v in state.items() if k.startswith("encoder.model.")})
+    encoder.load_state_dict({k[len("encoder.model.") :]: v for k, v in state.items() if k.startswith("encoder.model.")})
     weights = torch.cat([state[f"scalar_mix.scalar_parameters.{i}"] for i in range(POLOS_TEXT_LAYERS + 1)])
     feed_forward = torch.nn.Sequential()  # FeedForward's own module names, so its keys load strictly
     for index in (1, 2, 3):
@@ -79,10 +104,10 @@ def released_forward(store, checkpoint, rows):
         if index < 3:
             feed_forward.add_module(f"activation_{index}", torch.nn.Tanh())
             feed_forward.add_module(f"dropout_{index}", torch.nn.Dropout(0.1))
-    feed_forward.load_state_dict({k[len("ff.0.ff."):]: v for k, v in state.items() if k.startswith("ff.0.ff.")})
+    feed_forward.load_state_dict({k[len("ff.0.ff.") :]: v for k, v in state.items() if k.startswith("ff.0.ff.")})
     feed_forward.eval()
     clip, _, preprocess = open_clip.create_model_and_transforms("ViT-B-32-quickgelu", pretrained=None)
-    clip.load_state_dict({k[len("clip."):]: v for k, v in state.items() if k.startswith("clip.")})
+    clip.load_state_dict({k[len("clip.") :]: v for k, v in state.items() if k.startswith("clip.")})
     clip.eval()
     clip_tokens = open_clip.get_tokenizer("ViT-B-32-quickgelu")
 
@@ -100,20 +125,34 @@ def released_forward(store, checkpoint, rows):
             scores = []
             for reference in row.references:
                 ref, ref_clip = sentence(reference), clip.encode_text(clip_tokens([PREFIX + reference]))
-                x = torch.cat((ref, candidate, torch.abs(candidate - ref), candidate * ref, image, candidate_clip,
-                               torch.abs(image - candidate_clip), image * candidate_clip,
-                               torch.abs(ref_clip - candidate_clip), ref_clip * candidate_clip), dim=1)
+                x = torch.cat(
+                    (
+                        ref,
+                        candidate,
+                        torch.abs(candidate - ref),
+                        candidate * ref,
+                        image,
+                        candidate_clip,
+                        torch.abs(image - candidate_clip),
+                        image * candidate_clip,
+                        torch.abs(ref_clip - candidate_clip),
+                        ref_clip * candidate_clip,
+                    ),
+                    dim=1,
+                )
                 scores.append(torch.sigmoid(feed_forward(x)).item())
             out.append(max(scores))
     return out
 
 
 def rows(images):
-    return [CaptionRow("0", "a dog runs on the grass", ("a dog on grass", "the cat sleeps", "people walk"), images[0]),
-            CaptionRow("1", "two children on a bench", ("two children sit on a bench",), images[1]),
-            CaptionRow("2", "a man in the rain", ("a woman holds an umbrella in the rain", "a man"), images[2]),
-            CaptionRow("3", "a red sofa", ("the cat sleeps on a red sofa", "a sofa"), images[3]),
-            CaptionRow("4", "a dog runs on the grass", ("a bike down a hill",), images[3])]
+    return [
+        CaptionRow("0", "a dog runs on the grass", ("a dog on grass", "the cat sleeps", "people walk"), images[0]),
+        CaptionRow("1", "two children on a bench", ("two children sit on a bench",), images[1]),
+        CaptionRow("2", "a man in the rain", ("a woman holds an umbrella in the rain", "a man"), images[2]),
+        CaptionRow("3", "a red sofa", ("the cat sleeps on a red sofa", "a sofa"), images[3]),
+        CaptionRow("4", "a dog runs on the grass", ("a bike down a hill",), images[3]),
+    ]
 
 
 def test_polos_equals_the_released_architecture_run_one_pair_at_a_time(model_store, polos_store, images):
@@ -165,6 +204,7 @@ def test_a_checkpoint_whose_clip_differs_from_the_store_is_refused(model_store, 
 def test_a_head_that_does_not_fit_the_encoders_is_refused(model_store, polos_store, images):
     def widen(state):
         state["ff.0.ff.linear_1.weight"] = torch.zeros(24, 4 * 768 + 6 * 512)
+
     resave(polos_store, widen)
     with pytest.raises(MetricUnavailable, match="takes 6144 features"):
         Polos().score(rows(images))

@@ -1,5 +1,6 @@
 """G-VEval, CLAIR, VisCE² and FLEUR against the fake endpoint: the prompts they send, the numbers
 they read, failures kept as failures with the reply, and what the score detail records."""
+
 import math
 
 import numpy as np
@@ -19,8 +20,9 @@ def picture(tmp_path):
 
 
 def scored(text_before, alternatives, after="$."):
-    return completion(words(text_before) + [("$", {}), (max(alternatives, key=alternatives.get), alternatives),
-                                            (after, {})])
+    return completion(
+        words(text_before) + [("$", {}), (max(alternatives, key=alternatives.get), alternatives), (after, {})]
+    )
 
 
 def test_references_are_formatted_as_released():
@@ -82,18 +84,27 @@ def test_accr_on_a_video_reads_four_dimensions_from_the_composite(judge_server, 
         stream = container.add_stream("mpeg4", rate=10)
         stream.width, stream.height, stream.pix_fmt = 32, 32, "yuv420p"
         for index in range(6):
-            container.mux(stream.encode(av.VideoFrame.from_ndarray(np.full((32, 32, 3), 40 * index, np.uint8),
-                                                                   format="rgb24")))
+            container.mux(
+                stream.encode(av.VideoFrame.from_ndarray(np.full((32, 32, 3), 40 * index, np.uint8), format="rgb24"))
+            )
         container.mux(stream.encode(None))
     tokens = []
-    for marker, alternatives in (("α", {"90": 1.0}), ("β", {"60": 0.5, "80": 0.5}), ("ψ", {"70": 1.0}),
-                                 ("δ", {"100": 1.0})):
-        tokens += [(f" score is {marker}", {}), (max(alternatives, key=alternatives.get), alternatives),
-                   (f"{marker}.", {})]
+    for marker, alternatives in (
+        ("α", {"90": 1.0}),
+        ("β", {"60": 0.5, "80": 0.5}),
+        ("ψ", {"70": 1.0}),
+        ("δ", {"100": 1.0}),
+    ):
+        tokens += [
+            (f" score is {marker}", {}),
+            (max(alternatives, key=alternatives.get), alternatives),
+            (f"{marker}.", {}),
+        ]
     judge_server.then(ok(completion(tokens)))
     result = get("gveval_accr").score([CaptionRow("1", "a man cooks", ("a man is cooking",), str(path))])
     assert result.details[0]["dimensions"] == pytest.approx(
-        {"accuracy": 90, "completeness": 70, "conciseness": 70, "relevance": 100})
+        {"accuracy": 90, "completeness": 70, "conciseness": 70, "relevance": 100}
+    )
     assert result.scores == [pytest.approx((90 + 70 + 70 + 100) / 4)]
     image = judge_server.requests[0]["messages"][0]["content"][1]["image_url"]
     assert image["detail"] == "high" and image["url"].startswith("data:image/png;base64,")
@@ -110,8 +121,10 @@ def test_clair_asks_at_temperature_zero_and_reports_on_0_to_1(judge_server):
     assert result.scores == [0.65] and result.details[0]["reason"] == "similar scene"
     sent = judge_server.requests[0]
     assert sent["temperature"] == 0.0 and sent["max_tokens"] == 1024
-    assert "Candidate set:\n- a dog\nReference set:\n- a dog runs\n- a puppy\nOn a precise scale" in \
-        sent["messages"][0]["content"]
+    assert (
+        "Candidate set:\n- a dog\nReference set:\n- a dog runs\n- a puppy\nOn a precise scale"
+        in sent["messages"][0]["content"]
+    )
 
 
 def test_visce2_extracts_the_context_once_per_image_and_rates_with_it(judge_server, picture, monkeypatch):
@@ -124,23 +137,26 @@ def test_visce2_extracts_the_context_once_per_image_and_rates_with_it(judge_serv
         return ok(completion(words("Rating: 1000" if "odd" in text else "Rating: 85. Good.")))
 
     judge_server.default = answer
-    rows = [CaptionRow("1", "a gray square", (), picture), CaptionRow("2", "a grey box", (), picture),
-            CaptionRow("3", "an odd one", (), picture)]
+    rows = [
+        CaptionRow("1", "a gray square", (), picture),
+        CaptionRow("2", "a grey box", (), picture),
+        CaptionRow("3", "an odd one", (), picture),
+    ]
     result = get("visce2").score(rows)
     contexts = [r for r in judge_server.requests if r["messages"][0]["content"][0]["text"].startswith("Analyze")]
-    assert len(contexts) == 1                                      # once per image
+    assert len(contexts) == 1  # once per image
     ratings = [r["messages"][0]["content"][0]["text"] for r in judge_server.requests[1:]]
-    assert len(ratings) == 3 + 2                                   # the odd one is drawn 3 times
+    assert len(ratings) == 3 + 2  # the odd one is drawn 3 times
     rating = next(text for text in ratings if "\na gray square\n" in text)
     assert "Candidate caption:\nCandidate:\na gray square\n" in rating
     assert "Visual Context:\nObject 1: a gray square\n" in rating
     assert result.scores[:2] == [85.0, 85.0]
     assert result.details[0]["reference_parse"] == 85.0 and result.details[0]["visual_context"].startswith("Object 1")
     assert math.isnan(result.scores[2]) and "outside 0–100" in result.details[2]["error"]
-    assert result.details[2]["visual_context"].startswith("Object 1")   # kept for a failure too (the item page)
+    assert result.details[2]["visual_context"].startswith("Object 1")  # kept for a failure too (the item page)
     assert judge_server.requests[1]["temperature"] == 0.2 and judge_server.requests[1]["seed"] == 0
     before = len(judge_server.requests)
-    get("visce2").score(rows[:2])                                  # every reply cached now
+    get("visce2").score(rows[:2])  # every reply cached now
     assert len(judge_server.requests) == before
 
 

@@ -1,6 +1,7 @@
 """The local backend on a tiny random LLaVA loaded through transformers from the store: the same
 reply structure as the endpoint (tokens, log-probabilities, watched digits), batching that changes
 nothing, caching, and VisCE²/FLEUR running on it end to end."""
+
 import math
 from pathlib import Path
 
@@ -25,8 +26,10 @@ def picture(tmp_path):
 def test_replies_carry_tokens_logprobs_and_watched_digits_and_batching_changes_nothing(llava_store, picture):
     backend = LocalVLM(CATALOGUE["llava-hf/llava-1.5-13b-hf"], batch=4)
     image = Path(picture).read_bytes()
-    requests = [JudgeRequest("rate the caption a dog", image, "image/png", watch=DIGITS),
-                JudgeRequest("rate the caption from 0 to 100: two children sit on a bench", image, "image/png")]
+    requests = [
+        JudgeRequest("rate the caption a dog", image, "image/png", watch=DIGITS),
+        JudgeRequest("rate the caption from 0 to 100: two children sit on a bench", image, "image/png"),
+    ]
     params = JudgeParams(max_tokens=5, top_logprobs=3)
     together = backend.complete(requests, params)
     alone = [backend.complete([request], params)[0] for request in requests]
@@ -56,23 +59,26 @@ def test_visce2_and_fleur_run_on_the_local_model_and_record_what_they_read(llava
     visce2 = get("visce2").score(rows)
     for value, detail in zip(visce2.scores, visce2.details, strict=True):
         assert detail["draws"] >= 1 and "reply" in detail and detail["prompt_tokens"] > 0
-        if math.isnan(value):   # a random model: a reply without a number in 0–100 is a failure, not 0
+        if math.isnan(value):  # a random model: a reply without a number in 0–100 is a failure, not 0
             assert detail["error"].startswith("unparseable reply")
         else:
             assert 0 <= value <= 100 and detail["visual_context"]
     fleur = get("fleur").score(rows)
     for value, detail in zip(fleur.scores, fleur.details, strict=True):
-        assert detail["draws"] == 1   # greedy on a local model: drawing again gives the same reply
+        assert detail["draws"] == 1  # greedy on a local model: drawing again gives the same reply
         assert math.isnan(value) == ("error" in detail)
 
 
 def test_qwen2_vl_answers_like_llava_and_batching_changes_nothing(qwen_store, picture):
     backend = LocalVLM(CATALOGUE["Qwen/Qwen2-VL-7B-Instruct"], batch=4)
     image = Path(picture).read_bytes()
-    requests = [JudgeRequest("rate the caption a dog", image, "image/png", watch=DIGITS),
-                JudgeRequest("rate the caption from 0 to 100: two children sit on a bench and a man rides a bike",
-                             image, "image/png"),
-                JudgeRequest("rate the caption the cat sleeps")]        # no picture, in the same batch
+    requests = [
+        JudgeRequest("rate the caption a dog", image, "image/png", watch=DIGITS),
+        JudgeRequest(
+            "rate the caption from 0 to 100: two children sit on a bench and a man rides a bike", image, "image/png"
+        ),
+        JudgeRequest("rate the caption the cat sleeps"),
+    ]  # no picture, in the same batch
     params = JudgeParams(max_tokens=4, top_logprobs=3)
     together = backend.complete(requests, params)
     alone = [backend.complete([request], params)[0] for request in requests]
@@ -80,7 +86,7 @@ def test_qwen2_vl_answers_like_llava_and_batching_changes_nothing(qwen_store, pi
         assert a.text == b.text and [t.text for t in a.tokens] == [t.text for t in b.tokens]
         assert [t.logprob for t in a.tokens] == pytest.approx([t.logprob for t in b.tokens], abs=1e-4)
         assert a.prompt_tokens == b.prompt_tokens == backend.prompt_tokens(request)
-    assert together[0].prompt_tokens > together[2].prompt_tokens   # the picture's merged patches are in the prompt
+    assert together[0].prompt_tokens > together[2].prompt_tokens  # the picture's merged patches are in the prompt
     assert len(together[0].watched[0]) == 10 and together[0].model == "Qwen/Qwen2-VL-7B-Instruct"
 
 

@@ -1,5 +1,6 @@
 """The OpenAI-compatible backend through the real `openai` client over real HTTP to a local fake:
 what is sent, how logprobs come back, rate limits, timeouts, malformed replies, caching, concurrency."""
+
 import base64
 import math
 import time
@@ -31,7 +32,8 @@ def test_the_request_carries_the_image_as_a_data_url_and_asks_for_logprobs(judge
     assert image["detail"] == "low"
     assert image["url"] == "data:image/png;base64," + base64.b64encode(b"\x89PNGfake").decode()
     assert reply.text == "The final score is $85" and reply.tokens[-1].top == pytest.approx(
-        {"85": math.log(0.7), "90": math.log(0.3)})
+        {"85": math.log(0.7), "90": math.log(0.3)}
+    )
     assert (reply.prompt_tokens, reply.completion_tokens) == (120, 6)
 
 
@@ -48,7 +50,7 @@ def test_rate_limits_wait_for_retry_after_then_succeed(judge_server):
     judge, sleeps = backend(judge_server, backoff=0.5)
     [reply] = judge.complete([JudgeRequest("x")], PARAMS)
     assert reply.text == "fine" and len(judge_server.requests) == 3
-    assert sleeps == [2.0, 1.0]   # Retry-After, then exponential backoff (0.5·2)
+    assert sleeps == [2.0, 1.0]  # Retry-After, then exponential backoff (0.5·2)
 
 
 def test_endless_rate_limits_and_server_errors_end_as_failures_not_numbers(judge_server):
@@ -87,8 +89,8 @@ def test_replies_are_cached_by_prompt_model_params_and_draw(judge_server, tmp_pa
     again = judge.complete([JudgeRequest("a"), JudgeRequest("b")], PARAMS, cache)
     assert [r.text for r in again] == [r.text for r in first] and all(r.cached for r in again)
     assert len(judge_server.requests) == 2
-    judge.complete([JudgeRequest("a", sample=1)], PARAMS, cache)                  # another draw: asked
-    judge.complete([JudgeRequest("a")], JudgeParams(temperature=0.0), cache)     # other params: asked
+    judge.complete([JudgeRequest("a", sample=1)], PARAMS, cache)  # another draw: asked
+    judge.complete([JudgeRequest("a")], JudgeParams(temperature=0.0), cache)  # other params: asked
     assert len(judge_server.requests) == 4
 
 
@@ -100,4 +102,4 @@ def test_no_more_requests_in_flight_than_the_concurrency_limit(judge_server):
     replies = judge.complete([JudgeRequest(f"prompt {i}") for i in range(9)], PARAMS)
     assert all(r.text == "ok" for r in replies)
     assert judge_server.most_in_flight == 3
-    assert time.perf_counter() - started >= 0.55   # three waves of 0.2 s
+    assert time.perf_counter() - started >= 0.55  # three waves of 0.2 s

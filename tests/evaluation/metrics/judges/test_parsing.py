@@ -1,4 +1,5 @@
 """Reading numbers out of judge replies, on hand-computed cases."""
+
 import math
 
 import pytest
@@ -21,8 +22,14 @@ def token(text, **alternatives):
 
 
 def test_expected_score_renormalises_the_numeric_alternatives_after_the_first_dollar():
-    tokens = [token("The"), token(" score is $"), token("80", n80=0.5, n90=0.2, n100=0.1, abc=0.2), token("$."),
-              token(" $"), token("5", n5=1.0)]
+    tokens = [
+        token("The"),
+        token(" score is $"),
+        token("80", n80=0.5, n90=0.2, n100=0.1, abc=0.2),
+        token("$."),
+        token(" $"),
+        token("5", n5=1.0),
+    ]
     found = expected_after_marker(tokens, "$")
     # kept: 80 (.5), 90 (.2), 100 (.1) → renormalised over .8
     assert found.value == pytest.approx((80 * 0.5 + 90 * 0.2 + 100 * 0.1) / 0.8)
@@ -45,18 +52,29 @@ def test_missing_marker_or_number_is_unparseable_not_zero():
 
 
 def test_accr_reads_each_dimension_after_its_own_letter():
-    tokens = [token(" is α"), token("90", n90=1.0), token("α."), token(" is β"), token("60", n60=0.5, n70=0.5),
-              token("β."), token(" is ψ"), token("80", n80=1.0), token("ψ. is δ"), token("100", n100=1.0)]
+    tokens = [
+        token(" is α"),
+        token("90", n90=1.0),
+        token("α."),
+        token(" is β"),
+        token("60", n60=0.5, n70=0.5),
+        token("β."),
+        token(" is ψ"),
+        token("80", n80=1.0),
+        token("ψ. is δ"),
+        token("100", n100=1.0),
+    ]
     found = accr_scores(tokens)
     assert {k: v.value for k, v in found.items()} == pytest.approx(
-        {"accuracy": 90, "completeness": 65, "conciseness": 80, "relevance": 100})
+        {"accuracy": 90, "completeness": 65, "conciseness": 80, "relevance": 100}
+    )
 
 
 def test_first_integer_is_the_released_parse_and_strict_is_ours():
     assert first_integer("Rating: 85/100") == 85
-    assert first_integer("There are 5 objects; rating 90") == 5       # the released parse takes the stray 5
-    assert first_integer("1000") == 1000                              # unclipped
-    assert first_integer("no idea") == 0                               # none → 0 in the release
+    assert first_integer("There are 5 objects; rating 90") == 5  # the released parse takes the stray 5
+    assert first_integer("1000") == 1000  # unclipped
+    assert first_integer("no idea") == 0  # none → 0 in the release
     assert strict_rating("Rating: 85/100") == 85
     with pytest.raises(Unparseable, match="outside"):
         strict_rating("1000")

@@ -1,6 +1,7 @@
 """HICE-S and RefHICE-S on tiny random models through the real loading code (Alpha-CLIP on open_clip,
 SAM and the FACTUAL T5 through transformers, the proposer through ultralytics), with the alpha
 branch checked against a 4-channel patch embedding and the scores recomputed from their parts."""
+
 import math
 
 import numpy as np
@@ -29,7 +30,7 @@ def test_factual_output_is_read_into_triplets_and_phrases():
 
 
 def test_local_precision_and_recall_by_hand():
-    similarity = np.array([[0.2, 0.9], [0.5, 0.1], [0.3, 0.4]])     # 3 phrases × 2 regions
+    similarity = np.array([[0.2, 0.9], [0.5, 0.1], [0.3, 0.4]])  # 3 phrases × 2 regions
     precision, recall, per_phrase, per_region = local_match(similarity)
     assert precision == pytest.approx(0.6) and recall == pytest.approx(0.7)
     assert per_phrase.tolist() == [0.9, 0.5, 0.4] and per_region.tolist() == [0.5, 0.9]
@@ -38,14 +39,14 @@ def test_local_precision_and_recall_by_hand():
 
 def test_masks_are_cropped_with_the_picture_and_normalised(vision_store, photo):
     encoder = alpha_clip(BACKBONE, ALPHA)
-    picture = Image.open(photo).convert("RGB")                        # 60 wide: the centre square is x 10..50
+    picture = Image.open(photo).convert("RGB")  # 60 wide: the centre square is x 10..50
     left_third = np.zeros((40, 60), dtype=bool)
     left_third[:, :20] = True
     rgb, [alpha] = encoder.tensors(picture, [left_third])
     size = rgb.shape[-1]
     inside, outside = (1 - ALPHA_MEAN) / ALPHA_STD, (0 - ALPHA_MEAN) / ALPHA_STD
     assert inside == pytest.approx(1.923, abs=1e-3)
-    assert float(alpha[0, :, 0].mean()) == pytest.approx(inside)      # x 10..20 of the crop's 40 is masked
+    assert float(alpha[0, :, 0].mean()) == pytest.approx(inside)  # x 10..20 of the crop's 40 is masked
     assert float(alpha[0, :, -1].mean()) == pytest.approx(outside)
     assert float((alpha[0, 0] > 0).float().mean()) == pytest.approx(0.25, abs=2 / size)
 
@@ -60,7 +61,7 @@ def test_the_alpha_branch_equals_a_four_channel_patch_embedding(vision_store, ph
     import open_clip
 
     state = encoder._load()[0].visual.state_dict()
-    visual = open_clip.create_model("ViT-L-14-quickgelu", pretrained=None).visual.eval()     # a fresh tower, no hook
+    visual = open_clip.create_model("ViT-L-14-quickgelu", pretrained=None).visual.eval()  # a fresh tower, no hook
     alpha_weight = state.pop("conv1_alpha.weight")
     visual.load_state_dict(state)
     rgb_conv = visual.conv1
@@ -73,12 +74,14 @@ def test_the_alpha_branch_equals_a_four_channel_patch_embedding(vision_store, ph
     with torch.no_grad():
         expected = torch.nn.functional.normalize(visual(rgb[None].expand(2, -1, -1, -1)), dim=-1).numpy()
     assert ours == pytest.approx(expected, abs=1e-5)
-    assert not np.allclose(ours[0], ours[1], atol=1e-3)               # the mask changes the feature
+    assert not np.allclose(ours[0], ours[1], atol=1e-3)  # the mask changes the feature
 
 
 def test_hice_scores_are_the_harmonic_means_of_their_parts(vision_store, photo):
-    rows = [CaptionRow("1", "a dog on the grass. the dog is brown.", ("a dog runs", "a brown dog"), photo),
-            CaptionRow("2", "no picture", ("a dog",), None)]
+    rows = [
+        CaptionRow("1", "a dog on the grass. the dog is brown.", ("a dog runs", "a brown dog"), photo),
+        CaptionRow("2", "no picture", ("a dog",), None),
+    ]
     hice = get("hice_s").score(rows)
     assert math.isnan(hice.scores[1]) and "no image" in hice.details[1]["error"]
     detail = hice.details[0]
@@ -95,10 +98,12 @@ def test_hice_scores_are_the_harmonic_means_of_their_parts(vision_store, photo):
 
     ref = get("ref_hice_s").score(rows[:1])
     parts = ref.details[0]
-    assert parts["global_ttc"] == pytest.approx(float((encoder.encode_texts(list(rows[0].references)) @ text).max()),
-                                                abs=1e-5)
-    assert ref.scores[0] == pytest.approx(harmonic_mean([parts["global_itc"], parts["local_itc"], parts["global_ttc"],
-                                                         parts["local_ttc"]]))
+    assert parts["global_ttc"] == pytest.approx(
+        float((encoder.encode_texts(list(rows[0].references)) @ text).max()), abs=1e-5
+    )
+    assert ref.scores[0] == pytest.approx(
+        harmonic_mean([parts["global_itc"], parts["local_itc"], parts["global_ttc"], parts["local_ttc"]])
+    )
     assert parts["global_itc"] == pytest.approx(detail["global_itc"])
 
 

@@ -1,5 +1,6 @@
 """The cycle metrics' comparisons on hand-computed cases, Hungarian matching against every
 assignment, CIoU against torchvision's."""
+
 import itertools
 import math
 
@@ -33,7 +34,7 @@ def test_a_missing_object_costs_one_and_the_sum_is_over_the_originals():
     e1, e2, e3 = np.eye(3)
     cost, pairs = object_matching(np.stack([e1, e2]), np.stack([e1]))
     assert cost == pytest.approx(0.5) and pairs == [(0, 0, pytest.approx(0.0))]
-    cost, pairs = object_matching(np.stack([e1]), np.stack([e2, e1 * 3]))   # an extra generated object is free
+    cost, pairs = object_matching(np.stack([e1]), np.stack([e2, e1 * 3]))  # an extra generated object is free
     assert cost == pytest.approx(0.0) and pairs == [(0, 1, pytest.approx(0.0))]
     assert object_matching(np.zeros((0, 3)), np.zeros((0, 3))) == (0.0, [])
     assert object_matching(np.zeros((0, 3)), np.stack([e3])) == (1.0, [])
@@ -60,7 +61,9 @@ def test_ciou_by_hand_and_against_torchvision():
     for _ in range(50):
         corners = rng.uniform(0, 1, size=(2, 2, 2))
         box, target = [tuple(np.concatenate([c.min(axis=0), c.max(axis=0)])) for c in corners]
-        expected = complete_box_iou_loss(torch.tensor([box], dtype=torch.float64), torch.tensor([target], dtype=torch.float64))
+        expected = complete_box_iou_loss(
+            torch.tensor([box], dtype=torch.float64), torch.tensor([target], dtype=torch.float64)
+        )
         assert ciou_loss(box, target) == pytest.approx(float(expected), abs=1e-6)
 
 
@@ -77,7 +80,7 @@ def test_scale_invariant_log_error_by_hand():
     assert scale_invariant_log_error(original * 7.5, original) == pytest.approx(0.0)
     # generated [1, e] → /e → log [−1, 0]; d = [−1, 0]: mean d² 0.5 − mean² 0.25
     assert scale_invariant_log_error(np.array([[1.0, math.e]]), original) == pytest.approx(0.25)
-    floored = scale_invariant_log_error(np.array([[0.0, 1.0]]), original, eps=math.exp(-2))   # 0 → e⁻²
+    floored = scale_invariant_log_error(np.array([[0.0, 1.0]]), original, eps=math.exp(-2))  # 0 → e⁻²
     assert floored == pytest.approx(0.5 * 4 - 1.0)
     with pytest.raises(ValueError, match="depth maps of different shapes"):
         scale_invariant_log_error(np.ones((2, 2)), np.ones((2, 3)))

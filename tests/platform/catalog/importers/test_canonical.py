@@ -1,4 +1,5 @@
 """The canonical format: writing and reading back without the database, and its errors."""
+
 import io
 import json
 
@@ -47,16 +48,19 @@ def test_tiny_reads(tiny):
     assert read_bundle("canonical", tiny).counts()["judgments"] == 16
 
 
-@pytest.mark.parametrize("index, change, line, field", [
-    (0, {"format": "other"}, 1, "format"),
-    (0, {"kind": "stars"}, 1, "kind"),
-    (4, {"media": "missing.avi"}, 5, "media"),
-    (6, {"item": "nope"}, 7, "item"),
-    (6, {"system": "ghost"}, 7, "system"),
-    (6, {"text": ""}, 7, "text"),
-    (8, {"value": "high"}, 9, "value"),
-    (8, {"caption": "zzz"}, 9, "caption"),
-])
+@pytest.mark.parametrize(
+    "index, change, line, field",
+    [
+        (0, {"format": "other"}, 1, "format"),
+        (0, {"kind": "stars"}, 1, "kind"),
+        (4, {"media": "missing.avi"}, 5, "media"),
+        (6, {"item": "nope"}, 7, "item"),
+        (6, {"system": "ghost"}, 7, "system"),
+        (6, {"text": ""}, 7, "text"),
+        (8, {"value": "high"}, 9, "value"),
+        (8, {"caption": "zzz"}, 9, "caption"),
+    ],
+)
 def test_canonical_errors_name_line_and_field(tiny, index, change, line, field):
     _rewrite(tiny, index, change)
     with pytest.raises(ImportFormatError) as error:

@@ -1,4 +1,5 @@
 """Flickr8k-Expert and -CF protocols on the real files (no database)."""
+
 from collections import Counter
 from pathlib import Path
 
@@ -62,19 +63,23 @@ def test_manifest_beside_the_source_is_applied(expert):
 def _write_flickr(tmp_path: Path, annotation_line: str, fmt: str) -> Path:
     (tmp_path / "Flickr8k.token.txt").write_text(
         "".join(f"a.jpg#{i}\tA dog number {i} .\n" for i in range(5))
-        + "".join(f"b.jpg#{i}\tA cat number {i} .\n" for i in range(5)))
+        + "".join(f"b.jpg#{i}\tA cat number {i} .\n" for i in range(5))
+    )
     name = flickr8k_expert.DEFAULT_FILE if fmt == "flickr8k-expert" else flickr8k_cf.DEFAULT_FILE
     (tmp_path / name).write_text("a.jpg\tb.jpg#1\t1\t2\t3\n" + annotation_line)
     return tmp_path
 
 
-@pytest.mark.parametrize("line, field", [
-    ("a.jpg\tb.jpg#2\t1\t2\t5\n", "expert_3"),
-    ("a.jpg\tb.jpg#9\t1\t2\t3\n", "caption_id"),
-    ("zzz.jpg\tb.jpg#2\t1\t2\t3\n", "image"),
-    ("a.jpg\tb.jpg#1\t1\t2\t3\n", "caption_id"),
-    ("a.jpg\tb.jpg#2\t1\tx\t3\n", "expert_2"),
-])
+@pytest.mark.parametrize(
+    "line, field",
+    [
+        ("a.jpg\tb.jpg#2\t1\t2\t5\n", "expert_3"),
+        ("a.jpg\tb.jpg#9\t1\t2\t3\n", "caption_id"),
+        ("zzz.jpg\tb.jpg#2\t1\t2\t3\n", "image"),
+        ("a.jpg\tb.jpg#1\t1\t2\t3\n", "caption_id"),
+        ("a.jpg\tb.jpg#2\t1\tx\t3\n", "expert_2"),
+    ],
+)
 def test_expert_errors_name_line_and_field(tmp_path, line, field):
     with pytest.raises(ImportFormatError) as error:
         read_bundle("flickr8k-expert", _write_flickr(tmp_path, line, "flickr8k-expert"))

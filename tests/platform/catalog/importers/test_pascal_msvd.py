@@ -1,4 +1,5 @@
 """Pascal-50S and MSVD-Eval protocols on the real files (no database)."""
+
 import json
 from collections import Counter
 
@@ -44,14 +45,27 @@ def test_msvd_eval_protocol(shared_data):
     rows = {(j.caption, j.annotator) for j in bundle.judgments}
     assert len(rows) == 394
     assert Counter(j.dimension for j in bundle.judgments) == {
-        "accuracy": 394, "completeness": 394, "conciseness": 394, "relevance": 394}
+        "accuracy": 394,
+        "completeness": 394,
+        "conciseness": 394,
+        "relevance": 394,
+    }
     assert all(media.kind == "video" for media in bundle.media)
 
 
 def test_msvd_eval_inconsistent_average_is_an_error(tmp_path):
-    (tmp_path / "MSVD-Eval.json").write_text(json.dumps({"vid1": {
-        "vname": "x.avi", "ref": ["a man"], "candidate": "a person",
-        "human_score": [[4, 3, 4, 5, 4.0], [4, 3, 4, 4, 3.0]]}}))
+    (tmp_path / "MSVD-Eval.json").write_text(
+        json.dumps(
+            {
+                "vid1": {
+                    "vname": "x.avi",
+                    "ref": ["a man"],
+                    "candidate": "a person",
+                    "human_score": [[4, 3, 4, 5, 4.0], [4, 3, 4, 4, 3.0]],
+                }
+            }
+        )
+    )
     with pytest.raises(ImportFormatError) as error:
         read_bundle("msvd-eval", tmp_path)
     assert error.value.field == "vid1.human_score[1][4]"

@@ -1,4 +1,5 @@
 """THumB 1.0: no data on our machines, so the test writes files in the documented format."""
+
 import json
 
 import pytest
@@ -10,21 +11,33 @@ SYSTEMS = ["Up-Down", "Unified-VLP", "VinVL-base", "VinVL-large", "Human"]
 
 
 def _row(system: str, seg: int, p: float, r: float, fl: float = 0, inc: float = 0, con: float = 0, **extra):
-    row = {"SYS": system, "seg_id": str(seg), "set_id": seg, "hyp": f"{system} says a thing {seg}",
-           "image": f"COCO_val2014_{seg:012d}.jpg", "P": p, "R": r, "Fl": fl, "Inc": inc, "Con": con,
-           "human_score": (p + r) / 2 + fl + inc + con}
+    row = {
+        "SYS": system,
+        "seg_id": str(seg),
+        "set_id": seg,
+        "hyp": f"{system} says a thing {seg}",
+        "image": f"COCO_val2014_{seg:012d}.jpg",
+        "P": p,
+        "R": r,
+        "Fl": fl,
+        "Inc": inc,
+        "Con": con,
+        "human_score": (p + r) / 2 + fl + inc + con,
+    }
     row.update(extra)
     return row
 
 
 @pytest.fixture
 def thumb_dir(tmp_path):
-    rows = [_row(system, seg, 4, 3, fl=-0.5 if system == "Up-Down" else 0)
-            for seg in range(3) for system in SYSTEMS]
+    rows = [_row(system, seg, 4, 3, fl=-0.5 if system == "Up-Down" else 0) for seg in range(3) for system in SYSTEMS]
     (tmp_path / "mscoco_THumB-1.0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (tmp_path / "mscoco_references.json").write_text("".join(
-        json.dumps({"seg_id": str(seg), "set_id": seg, "refs": [f"ref {i} of {seg}" for i in range(4)]}) + "\n"
-        for seg in range(3)))
+    (tmp_path / "mscoco_references.json").write_text(
+        "".join(
+            json.dumps({"seg_id": str(seg), "set_id": seg, "refs": [f"ref {i} of {seg}" for i in range(4)]}) + "\n"
+            for seg in range(3)
+        )
+    )
     return tmp_path
 
 
@@ -47,9 +60,15 @@ def test_thumb_inconsistent_total_is_warned(thumb_dir):
     assert len(bundle.warnings) == 1 and "line 16" in bundle.warnings[0]
 
 
-@pytest.mark.parametrize("change, field", [
-    ({"P": 7}, "P"), ({"Fl": 0.5}, "Fl"), ({"hyp": ""}, "hyp"), ({"seg_id": "99"}, "seg_id"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"P": 7}, "P"),
+        ({"Fl": 0.5}, "Fl"),
+        ({"hyp": ""}, "hyp"),
+        ({"seg_id": "99"}, "seg_id"),
+    ],
+)
 def test_thumb_errors_name_line_and_field(thumb_dir, change, field):
     path = thumb_dir / "mscoco_THumB-1.0.jsonl"
     lines = path.read_text().splitlines()
