@@ -35,6 +35,7 @@ def one_item(tmp_path, settings):
     return item
 
 
+@pytest.mark.slow
 def test_visce2_context_and_replies_are_shown_and_failures_say_why(client, llava_store, one_item):
     run_jobs(dataset_plan(dataset=one_item.dataset, slugs=["visce2", "bleu_4"]))
     scores = list(Score.objects.filter(metric_version__metric__slug="visce2").order_by("caption_id"))

@@ -72,6 +72,7 @@ def test_the_t2i_cycle_score_is_stored_with_its_picture_and_shown_on_the_item_pa
     assert client.get("/generated/..%2F..%2Fsecret.png").status_code == 404
 
 
+@pytest.mark.slow
 def test_camscore_is_trained_on_one_split_and_then_scores_through_the_engine(vision_store, rated):
     assert not Metric.objects.filter(slug="camscore", available=True).exists()
     out = io.StringIO()

@@ -34,7 +34,7 @@ from scoring.services.metrics import metrics_sync
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create, submission_withdraw
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 PRIVATE, WITHDRAWN, PUBLIC = "qzprivmark", "qzwithmark", "qzpubmark"
 HIDDEN = (PRIVATE, WITHDRAWN)
