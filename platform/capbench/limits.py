@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import redis
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 
 log = logging.getLogger(__name__)
@@ -186,8 +186,6 @@ def too_many(request: HttpRequest, decision: Decision, what: str) -> HttpRespons
     if decision.unavailable:
         message, status = f"This cannot be checked right now. Try again in {decision.retry_after} seconds.", 503
     if request.path.startswith("/api/"):
-        from django.http import JsonResponse
-
         response: HttpResponse = JsonResponse({"detail": message, "retry_after": decision.retry_after}, status=status)
     else:
         response = TemplateResponse(request, "limited.html", {"message": message}, status=status)

@@ -154,7 +154,7 @@ def _ready_wait(
     broker_url: str, home_url: str, children: list[subprocess.Popen], stop: dict[str, bool], seconds: float = 180
 ) -> None:
     """Return once the worker has answered a ping task and the web server its home page."""
-    from celery import Celery
+    from celery import Celery  # `make run`'s parent process needs Celery only for this one ping
 
     client = Celery("capbench-run", broker=broker_url, backend=broker_url)
     answer = client.send_task("capbench.ping", queue=os.environ.get("CAPBENCH_QUEUE_PREFIX", "") + "cpu")

@@ -154,7 +154,7 @@ def metric_board(
         row.ranks = [clusters.get(key, {}).get(row.column.slug) for key, _ in ordered]
         row.published = [
             published_value(dataset.source_format, row.column.slug, dimension, statistic, result.n)
-            if protocol_name == "paper" and result is not None
+            if protocol_name == PROTOCOLS[0] and result is not None
             else None
             for result, (_, (dataset, dimension, statistic)) in zip(row.values, ordered, strict=True)
         ]

@@ -21,8 +21,9 @@ class ProtocolColumns:
     on, its name ("paper", "canonical") and version; saving fills the two from the key when not given."""
 
     def save(self, *args, **kwargs):
-        if not self.protocol_name and not self.protocol_version:
-            self.protocol_name, self.protocol_version = protocol_parts(self.protocol)
+        name, version = protocol_parts(self.protocol)
+        if name:  # the key decides; a key of another shape keeps the columns as given
+            self.protocol_name, self.protocol_version = name, version
         super().save(*args, **kwargs)
 
 

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import Caption, Dataset
+from catalog.visibility import WITHDRAWN
 from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
 from scoring.queues import enqueue
 from scoring.services.metrics import metric_versions_current
@@ -77,8 +78,6 @@ def batches_enqueue(*, job_id: int, only_ids: list[int] | None = None) -> int:
 def versions_rescore() -> list[EvaluationJob]:
     """Caption sets scored by an older version of a metric and not yet by its current one get a
     job for the current version. The older scores stay (and stay shown) until it is done."""
-    # The submission model by the job's foreign key: submissions sit above scoring and are not imported.
-    submission_model = EvaluationJob._meta.get_field("submission").related_model
     jobs = []
     for metric in Metric.objects.filter(is_registered=True, current_version__isnull=False).select_related(
         "current_version"
@@ -97,7 +96,7 @@ def versions_rescore() -> list[EvaluationJob]:
                 continue
             if (
                 submission_id
-                and submission_model.objects.filter(pk=submission_id, status=submission_model.Status.WITHDRAWN).exists()
+                and EvaluationJob.objects.filter(submission_id=submission_id, submission__status=WITHDRAWN).exists()
             ):
                 continue
             if system_id:
