@@ -21,6 +21,7 @@ from pathlib import Path
 
 import fullsize  # bench/ itself: `python bench/x.py` puts the script's folder first on sys.path
 import numpy as np
+from vision import timed  # GPU-synchronised seconds of one call
 
 from evaluation.backbones.catalogue import HfModel
 from evaluation.metrics.judges.backends import JudgeFailed, JudgeRequest, LocalVLM
@@ -43,18 +44,6 @@ def photos(folder: Path, count: int) -> list[bytes]:
         Image.fromarray(rng.integers(0, 255, (375, 500, 3), dtype=np.uint8)).save(buffer, "JPEG", quality=90)
         found.append(buffer.getvalue())
     return found
-
-
-def timed(action) -> float:
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    started = time.perf_counter()
-    action()
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return time.perf_counter() - started
 
 
 def step(backend: LocalVLM, name: str, requests: list[JudgeRequest], params, batches: list[int]) -> dict[int, float]:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import fullsize  # bench/ itself: `python bench/x.py` puts the script's folder first on sys.path
 import numpy as np
+from vision import timed  # GPU-synchronised seconds of one call
 
 from evaluation.metrics import CaptionRow, get
 
@@ -53,18 +54,6 @@ PLACES = [
 
 def sentence(rng: np.random.Generator) -> str:
     return " ".join([rng.choice(SUBJECTS), rng.choice(ACTIONS), rng.choice(PLACES)]) + f" {rng.integers(1000)}"
-
-
-def timed(action) -> float:
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    started = time.perf_counter()
-    action()
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return time.perf_counter() - started
 
 
 def peak_memory() -> str:
