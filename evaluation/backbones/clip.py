@@ -173,9 +173,12 @@ class ClipEncoder(LazyModel):
 def _decoders() -> ThreadPoolExecutor:
     """Threads that decode and resize a batch's images: PIL and torch release the GIL there, so a
     batch is prepared on several cores while the GPU waits less (on an H100, one core decoding
-    500×375 JPEGs for ViT-B/32 left the GPU idle most of the time: docs/performance.md). Made on first
-    use, so a forking worker's children each make their own."""
+    500×375 JPEGs for ViT-B/32 left the GPU idle most of the time: docs/performance.md)."""
     return ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1), thread_name_prefix="clip-decode")
+
+
+# A forked child does not inherit the parent's threads: it makes its own pool on first use.
+os.register_at_fork(after_in_child=_decoders.cache_clear)
 
 
 def prepared(paths: Sequence[str], preprocess) -> list:

@@ -55,3 +55,22 @@ def test_trimmed_text_encoding_equals_open_clip_on_the_full_77_tokens(model_stor
     # and through the encoder, whose batches are sorted by length and put back in order
     assert encoder.encode_texts(texts, normalise=False) == pytest.approx(full, abs=1e-5)
     assert encoder.encode_texts([]).shape == (0, 0)
+
+
+def test_images_are_prepared_in_threads_as_in_sequence_also_after_a_fork(model_store, images):
+    """The decoding threads give the tensors a plain loop gives; a forked worker (Celery's prefork)
+    makes its own threads instead of waiting forever on the parent's."""
+    import multiprocessing
+
+    import torch
+    from PIL import Image
+
+    from evaluation.backbones.clip import prepared
+
+    _, preprocess, _ = clip_encoder(OpenClipModel("ViT-B-32-quickgelu", "openai"))._load()
+    threaded = prepared(images, preprocess)  # the parent's pool now exists
+    assert all(torch.equal(a, preprocess(Image.open(p).convert("RGB"))) for a, p in zip(threaded, images, strict=True))
+    child = multiprocessing.get_context("fork").Process(target=prepared, args=(images, preprocess))
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0, "the forked child did not finish preparing its images"
