@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -18,6 +20,63 @@ from evaluation.backbones.features import FeatureCache, media_sha256
 from evaluation.backbones.lazy import LazyModel
 
 PREPROCESSING_VERSION = "open_clip-val-transform-raw-2"
+# Texts whose raw features (and token rows) a process keeps, least recently used dropped first:
+# ≈ 2 KiB of features (ViT-B/32) and 0.6 KiB of tokens each, so ≈ 260 MiB at most per encoder.
+TEXT_MEMO_SIZE = 100_000
+
+
+class Memo:
+    """A bounded mapping that forgets its least recently used entries; safe across threads."""
+
+    def __init__(self, size: int):
+        self.size, self.hits, self.misses = size, 0, 0
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, keys: Sequence) -> dict:
+        """The remembered values of those keys that are here (each marked as just used)."""
+        found = {}
+        with self._lock:
+            for key in keys:
+                if key in self._items:
+                    self._items.move_to_end(key)
+                    found[key] = self._items[key]
+            self.hits += len(found)
+            self.misses += len(keys) - len(found)
+        return found
+
+    def keep(self, items: dict) -> None:
+        with self._lock:
+            for key, value in items.items():
+                self._items[key] = value
+                self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+@functools.cache
+def token_memo(tokenizer_key: tuple) -> Memo:
+    """Token rows per text for one tokenizer, shared by every encoder using it (CLIP-S and PAC-S
+    tokenise the same captions and references with CLIP's BPE)."""
+    return Memo(TEXT_MEMO_SIZE)
+
+
+def tokenizer_key(tokenizer) -> tuple:
+    """What makes two open_clip tokenizers give the same rows: the wrapped Hugging Face tokenizer's
+    name (or CLIP's own BPE), the context length and the text cleaning."""
+    inner = getattr(tokenizer, "tokenizer", None)
+    name = getattr(inner, "name_or_path", None) or type(tokenizer).__qualname__
+    clean = getattr(tokenizer, "clean_fn", None)
+    clean = getattr(clean, "func", clean)  # (a functools.partial names its function there)
+    return (
+        name,
+        getattr(tokenizer, "context_length", None),
+        getattr(clean, "__name__", repr(clean)),
+        getattr(tokenizer, "reduction_fn", None) is not None,
+    )
 
 
 class ClipEncoder(LazyModel):
@@ -36,7 +95,8 @@ class ClipEncoder(LazyModel):
         self.precision = "fp16" if self.device == "cuda" and fp16_on_cuda else "fp32"
         self.image_batch, self.text_batch = image_batch, text_batch
         super().__init__()
-        self.images_encoded = 0
+        self.images_encoded = self.texts_encoded = 0
+        self.text_memo = Memo(TEXT_MEMO_SIZE)
 
     def unavailable_reason(self) -> str | None:
         if self.spec.weights() is None:
@@ -77,22 +137,42 @@ class ClipEncoder(LazyModel):
         return self._load()[0]
 
     def encode_texts(self, texts: Sequence[str], normalise: bool = True) -> np.ndarray:
-        """One row per text (L2-normalised unless `normalise=False`); each distinct text is encoded once."""
+        """One row per text (L2-normalised unless `normalise=False`). Each distinct text is encoded
+        once per process: the features stay in memory (`text_memo`, least recently used dropped
+        first), so RefCLIP-S reuses the candidates CLIP-S encoded and a second submission on the
+        same dataset encodes only its own captions."""
         model, _, tokenizer = self._load()
         distinct = list(dict.fromkeys(texts))
         if not distinct:
             return np.zeros((0, 0), dtype=np.float32)
-        tokens = tokenizer(distinct)
-        # Batches of similar length, each cut after its longest text: far less padding to encode.
-        order = sorted(range(len(distinct)), key=lambda i: int(tokens[i].argmax()))
-        encoded = self._batched(
-            order, self.text_batch, lambda part: encode_text_trimmed(model, tokens[part].to(self.device))
-        )
-        rows = np.empty_like(encoded)
-        rows[order] = encoded
-        index = {text: i for i, text in enumerate(distinct)}
-        rows = rows[[index[text] for text in texts]]
+        found = self.text_memo.take(distinct)
+        todo = [text for text in distinct if text not in found]
+        if todo:
+            tokens = self.tokens(todo, tokenizer)
+            # Batches of similar length, each cut after its longest text: far less padding to encode.
+            order = sorted(range(len(todo)), key=lambda i: int(tokens[i].argmax()))
+            encoded = self._batched(
+                order, self.text_batch, lambda part: encode_text_trimmed(model, tokens[part].to(self.device))
+            )
+            fresh = {todo[i]: row for i, row in zip(order, encoded, strict=True)}
+            self.text_memo.keep(fresh)
+            self.texts_encoded += len(todo)
+            found.update(fresh)
+        rows = np.stack([found[text] for text in texts])
         return unit_rows(rows) if normalise else rows
+
+    def tokens(self, texts: list[str], tokenizer):
+        """The tokenizer's rows for distinct texts, from the architecture's token memo where seen."""
+        import torch
+
+        memo = token_memo(tokenizer_key(tokenizer))
+        found = memo.take(texts)
+        todo = [text for text in texts if text not in found]
+        if todo:
+            fresh = dict(zip(todo, tokenizer(todo), strict=True))
+            memo.keep(fresh)
+            found.update(fresh)
+        return torch.stack([found[text] for text in texts])
 
     def encode_images(
         self, paths: Sequence[str], cache: FeatureCache | None = None, normalise: bool = True

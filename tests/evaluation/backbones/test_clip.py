@@ -74,3 +74,59 @@ def test_images_are_prepared_in_threads_as_in_sequence_also_after_a_fork(model_s
     child.start()
     child.join(timeout=60)
     assert child.exitcode == 0, "the forked child did not finish preparing its images"
+
+
+def test_texts_are_encoded_once_per_process_and_give_the_same_rows(model_store):
+    from evaluation.backbones.clip import ClipEncoder
+
+    encoder = clip_encoder(MODEL)
+    first = encoder.encode_texts(["a dog", "a cat"], normalise=False)
+    assert encoder.texts_encoded == 2
+    again = encoder.encode_texts(["a cat", "a bird", "a dog"], normalise=False)
+    assert encoder.texts_encoded == 3  # only "a bird" was new
+    assert again[[2, 0]] == pytest.approx(first, abs=0)
+    fresh = ClipEncoder(MODEL).encode_texts(["a cat", "a bird", "a dog"], normalise=False)  # no memo
+    assert again == pytest.approx(fresh, abs=1e-6)
+
+
+def test_the_text_memo_forgets_the_least_recently_used(model_store, monkeypatch):
+    from evaluation.backbones.clip import ClipEncoder, Memo
+
+    encoder = ClipEncoder(MODEL)
+    encoder.text_memo = Memo(2)
+    encoder.encode_texts(["one", "two"])
+    encoder.encode_texts(["one"])  # "one" is now the most recently used
+    encoder.encode_texts(["three"])  # drops "two"
+    assert len(encoder.text_memo) == 2 and encoder.texts_encoded == 3
+    encoder.encode_texts(["one", "three"])
+    assert encoder.texts_encoded == 3
+    encoder.encode_texts(["two"])
+    assert encoder.texts_encoded == 4
+
+
+def test_encoders_sharing_a_tokenizer_tokenise_each_text_once(model_store, monkeypatch):
+    import open_clip
+
+    from evaluation.backbones import clip
+
+    clip.token_memo.cache_clear()
+    calls: list[int] = []
+    real = open_clip.get_tokenizer
+
+    def counting(name, *args, **kwargs):
+        tokenizer = real(name, *args, **kwargs)
+
+        class Counting(type(tokenizer)):  # the same tokenizer, counting the texts it is given
+            def __call__(self, texts, *a, **k):
+                calls.append(len(texts))
+                return super().__call__(texts, *a, **k)
+
+        tokenizer.__class__ = Counting
+        return tokenizer
+
+    monkeypatch.setattr(open_clip, "get_tokenizer", counting)
+    one, other = clip.ClipEncoder(MODEL), clip.ClipEncoder(MODEL, fp16_on_cuda=False)
+    one.encode_texts(["a dog", "a cat"])
+    other.encode_texts(["a cat", "a dog", "a bird"])
+    assert calls == [2, 1] and other.texts_encoded == 3  # its own features, the first one's tokens
+    clip.token_memo.cache_clear()

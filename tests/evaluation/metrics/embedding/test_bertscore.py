@@ -106,3 +106,38 @@ def test_layers_above_17_are_never_run(model_store, monkeypatch):
         assert BertScore().score([row]).details[0] == pytest.approx(dict(zip("PRF", expected, strict=True)), abs=1e-5)
     finally:
         token_embedder.cache_clear()
+
+
+def test_texts_are_tokenised_in_one_call_as_one_encode_each(roberta_store):
+    embedder = BertScore().embedder
+    tokenizer, _ = embedder._load()
+    texts = ["", "   ", "  a dog runs  ", "Ünïcödé café, naïve!", "word " * 700]
+    one_by_one = [
+        tokenizer.encode(text.strip(), add_special_tokens=True, truncation=True, max_length=tokenizer.model_max_length)
+        for text in texts
+    ]
+    assert embedder.token_ids(texts) == one_by_one
+    assert len(one_by_one[-1]) == tokenizer.model_max_length  # the long one was cut
+
+
+def test_out_of_memory_halves_the_batch_and_keeps_it(roberta_store, monkeypatch):
+    import torch
+
+    expected = BertScore().score(rows()).scores
+    embedder = BertScore().embedder
+    assert embedder.batch == 256
+    real, sizes = embedder._layer, []
+
+    def tight(model, pad_id, ids):  # a device that holds two texts at once
+        sizes.append(len(ids))
+        if len(ids) > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(model, pad_id, ids)
+
+    monkeypatch.setattr(embedder, "_layer", tight)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    embedder.batch = 8
+    texts = {row.candidate for row in rows()} | {ref for row in rows() for ref in row.references}
+    again = BertScore().score(rows()).scores
+    assert embedder.batch == 2 and sizes[:3] == [min(8, len(texts)), 4, 2] and set(sizes[2:]) <= {1, 2}
+    assert again == pytest.approx(expected, abs=1e-6)

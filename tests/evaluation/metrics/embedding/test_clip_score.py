@@ -152,3 +152,14 @@ def test_new_weights_make_a_new_metric_version(model_store):
     state["logit_scale"] = state["logit_scale"] + 1
     torch.save(state, weights)
     assert ClipScore().config_hash() != before
+
+
+def test_refclip_s_reuses_the_candidates_clip_s_encoded(model_store, images):
+    batch = rows(images)
+    clip_scores = ClipScore().score(batch).scores
+    encoder = ClipScore().encoder
+    encoded = encoder.texts_encoded
+    result = RefClipScore().score(batch)
+    references = {PREFIX + ref for row in batch for ref in row.references}
+    assert encoder.texts_encoded - encoded == len(references)  # the candidates came from memory
+    assert [detail["image_score"] for detail in result.details] == pytest.approx(clip_scores, abs=1e-6)

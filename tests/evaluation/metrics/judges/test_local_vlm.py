@@ -104,3 +104,47 @@ def test_a_judge_runs_on_the_model_its_settings_name(qwen_store, picture, monkey
     assert "Qwen/Qwen2-VL-7B-Instruct" in availability.reason
     with pytest.raises(MetricUnavailable, match="CAPBENCH_FLEUR_MODEL"):
         fleur.estimate([CaptionRow("1", "a dog", (), picture)])
+
+
+def test_out_of_memory_halves_the_batch_keeps_the_size_and_loses_no_request(llava_store, picture, monkeypatch):
+    import torch
+
+    backend = LocalVLM(CATALOGUE["llava-hf/llava-1.5-13b-hf"], batch=8)
+    assert LocalVLM(CATALOGUE["llava-hf/llava-1.5-13b-hf"]).batch == 32  # the default, measured on an H100
+    image = Path(picture).read_bytes()
+    requests = [JudgeRequest(f"rate the caption number {i}", image, "image/png") for i in range(7)]
+    real, sizes = backend._generate, []
+
+    def tight(part, params):  # a device that holds three requests at once
+        sizes.append(len(part))
+        if len(part) > 3:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(part, params)
+
+    monkeypatch.setattr(backend, "_generate", tight)
+    params = JudgeParams(max_tokens=3)
+    replies = backend.complete(requests, params)
+    assert sizes == [7, 4, 2, 2, 2, 1] and backend.batch == 2  # 8→4→2, then kept
+    assert all(
+        reply.text == alone.text for reply, alone in zip(replies, [real([r], params)[0] for r in requests], strict=True)
+    )
+    sizes.clear()
+    backend.complete(requests[:3], JudgeParams(max_tokens=2))
+    assert sizes == [2, 1]
+
+
+def test_an_error_other_than_out_of_memory_fails_its_batch_only(llava_store, picture, monkeypatch):
+    backend = LocalVLM(CATALOGUE["llava-hf/llava-1.5-13b-hf"], batch=2)
+    image = Path(picture).read_bytes()
+    requests = [JudgeRequest(f"rate caption {i}", image, "image/png") for i in range(4)]
+    real = backend._generate
+
+    def broken_first(part, params):
+        if part[0] is requests[0]:
+            raise RuntimeError("a bad picture")
+        return real(part, params)
+
+    monkeypatch.setattr(backend, "_generate", broken_first)
+    replies = backend.complete(requests, JudgeParams(max_tokens=2))
+    assert [type(reply).__name__ for reply in replies] == ["JudgeFailed", "JudgeFailed", "JudgeReply", "JudgeReply"]
+    assert "RuntimeError: a bad picture" in str(replies[0]) and backend.batch == 2
