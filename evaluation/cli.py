@@ -30,7 +30,8 @@ class InputError(ValueError):
 
 
 def read_rows(path: Path) -> list[CaptionRow]:
-    rows, seen = [], set()
+    rows: list[CaptionRow] = []
+    seen: set[str] = set()  # the ids read so far
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             where = f"{path}, line {number}"
@@ -48,7 +49,7 @@ def read_rows(path: Path) -> list[CaptionRow]:
     return rows
 
 
-def _row(row: object, where: str, seen: set) -> CaptionRow:
+def _row(row: object, where: str, seen: set[str]) -> CaptionRow:
     if not isinstance(row, dict):
         raise InputError(f"{where}: expected a JSON object")
     identifier, candidate = row.get("id"), row.get("candidate")

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 EVALUATION, PLATFORM = "evaluation", "platform"
 TRUE, FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
+T = TypeVar("T")
 
 
 class ConfigError(ValueError):
@@ -43,7 +46,7 @@ def _bool(text: str) -> bool:
     raise ValueError(text)
 
 
-PARSERS = {
+PARSERS: dict[str, Callable[[str], object]] = {
     "str": str,
     "int": int,
     "float": float,
@@ -325,8 +328,31 @@ def get(name: str) -> object:
     return VARIABLES[name].default if value is None else VARIABLES[name].parse(value)
 
 
+def _checked(name: str, value: object, kind: type[T]) -> T:
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} is {value!r}, not a {kind.__name__}: see its declaration in evaluation/config.py")
+    return value
+
+
+def typed(name: str, kind: type[T]) -> T:
+    """`get(name)` for a variable whose value, set or default, is always a `kind` (str, int, float, bool,
+    Path or list, as its declared type parses); anything else, None included, is a declaration error."""
+    return _checked(name, get(name), kind)
+
+
+def optional(name: str, kind: type[T]) -> T | None:
+    """`typed` for a variable whose default is None (unset: the caller derives the value)."""
+    value = get(name)
+    return None if value is None else _checked(name, value, kind)
+
+
 def default(name: str) -> object:
     return variable(name).default
+
+
+def typed_default(name: str, kind: type[T]) -> T:
+    """The declared default, checked to be a `kind` as `typed` checks the value."""
+    return _checked(name, default(name), kind)
 
 
 def shown_default(item: Variable) -> str:

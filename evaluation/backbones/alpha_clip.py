@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, file_sha256
 from evaluation.backbones.device import best_device
 from evaluation.backbones.lazy import LazyModel
+
+if TYPE_CHECKING:
+    import torch
 
 ALPHA_MEAN, ALPHA_STD = 0.5, 0.26
 
@@ -41,8 +45,8 @@ class AlphaClip(LazyModel):
         self.spec, self.checkpoint, self.batch = backbone, checkpoint, batch
         self.device = best_device()
         super().__init__()
-        self._alpha = None  # the batch's alpha tensor while the vision tower runs
-        self._alpha_conv = None
+        self._alpha: torch.Tensor | None = None  # the batch's alpha tensor while the vision tower runs
+        self._alpha_conv: torch.nn.Conv2d | None = None
 
     def unavailable_reason(self) -> str | None:
         if self.spec.weights() is None:
@@ -102,7 +106,7 @@ class AlphaClip(LazyModel):
 
         _, _, size = self._load()
         box = square_crop_box(*picture.size)
-        rgb = (
+        rgb: np.ndarray = (
             np.asarray(
                 picture.convert("RGB").crop(box).resize((size, size), Image.Resampling.BICUBIC), dtype=np.float32
             )

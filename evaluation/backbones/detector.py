@@ -40,7 +40,8 @@ class Detector(LazyModel):
 
     def boxes(self, pictures: Sequence) -> list[np.ndarray]:
         """(k, 4) x1 y1 x2 y2 boxes in pixels per PIL picture, most confident first."""
-        model, out = self._load(), []
+        model = self._load()
+        out: list[np.ndarray] = []
         for start in range(0, len(pictures), self.batch):  # ultralytics makes one batch of whatever it is given
             with self._lock:  # its predictor keeps per-call state
                 results = model.predict(

@@ -8,8 +8,19 @@ import tempfile
 import urllib.request
 import zipfile
 from pathlib import Path
+from typing import Protocol
 
 from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, DiffusersPipeline, HfModel, OpenClipModel
+
+
+class Saved(Protocol):
+    def save_pretrained(self, save_directory: Path) -> object: ...
+
+
+class Loader(Protocol):
+    """A transformers class loaded by name (AutoModel, AutoProcessor, SamModel …)."""
+
+    def from_pretrained(self, pretrained_model_name_or_path: str) -> Saved: ...
 
 
 def fetch(name: str) -> str:
@@ -41,13 +52,14 @@ def fetch(name: str) -> str:
     entry.folder.mkdir(parents=True, exist_ok=True)
     from transformers import AutoImageProcessor, AutoModelForDepthEstimation, AutoModelForSeq2SeqLM, SamModel
 
-    model, companion = {
+    loaders: dict[str, tuple[Loader, Loader]] = {
         "text": (AutoModel, AutoTokenizer),
         "image-text-to-text": (AutoModelForImageTextToText, AutoProcessor),
         "depth-estimation": (AutoModelForDepthEstimation, AutoImageProcessor),
         "mask-generation": (SamModel, AutoProcessor),
         "text2text": (AutoModelForSeq2SeqLM, AutoTokenizer),
-    }[entry.task]
+    }
+    model, companion = loaders[entry.task]
     model.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
     companion.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
     return str(entry.folder)

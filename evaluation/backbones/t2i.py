@@ -23,26 +23,26 @@ from evaluation.backbones.lazy import LazyModel
 from evaluation.backbones.store import model_dir
 from evaluation.files import atomic_path
 
-DEFAULT_T2I: str = config.default("CAPBENCH_T2I_MODEL")  # type: ignore[assignment]
+DEFAULT_T2I = config.typed_default("CAPBENCH_T2I_MODEL", str)
 KEY = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True)
 class GenerationSettings:
     model: str = DEFAULT_T2I
-    steps: int = config.default("CAPBENCH_T2I_STEPS")  # type: ignore[assignment]  # FluxPipeline's default
-    guidance: float = config.default("CAPBENCH_T2I_GUIDANCE")  # type: ignore[assignment]  # FluxPipeline's default
-    size: int = config.default("CAPBENCH_T2I_SIZE")  # type: ignore[assignment]  # CAMScore compares at 512×512
-    seed: int = config.default("CAPBENCH_T2I_SEED")  # type: ignore[assignment]  # added to each caption's seed
+    steps: int = config.typed_default("CAPBENCH_T2I_STEPS", int)  # FluxPipeline's default
+    guidance: float = config.typed_default("CAPBENCH_T2I_GUIDANCE", float)  # FluxPipeline's default
+    size: int = config.typed_default("CAPBENCH_T2I_SIZE", int)  # CAMScore compares at 512×512
+    seed: int = config.typed_default("CAPBENCH_T2I_SEED", int)  # added to each caption's seed
 
     @classmethod
     def from_environment(cls) -> GenerationSettings:
         return cls(
-            model=config.get("CAPBENCH_T2I_MODEL"),
-            steps=config.get("CAPBENCH_T2I_STEPS"),
-            guidance=config.get("CAPBENCH_T2I_GUIDANCE"),
-            size=config.get("CAPBENCH_T2I_SIZE"),
-            seed=config.get("CAPBENCH_T2I_SEED"),
+            model=config.typed("CAPBENCH_T2I_MODEL", str),
+            steps=config.typed("CAPBENCH_T2I_STEPS", int),
+            guidance=config.typed("CAPBENCH_T2I_GUIDANCE", float),
+            size=config.typed("CAPBENCH_T2I_SIZE", int),
+            seed=config.typed("CAPBENCH_T2I_SEED", int),
         )
 
 
@@ -52,7 +52,7 @@ def caption_seed(caption: str, base: int) -> int:
 
 
 def generated_dir() -> Path:
-    return config.get("CAPBENCH_GENERATED_DIR") or model_dir().parent / "generated"
+    return config.optional("CAPBENCH_GENERATED_DIR", Path) or model_dir().parent / "generated"
 
 
 def generated_path(key: str) -> Path | None:
@@ -135,7 +135,13 @@ class TextToImage(LazyModel):
             part = todo[start : start + self.batch]
             for caption, picture in zip(part, self._generate(part), strict=True):
                 self._store(caption, picture)
-        return [generated_path(key) for key in keys]  # type: ignore[misc]
+        paths = []
+        for key in keys:
+            path = generated_path(key)
+            if path is None:  # removed since it was written (a cache cleared meanwhile)
+                raise RuntimeError(f"the generated picture {key} is gone from {generated_dir()}")
+            paths.append(path)
+        return paths
 
     def _generate(self, captions: list[str]):
         import torch

@@ -45,12 +45,12 @@ def accuracy_by_category(
     score_a: Sequence[float], score_b: Sequence[float], winner: Sequence[str], category: Sequence[str]
 ) -> dict[str, PairwiseAccuracy]:
     """Per category, plus "mean": the unweighted mean of the category accuracies (the papers' number)."""
-    category = np.asarray(category)
-    a, b, winner = np.asarray(score_a), np.asarray(score_b), np.asarray(winner)
-    results = {}
-    for name in sorted(set(category.tolist())):
-        mask = category == name
-        results[name] = pairwise_accuracy(a[mask], b[mask], winner[mask])
+    categories = np.asarray(category)
+    a, b, winners = np.asarray(score_a), np.asarray(score_b), np.asarray(winner)
+    results: dict[str, PairwiseAccuracy] = {}
+    for name in sorted(set(categories.tolist())):
+        mask = categories == name
+        results[name] = pairwise_accuracy(a[mask], b[mask], winners[mask])
     parts = list(results.values())
     results["mean"] = PairwiseAccuracy(
         strict=float(np.mean([p.strict for p in parts])),

@@ -8,7 +8,7 @@ A protocol's version changes whenever its numbers would.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,21 +132,21 @@ def rating_cells_with_draws(
     unknown = set(chosen.statistics) - set(RATING_STATISTICS)
     if unknown:
         raise ValueError(f"{chosen.key} has no rating statistic {sorted(unknown)}")
-    human, metric = np.asarray(human, dtype=float), np.asarray(metric, dtype=float)
-    keep = ~(np.isnan(human) | np.isnan(metric))  # failed scores are left out, and counted by the caller
-    human, metric, clusters = human[keep], metric[keep], np.asarray(clusters)[keep]
+    human_all, metric_all = np.asarray(human, dtype=float), np.asarray(metric, dtype=float)
+    keep = ~(np.isnan(human_all) | np.isnan(metric_all))  # failed scores are left out, and counted by the caller
+    human_kept, metric_kept, cluster_ids = human_all[keep], metric_all[keep], np.asarray(clusters)[keep]
 
     def statistics(weights: np.ndarray | None) -> list[float]:
-        counts = pair_counts(human, metric, weights)
-        values = {
+        counts = pair_counts(human_kept, metric_kept, weights)
+        values: dict[str, Callable[[], float]] = {
             "tau_b": lambda: tau_b_from_counts(counts),
             "tau_c": lambda: tau_c_from_counts(counts),
-            "pearson": lambda: pearson(human, metric, weights),
-            "spearman": lambda: spearman(human, metric, weights),
+            "pearson": lambda: pearson(human_kept, metric_kept, weights),
+            "spearman": lambda: spearman(human_kept, metric_kept, weights),
         }
         return [values[name]() for name in chosen.statistics]
 
-    intervals, draws = cluster_bootstrap_draws(statistics, clusters, replicates=chosen.replicates, seed=chosen.seed)
+    intervals, draws = cluster_bootstrap_draws(statistics, cluster_ids, replicates=chosen.replicates, seed=chosen.seed)
     return (
         dict(zip(chosen.statistics, intervals, strict=True)),
         {name: draws[:, index] for index, name in enumerate(chosen.statistics)},

@@ -33,12 +33,12 @@ class SystemLevel:
 
 
 def system_means(human: Sequence[float], metric: Sequence[float], systems: Sequence[str]) -> SystemLevel:
-    human, metric, systems = np.asarray(human, float), np.asarray(metric, float), np.asarray(systems)
-    names = sorted(set(systems.tolist()))
+    human_values, metric_values, system_ids = np.asarray(human, float), np.asarray(metric, float), np.asarray(systems)
+    names = sorted(set(system_ids.tolist()))
     return SystemLevel(
         names,
-        np.array([human[systems == s].mean() for s in names]),
-        np.array([metric[systems == s].mean() for s in names]),
+        np.array([human_values[system_ids == s].mean() for s in names]),
+        np.array([metric_values[system_ids == s].mean() for s in names]),
     )
 
 
@@ -61,23 +61,25 @@ def system_level_intervals(
     from evaluation.metaeval.correlation import pearson
     from evaluation.metaeval.kendall import kendall_tau_b
 
-    human, metric = np.asarray(human, float), np.asarray(metric, float)
-    keep = ~(np.isnan(human) | np.isnan(metric))
-    human, metric = human[keep], metric[keep]
-    systems, clusters = np.asarray(systems)[keep], np.asarray(clusters)[keep]
-    names, index = np.unique(systems, return_inverse=True)
+    human_all, metric_all = np.asarray(human, float), np.asarray(metric, float)
+    keep = ~(np.isnan(human_all) | np.isnan(metric_all))
+    human_kept, metric_kept = human_all[keep], metric_all[keep]
+    system_ids, cluster_ids = np.asarray(systems)[keep], np.asarray(clusters)[keep]
+    names, index = np.unique(system_ids, return_inverse=True)
     if len(names) < MIN_SYSTEMS:
         raise ValueError(f"system-level agreement needs at least {MIN_SYSTEMS} systems, got {len(names)}")
 
     def statistics(weights: np.ndarray | None) -> list[float]:
-        w = np.ones(len(human)) if weights is None else weights
+        w = np.ones(len(human_kept)) if weights is None else weights
         totals = np.bincount(index, weights=w, minlength=len(names))
         if (totals == 0).any():
             return [np.nan] * len(SYSTEM_STATISTICS)  # a system lost every item in this draw
         level = SystemLevel(
-            list(names), np.bincount(index, weights=w * human) / totals, np.bincount(index, weights=w * metric) / totals
+            list(names),
+            np.bincount(index, weights=w * human_kept) / totals,
+            np.bincount(index, weights=w * metric_kept) / totals,
         )
         return [level.correlation(pearson), level.correlation(kendall_tau_b), level.pairwise_agreement()]
 
-    intervals = cluster_bootstrap(statistics, clusters, replicates=replicates, seed=seed)
+    intervals = cluster_bootstrap(statistics, cluster_ids, replicates=replicates, seed=seed)
     return dict(zip(SYSTEM_STATISTICS, intervals, strict=True))

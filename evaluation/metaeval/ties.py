@@ -19,14 +19,15 @@ class GroupPairs:
 
 
 def group_pairs(human: Sequence[float], metric: Sequence[float], groups: Sequence) -> GroupPairs:
-    human, metric, groups = np.asarray(human, float), np.asarray(metric, float), np.asarray(groups)
-    parts = {"gap": [], "human_tie": [], "same_sign": [], "weight": []}
-    names = np.unique(groups)
-    useful = [g for g in names if (groups == g).sum() >= 2]
+    human_values, metric_values, group_ids = np.asarray(human, float), np.asarray(metric, float), np.asarray(groups)
+    parts: dict[str, list[np.ndarray]] = {"gap": [], "human_tie": [], "same_sign": [], "weight": []}
+    names = np.unique(group_ids)
+    useful = [g for g in names if (group_ids == g).sum() >= 2]
     for name in useful:
-        index = np.flatnonzero(groups == name)
+        index = np.flatnonzero(group_ids == name)
         i, j = np.triu_indices(len(index), k=1)
-        dh, dm = human[index[i]] - human[index[j]], metric[index[i]] - metric[index[j]]
+        dh = human_values[index[i]] - human_values[index[j]]
+        dm = metric_values[index[i]] - metric_values[index[j]]
         parts["gap"].append(np.abs(dm))
         parts["human_tie"].append(dh == 0)
         parts["same_sign"].append(np.sign(dh) == np.sign(dm))

@@ -107,7 +107,9 @@ class Spice(Metric):
 
 def _f(block: dict) -> float:
     value = block.get("f")
+    if not isinstance(value, str | int | float):  # null or missing
+        return math.nan
     try:
         return float(value)
-    except (TypeError, ValueError):
+    except ValueError:
         return math.nan

@@ -41,8 +41,8 @@ def price_of(model: str | None) -> Price | None:
     if all(given):
         try:
             return Price(
-                config.get("CAPBENCH_JUDGE_PRICE_INPUT"),
-                config.get("CAPBENCH_JUDGE_PRICE_OUTPUT"),
+                config.typed("CAPBENCH_JUDGE_PRICE_INPUT", float),
+                config.typed("CAPBENCH_JUDGE_PRICE_OUTPUT", float),
                 "CAPBENCH_JUDGE_PRICE_INPUT/OUTPUT",
             )
         except config.ConfigError:
@@ -83,10 +83,10 @@ def image_tokens(width: int, height: int, detail: str) -> int:
     if detail == "low":
         return 85
     scale = min(1.0, 2048 / max(width, height))
-    width, height = width * scale, height * scale
-    scale = min(1.0, 768 / min(width, height))
-    width, height = width * scale, height * scale
-    return 85 + 170 * math.ceil(width / 512) * math.ceil(height / 512)
+    fitted_width, fitted_height = width * scale, height * scale
+    scale = min(1.0, 768 / min(fitted_width, fitted_height))
+    final_width, final_height = fitted_width * scale, fitted_height * scale
+    return 85 + 170 * math.ceil(final_width / 512) * math.ceil(final_height / 512)
 
 
 def text_tokens(text: str) -> int:

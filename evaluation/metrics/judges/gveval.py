@@ -57,7 +57,7 @@ class _GVEval(JudgeMetric):
         return content, mime, "low"
 
     def request(self, row: CaptionRow, draw: int) -> JudgeRequest:
-        video = bool(row.media) and is_video(row.media)
+        video = is_video(row.media) if row.media else False
         values = {"Caption": row.candidate}
         if self.uses_references:
             if not row.references:

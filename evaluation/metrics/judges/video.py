@@ -4,9 +4,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 PANEL_WIDTH, PANEL_HEIGHT, BAR = 512, 462, 50
 VIDEO_SUFFIXES = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"}
@@ -22,7 +27,7 @@ def frame_indices(count: int) -> list[int]:
     return [int(i) for i in np.linspace(0, count - 1, 4, dtype=int)[:-1]]
 
 
-def read_frames(path: str | Path):
+def read_frames(path: str | Path) -> list[Image.Image]:
     """Every frame of the first video stream, decoded with PyAV, as RGB PIL images."""
     import av
 
@@ -30,7 +35,7 @@ def read_frames(path: str | Path):
         return [frame.to_image() for frame in container.decode(video=0)]
 
 
-def composite(frames) -> Image.Image:  # noqa: F821
+def composite(frames: Sequence[Image.Image]) -> Image.Image:
     """The labelled 3-panel image from a list of PIL frames."""
     from PIL import Image, ImageDraw, ImageFont
 

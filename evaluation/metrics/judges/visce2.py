@@ -10,10 +10,13 @@ released, with the sampling seed pinned; contexts and ratings are cached, so a r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from evaluation.backbones.catalogue import CATALOGUE, HfModel
 from evaluation.metrics.base import CaptionRow
 from evaluation.metrics.judges.backends import (
     Backend,
+    JudgeFailed,
     JudgeParams,
     JudgeReply,
     JudgeRequest,
@@ -25,6 +28,7 @@ from evaluation.metrics.judges.parsing import first_integer, strict_rating
 from evaluation.metrics.judges.prompts import fill, prompt_text
 from evaluation.metrics.registry import register
 
+# CATALOGUE maps names to a union of entry kinds; the name below is an entry of the kind annotated.
 LLAVA: HfModel = CATALOGUE["llava-hf/llava-1.5-13b-hf"]  # type: ignore[assignment]
 CONTEXT_PROMPT, RATING_PROMPT = "visce2/visual_context.txt", "visce2/evaluate.txt"
 
@@ -50,14 +54,18 @@ class VisCE2(JudgeMetric):
 
     assumed_completion_tokens = 10  # the rating: the prompt asks for a single number
     assumed_context_tokens = 250  # step 1: a list of objects, attributes and relations
+    # Step 1's reply per image path (None: the file could not be read), set by `prepare` or `planned`.
+    _contexts: dict[str, JudgeReply | JudgeFailed | None]
 
     def backend(self) -> Backend:
         return configured_backend("CAPBENCH_VISCE2_BACKEND", "CAPBENCH_VISCE2_MODEL", LLAVA)
 
-    def planned(self, rows, backend: Backend, cache: ReplyCache, completion: float):
+    def planned(
+        self, rows: Sequence[CaptionRow], backend: Backend, cache: ReplyCache, completion: float
+    ) -> tuple[list[tuple[JudgeRequest, float]], int]:
         """Step 1 per distinct image, then the ratings; a context not yet written is stood in for by
         text of the assumed length, so the ratings' prompts are counted at about their real size."""
-        contexts = []
+        contexts: list[tuple[JudgeRequest, float]] = []
         self._contexts = {}
         for path in dict.fromkeys(row.media for row in rows if row.media):
             try:
@@ -70,10 +78,10 @@ class VisCE2(JudgeMetric):
         rated, unjudgeable = super().planned(rows, backend, cache, completion)
         return contexts + rated, unjudgeable
 
-    def prepare(self, rows, backend: Backend, cache: ReplyCache) -> None:
+    def prepare(self, rows: Sequence[CaptionRow], backend: Backend, cache: ReplyCache) -> None:
         """Step 1, once per distinct image (and cached across jobs)."""
         media = list(dict.fromkeys(row.media for row in rows if row.media))
-        requests = []
+        requests: list[JudgeRequest | None] = []
         for path in media:
             try:
                 requests.append(JudgeRequest(prompt_text(CONTEXT_PROMPT), *image_bytes(path)))
@@ -86,8 +94,8 @@ class VisCE2(JudgeMetric):
             for path, request in zip(media, requests, strict=True)
         }
 
-    def visual_context(self, media: str) -> str:
-        reply = self._contexts.get(media)
+    def visual_context(self, media: str | None) -> str:
+        reply = self._contexts.get(media) if media else None
         if reply is None or not isinstance(reply, JudgeReply):
             raise RowProblem(
                 f"no visual context for this image: {reply}" if reply else "the image or video file is not attached"

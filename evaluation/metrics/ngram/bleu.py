@@ -8,13 +8,16 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult
-from evaluation.metrics.ngram.corpus import shared_corpus
+from evaluation.metrics.ngram.corpus import TokenizedCorpus, shared_corpus
 from evaluation.metrics.registry import register
 
 MAX_N = 4
 TINY, SMALL = 1e-15, 1e-9
+# Per row BLEU-1..4, the corpus BLEU-1..4 and per row the statistics `flat_stats` lists.
+FamilyScores = tuple[list[list[float]], list[float], list[list[int]]]
 
 
 @dataclass
@@ -79,13 +82,12 @@ class BleuFamily:
 
     def __init__(self) -> None:
         # The corpus object itself, not its id(): a freed corpus's id can be reused by the next one.
-        self._corpus = None
-        self._result: tuple | None = None
+        self._last: tuple[TokenizedCorpus, FamilyScores] | None = None
 
-    def scores(self, rows: Sequence[CaptionRow]) -> tuple[list[list[float]], list[float], list[list[int]]]:
+    def scores(self, rows: Sequence[CaptionRow]) -> FamilyScores:
         """Per row BLEU-1..4, the corpus BLEU-1..4 and per row the statistics `flat_stats` lists."""
         corpus = shared_corpus.get(rows)
-        if corpus is not self._corpus:
+        if self._last is None or corpus is not self._last[0]:
             maxima: dict[tuple[str, ...], tuple[Counter, list[int]]] = {}
             stats = [
                 bleu_stats(c, r, maxima.get(r) or maxima.setdefault(r, reference_maxima(r)))
@@ -99,23 +101,20 @@ class BleuFamily:
                 total.correct = [a + b * times for a, b in zip(total.correct, s.correct, strict=True)]
                 total.guess = [a + b * times for a, b in zip(total.guess, s.guess, strict=True)]
             flat = [flat_stats(s) for s in stats]
-            self._result = (corpus.expand(per_distinct), bleu_scores(total), corpus.expand(flat))
-            self._corpus = corpus
-        return self._result
+            self._last = (corpus, (corpus.expand(per_distinct), bleu_scores(total), corpus.expand(flat)))
+        return self._last[1]
 
 
 _family = BleuFamily()
 
 
 class Bleu(Metric):
+    """BLEU-n: one subclass per order (below), so that slug and name are class attributes as on every metric."""
+
+    order: ClassVar[int]
     family = "ngram"
     citation = "K. Papineni, S. Roukos, T. Ward and W.-J. Zhu (2002). BLEU. ACL."
     description = "n-gram precision with a brevity penalty (pycocoevalcap, per caption without smoothing)."
-
-    def __init__(self, order: int):
-        self.order = order
-        self.slug = f"bleu_{order}"
-        self.name = f"BLEU-{order}"
 
     def config(self) -> dict:
         return {"order": self.order, "tokenizer": "ptb-corenlp-3.4.1", "reflen": "closest"}
@@ -135,5 +134,21 @@ class Bleu(Metric):
         return bleu_scores(summed_stats(statistics))[self.order - 1]
 
 
-for _order in range(1, MAX_N + 1):
-    register(f"bleu_{_order}", lambda order=_order: Bleu(order))
+@register("bleu_1")
+class Bleu1(Bleu):
+    order, slug, name = 1, "bleu_1", "BLEU-1"
+
+
+@register("bleu_2")
+class Bleu2(Bleu):
+    order, slug, name = 2, "bleu_2", "BLEU-2"
+
+
+@register("bleu_3")
+class Bleu3(Bleu):
+    order, slug, name = 3, "bleu_3", "BLEU-3"
+
+
+@register("bleu_4")
+class Bleu4(Bleu):
+    order, slug, name = 4, "bleu_4", "BLEU-4"

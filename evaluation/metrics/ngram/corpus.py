@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from evaluation.metrics.base import CaptionRow
 from evaluation.metrics.ngram.tokenizer import ptb_tokenize
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -21,7 +24,8 @@ class TokenizedCorpus:
     def size(self) -> int:
         return len(self.row_to_distinct)
 
-    def expand(self, values: Sequence[float]) -> list[float]:
+    def expand(self, values: Sequence[T]) -> list[T]:
+        """Per input row, the value of its distinct row."""
         return [values[index] for index in self.row_to_distinct]
 
 
@@ -53,14 +57,13 @@ class CorpusMemo:
     rows one after the other tokenise once."""
 
     def __init__(self) -> None:
-        self._key: tuple | None = None
-        self._value: TokenizedCorpus | None = None
+        self._last: tuple[tuple[tuple[str, tuple[str, ...]], ...], TokenizedCorpus] | None = None  # (key, corpus)
 
     def get(self, rows: Sequence[CaptionRow]) -> TokenizedCorpus:
         key = tuple((row.candidate, row.references) for row in rows)
-        if key != self._key:
-            self._value, self._key = tokenized_corpus(rows), key
-        return self._value
+        if self._last is None or key != self._last[0]:
+            self._last = (key, tokenized_corpus(rows))
+        return self._last[1]
 
 
 shared_corpus = CorpusMemo()

@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Sequence
+from typing import IO
 
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.ngram.corpus import shared_corpus
@@ -24,8 +25,8 @@ JAR = "meteor/meteor-1.5.jar"
 class MeteorProcess:
     def __init__(self, heap: str = "2G") -> None:
         self.heap = heap
-        self._process: subprocess.Popen | None = None
-        self._errors = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._errors: IO[bytes] | None = None
         self._lock = threading.Lock()
 
     def score(
@@ -43,7 +44,9 @@ class MeteorProcess:
                 self._stop()  # interrupted mid-exchange (a time limit): unread answers would shift the next
                 raise
 
-    def _score(self, candidates, references, expand) -> tuple[list[float], float]:
+    def _score(
+        self, candidates: Sequence[str], references: Sequence[Sequence[str]], expand: Sequence[int]
+    ) -> tuple[list[float], float, list[str]]:
         process = self._running()
         lines = [
             " ||| ".join(("SCORE", " ||| ".join(refs), cand.replace("|||", "").replace("  ", " ")))
@@ -58,7 +61,7 @@ class MeteorProcess:
         values = [float(answer) for answer in answers]
         return values[:-1], values[-1], [stats[i] for i in expand]
 
-    def aggregate(self, statistics: Sequence[str]) -> float:  # noqa: RET503 (the second attempt returns or raises)
+    def aggregate(self, statistics: Sequence[str]) -> float:
         """Meteor's corpus score over statistics lines kept from earlier batches."""
         with self._lock:
             for attempt in (1, 2):
@@ -74,8 +77,10 @@ class MeteorProcess:
                 except BaseException:
                     self._stop()
                     raise
+        raise AssertionError("unreachable: the second attempt returns or raises")
 
-    def _exchange(self, process: subprocess.Popen, lines: list[str], expected: int | None = None) -> list[str]:
+    def _exchange(self, process: subprocess.Popen[bytes], lines: list[str], expected: int | None = None) -> list[str]:
+        assert process.stdout is not None  # (started with stdout=PIPE)
         feeder = threading.Thread(target=self._feed, args=(process, lines), daemon=True)
         feeder.start()
         answers = []
@@ -88,7 +93,8 @@ class MeteorProcess:
         return answers
 
     @staticmethod
-    def _feed(process: subprocess.Popen, lines: list[str]) -> None:
+    def _feed(process: subprocess.Popen[bytes], lines: list[str]) -> None:
+        assert process.stdin is not None  # (started with stdin=PIPE)
         try:
             for line in lines:
                 process.stdin.write(line.encode() + b"\n")
@@ -96,7 +102,7 @@ class MeteorProcess:
         except (BrokenPipeError, OSError):
             pass  # the reader sees the closed stdout and reports
 
-    def _running(self) -> subprocess.Popen:
+    def _running(self) -> subprocess.Popen[bytes]:
         if self._process is None or self._process.poll() is not None:
             jar = coco_resource(JAR)
             self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process; closed in _stop)

@@ -11,17 +11,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenClipModel, file_sha256
-from evaluation.backbones.clip import clip_encoder
-from evaluation.backbones.depth import depth_estimator
-from evaluation.backbones.detector import detector
+from evaluation.backbones.clip import ClipEncoder, clip_encoder
+from evaluation.backbones.depth import DepthEstimator, depth_estimator
+from evaluation.backbones.detector import Detector, detector
+from evaluation.backbones.t2i import TextToImage
 from evaluation.metrics.base import CaptionRow, MetricResult, MetricUnavailable
 from evaluation.metrics.registry import register
-from evaluation.metrics.vision.cycle import CycleMetric, picture_rows
+from evaluation.metrics.vision.cycle import CycleMetric, picture_path, picture_rows
 from evaluation.metrics.vision.fusion import LEVELS, Fusion
 from evaluation.metrics.vision.levels import (
     cosine,
@@ -31,14 +33,18 @@ from evaluation.metrics.vision.levels import (
     scale_invariant_log_error,
 )
 
+if TYPE_CHECKING:
+    from PIL import Image
+
 SIDE = 512
+# CATALOGUE maps names to a union of entry kinds; each name below is an entry of the kind annotated.
 SEMANTIC: OpenClipModel = CATALOGUE["ViT-B-16-quickgelu/openai"]  # type: ignore[assignment]
 YOLO: Checkpoint = CATALOGUE["ultralytics/yolov8x.pt"]  # type: ignore[assignment]
 DEPTH: HfModel = CATALOGUE["depth-anything/Depth-Anything-V2-Large-hf"]  # type: ignore[assignment]
 FUSION: Checkpoint = CATALOGUE["camscore/fusion.pt"]  # type: ignore[assignment]
 
 
-def square(path) -> object:
+def square(path: str) -> Image.Image:
     from PIL import Image
 
     with Image.open(path) as picture:
@@ -47,14 +53,14 @@ def square(path) -> object:
 
 @dataclass
 class Seen:
-    picture: object  # the 512×512 square
+    picture: Image.Image  # the 512×512 square
     whole: np.ndarray  # its CLIP feature
     boxes: np.ndarray  # (k, 4) pixels
     crops: np.ndarray  # (k, d) the boxes' CLIP features
     depth: np.ndarray  # (512, 512) relative inverse depth
 
 
-def crop(picture, box) -> object:
+def crop(picture: Image.Image, box: Sequence[float]) -> Image.Image:
     """The box's pixels, at least one pixel wide and high (a degenerate detection still has a crop)."""
     x1, y1, x2, y2 = (int(round(v)) for v in box)
     x1, y1 = min(max(x1, 0), SIDE - 1), min(max(y1, 0), SIDE - 1)
@@ -88,10 +94,10 @@ class CamScore(CycleMetric):
 
     @property
     def confidence(self) -> float:
-        return config.get("CAPBENCH_CAMSCORE_DETECTOR_CONF")  # type: ignore[return-value]
+        return config.typed("CAPBENCH_CAMSCORE_DETECTOR_CONF", float)
 
-    def parts(self) -> list:
-        return [self.generator, clip_encoder(SEMANTIC), detector(YOLO, self.confidence), depth_estimator(DEPTH)]
+    def parts(self) -> tuple[TextToImage, ClipEncoder, Detector, DepthEstimator]:
+        return self.generator, clip_encoder(SEMANTIC), detector(YOLO, self.confidence), depth_estimator(DEPTH)
 
     def levels_unavailable(self) -> str | None:
         return next((reason for part in self.parts() if (reason := part.unavailable_reason())), None)
@@ -133,9 +139,11 @@ class CamScore(CycleMetric):
 
     def _compare(self, rows: Sequence[CaptionRow], part: list[int], details: list[dict]) -> None:
         generated = self.generated(rows, part, details)
-        seen = self._look(list(dict.fromkeys([rows[i].media for i in part] + [str(path) for path in generated])))
+        seen = self._look(
+            list(dict.fromkeys([picture_path(rows[i]) for i in part] + [str(path) for path in generated]))
+        )
         for i, path in zip(part, generated, strict=True):
-            a, b = seen[rows[i].media], seen[str(path)]
+            a, b = seen[picture_path(rows[i])], seen[str(path)]
             object_cost, pairs = object_matching(a.crops, b.crops)
             unit_a, unit_b = a.boxes / SIDE, b.boxes / SIDE
             details[i].update(
@@ -162,7 +170,8 @@ class CamScore(CycleMetric):
         crops = semantic.encode_pictures(
             [crop(p, box) for p, found in zip(pictures, boxes, strict=True) for box in found]
         )
-        seen, start = {}, 0
+        seen: dict[str, Seen] = {}
+        start = 0
         for path, picture, feature, found, depth_map in zip(paths, pictures, whole, boxes, depths, strict=True):
             seen[path] = Seen(picture, feature, found, crops[start : start + len(found)], depth_map)
             start += len(found)

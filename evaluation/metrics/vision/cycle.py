@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, OpenClipModel
 from evaluation.backbones.clip import clip_encoder
-from evaluation.backbones.t2i import GenerationSettings, caption_seed, text_to_image
+from evaluation.backbones.t2i import GenerationSettings, TextToImage, caption_seed, text_to_image
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult
 from evaluation.metrics.registry import register
 
@@ -27,6 +28,13 @@ def picture_rows(rows: Sequence[CaptionRow]) -> tuple[list[int], list[dict]]:
     return [i for i, row in enumerate(rows) if row.media], details
 
 
+def picture_path(row: CaptionRow) -> str:
+    """The picture of a row `picture_rows` kept."""
+    if not row.media:
+        raise ValueError(f"row {row.id!r} has no picture")
+    return row.media
+
+
 class CycleMetric(Metric):
     """What both cycle metrics share: the generation settings and the generated pictures."""
 
@@ -34,10 +42,10 @@ class CycleMetric(Metric):
     needs = frozenset({"media", "gpu"})
 
     @property
-    def generator(self):
+    def generator(self) -> TextToImage:
         return text_to_image(GenerationSettings.from_environment())
 
-    def generated(self, rows: Sequence[CaptionRow], kept: list[int], details: list[dict]):
+    def generated(self, rows: Sequence[CaptionRow], kept: list[int], details: list[dict]) -> list[Path]:
         """The generated picture of each kept row (cached ones are read back), noted in its detail."""
         generator = self.generator
         paths = generator.pictures([rows[i].candidate for i in kept])
@@ -63,7 +71,7 @@ class T2ICycle(CycleMetric):
 
     @property
     def encoder_spec(self) -> OpenClipModel | None:
-        entry = CATALOGUE.get(config.get("CAPBENCH_T2I_CYCLE_ENCODER"))
+        entry = CATALOGUE.get(config.typed("CAPBENCH_T2I_CYCLE_ENCODER", str))
         return entry if isinstance(entry, OpenClipModel) else None
 
     def unavailable_reason(self) -> str | None:
@@ -88,9 +96,11 @@ class T2ICycle(CycleMetric):
         scores = [math.nan] * len(rows)
         if kept:
             generated = self.generated(rows, kept, details)
-            encoder = clip_encoder(self.encoder_spec)
+            spec = self.encoder_spec
+            assert spec is not None  # (require_available checked it)
+            encoder = clip_encoder(spec)
             cache = encoder.feature_cache()
-            originals = encoder.encode_images([rows[i].media for i in kept], cache=cache)
+            originals = encoder.encode_images([picture_path(rows[i]) for i in kept], cache=cache)
             pictures = encoder.encode_images([str(path) for path in generated], cache=cache)
             for i, a, b in zip(kept, originals, pictures, strict=True):
                 scores[i] = float(a @ b)

@@ -19,16 +19,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from evaluation import config
-from evaluation.backbones.alpha_clip import alpha_clip
+from evaluation.backbones.alpha_clip import AlphaClip, alpha_clip
 from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenClipModel
 from evaluation.backbones.features import media_sha256
-from evaluation.backbones.scene_graph import phrase, scene_graph_parser
-from evaluation.backbones.segmenter import segmenter
+from evaluation.backbones.scene_graph import SceneGraphParser, phrase, scene_graph_parser
+from evaluation.backbones.segmenter import Segmenter, segmenter
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult
 from evaluation.metrics.registry import register
 from evaluation.metrics.vision.levels import harmonic_mean
 
 W = 2.5
+Triplet = tuple[str, ...]
+Picture = tuple[np.ndarray, list[list[float]]]  # features (whole picture first, then each region), region boxes
+# CATALOGUE maps names to a union of entry kinds; each name below is an entry of the kind annotated.
 BACKBONE: OpenClipModel = CATALOGUE["ViT-L-14-quickgelu/openai"]  # type: ignore[assignment]
 ALPHA: Checkpoint = CATALOGUE["alpha_clip/clip_l14_grit20m_fultune_2xe.pth"]  # type: ignore[assignment]
 PROPOSER: Checkpoint = CATALOGUE["mobilesamv2/ObjectAwareModel.pt"]  # type: ignore[assignment]
@@ -72,8 +75,8 @@ class _Hice(Metric):
         "candidate's triplets with the union of the references' triplets.",
     )
 
-    def parts(self):
-        confidence = config.get("CAPBENCH_HICE_PROPOSER_CONF")
+    def parts(self) -> tuple[AlphaClip, Segmenter, SceneGraphParser]:
+        confidence = config.typed("CAPBENCH_HICE_PROPOSER_CONF", float)
         return (alpha_clip(BACKBONE, ALPHA), segmenter(PROPOSER, SAM, confidence), scene_graph_parser(FACTUAL))
 
     def unavailable_reason(self) -> str | None:
@@ -93,8 +96,10 @@ class _Hice(Metric):
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         self.require_available()
         encoder, regions, parser = self.parts()
-        scores, details = [math.nan] * len(rows), [{} for _ in rows]
-        kept = []
+        scores = [math.nan] * len(rows)
+        details: list[dict] = [{} for _ in rows]
+        kept: list[int] = []
+        media: list[str] = []  # each kept row's picture
         for i, row in enumerate(rows):
             if not row.media:
                 details[i]["error"] = "this caption's item has no image attached"
@@ -102,26 +107,28 @@ class _Hice(Metric):
                 details[i]["error"] = f"{self.name} needs at least one reference"
             else:
                 kept.append(i)
+                media.append(row.media)
         if not kept:
             return MetricResult(scores=scores, corpus=None, details=details)
-        pictures = self._pictures([rows[i].media for i in kept], encoder, regions)
+        pictures = self._pictures(media, encoder, regions)
         candidate_triplets = parser.parse([rows[i].candidate for i in kept])
-        reference_triplets = (
+        reference_triplets: list[list[Triplet]] | list[None] = (
             [[t for ref in tree for t in ref] for tree in (parser.parse(list(rows[i].references)) for i in kept)]
             if self.uses_references
             else [None] * len(kept)
         )
-        for i, triplets, ref_triplets in zip(kept, candidate_triplets, reference_triplets, strict=True):
-            scores[i], details[i] = self._one(rows[i], pictures[rows[i].media], triplets, ref_triplets, encoder)
+        for i, path, triplets, ref_triplets in zip(kept, media, candidate_triplets, reference_triplets, strict=True):
+            scores[i], details[i] = self._one(rows[i], pictures[path], triplets, ref_triplets, encoder)
         values = [s for s in scores if not math.isnan(s)]
         return MetricResult(scores=scores, corpus=sum(values) / len(values) if values else None, details=details)
 
     @staticmethod
-    def _pictures(media: list[str], encoder, regions) -> dict[str, tuple[np.ndarray, list[list[float]]]]:
+    def _pictures(media: list[str], encoder: AlphaClip, regions: Segmenter) -> dict[str, Picture]:
         """Per distinct picture: its features (whole picture first, then each region) and region boxes."""
         from PIL import Image
 
-        out, by_content = {}, {}
+        out: dict[str, Picture] = {}
+        by_content: dict[str, Picture] = {}
         for path in dict.fromkeys(media):
             sha = media_sha256(path)
             if sha not in by_content:
@@ -133,7 +140,14 @@ class _Hice(Metric):
             out[path] = by_content[sha]
         return out
 
-    def _one(self, row: CaptionRow, picture, triplets, reference_triplets, encoder) -> tuple[float, dict]:
+    def _one(
+        self,
+        row: CaptionRow,
+        picture: Picture,
+        triplets: list[Triplet],
+        reference_triplets: list[Triplet] | None,
+        encoder: AlphaClip,
+    ) -> tuple[float, dict]:
         features, boxes = picture
         phrases = [phrase(t) for t in triplets] or [row.candidate]
         texts = encoder.encode_texts([row.candidate, *phrases])
@@ -142,7 +156,8 @@ class _Hice(Metric):
         similarity = image_text(texts[1:] @ region_features.T)
         precision, recall, per_phrase, per_region = local_match(similarity)
         local_itc = harmonic_mean([precision, recall])
-        detail = {
+        region_boxes: Sequence[list[float] | None] = boxes or [None]  # no region: the whole picture, no box
+        detail: dict[str, object] = {
             "global_itc": global_itc,
             "local_itc": local_itc,
             "precision": precision,
@@ -152,7 +167,7 @@ class _Hice(Metric):
             ],
             "regions": [
                 {"box": box, "completeness": round(float(v), 4)}
-                for box, v in zip(boxes or [None], per_region, strict=True)
+                for box, v in zip(region_boxes, per_region, strict=True)
             ],
         }
         parts = [global_itc, local_itc]
