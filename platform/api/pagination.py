@@ -49,6 +49,7 @@ class ScoreCursor(CursorPagination):
         cursor = super().decode_cursor(request)
         if cursor is None or cursor.position is None:
             return cursor
-        if _whole_number(cursor.position, MAX_ID) is None:
+        # DRF decodes the position as the query string's text (its stubs say int): str() changes nothing.
+        if _whole_number(str(cursor.position), MAX_ID) is None:
             raise NotFound(self.invalid_cursor_message)
         return cursor

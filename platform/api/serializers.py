@@ -38,11 +38,11 @@ class ItemSerializer(serializers.ModelSerializer):
         fields = ["external_id", "references", "media_available"]
 
     def get_media_available(self, item: Item) -> bool:
-        return bool(item.media_id and item.media.stored_path)
+        return item.media is not None and bool(item.media.stored_path)
 
 
 class SystemSerializer(serializers.ModelSerializer):
-    dataset = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
         model = System
@@ -124,7 +124,7 @@ class CorrelationSerializer(serializers.ModelSerializer):
 
 
 class SubmissionSerializer(serializers.ModelSerializer):
-    dataset = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     system = serializers.CharField(source="system.slug", read_only=True)
     owner = serializers.CharField(source="owner.username", read_only=True)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from django.contrib.auth.models import User
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
@@ -13,7 +15,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotAuthenticated, NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -58,7 +60,7 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Dataset.objects.visible_to(self.request.user).order_by("slug")
 
     def create(self, request: Request, *args, **kwargs) -> Response:
-        upload = request.data.get("file")
+        upload = request.data.get("file") if isinstance(request.data, dict) else None  # a JSON array has no file
         if upload is None or not hasattr(upload, "read"):
             raise ValidationError({"file": "a canonical JSONL file is required"})
         names = serializers.DatasetNamesSerializer(data=request.data)
@@ -179,9 +181,12 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         incoming = self.get_serializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data
+        owner = request.user
+        if not isinstance(owner, User):  # never: IsAuthenticatedOrReadOnly lets only a signed-in user post
+            raise NotAuthenticated()
         try:
             submission = submission_create(
-                owner=request.user,
+                owner=owner,
                 dataset=data["dataset"],
                 file_name=data["results"].name,
                 content=data["results"],
@@ -267,7 +272,8 @@ class TokenView(ObtainAuthToken):
 
     throttle_classes = [TokenRate]
 
-    def post(self, request: Request, *args, **kwargs) -> Response:
+    # DRF's stubs say Response; APIView.finalize_response takes any HttpResponseBase, and the 429s are Django's.
+    def post(self, request: Request, *args, **kwargs) -> Response | HttpResponse:  # type: ignore[override]
         username = request.data.get("username", "") if hasattr(request.data, "get") else ""
         username = username if isinstance(username, str) else ""
         refusal = attempt_refusal(request._request, username)

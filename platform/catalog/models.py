@@ -7,13 +7,13 @@ from django.db import models
 from catalog.visibility import own_q, visible_q
 
 
-class DatasetQuerySet(models.QuerySet):
+class DatasetQuerySet(models.QuerySet["Dataset"]):
     def visible_to(self, viewer) -> DatasetQuerySet:
         """Public datasets (the same for every viewer: staff work on the others in the admin)."""
         return self.filter(is_public=True)
 
 
-class SystemQuerySet(models.QuerySet):
+class SystemQuerySet(models.QuerySet["System"]):
     def visible_to(self, viewer) -> SystemQuerySet:
         return self.filter(visible_q(viewer))
 
@@ -22,7 +22,7 @@ class SystemQuerySet(models.QuerySet):
         return self.filter(own_q())
 
 
-class CaptionQuerySet(models.QuerySet):
+class CaptionQuerySet(models.QuerySet["Caption"]):
     def visible_to(self, viewer) -> CaptionQuerySet:
         return self.filter(visible_q(viewer, to_system="system__"))
 
@@ -30,7 +30,7 @@ class CaptionQuerySet(models.QuerySet):
         return self.filter(own_q(to_system="system__"))
 
 
-class JudgmentQuerySet(models.QuerySet):
+class JudgmentQuerySet(models.QuerySet["Judgment"]):
     def own(self) -> JudgmentQuerySet:
         """Judgments of the dataset's own captions (submitted captions carry none, but say so)."""
         return self.filter(own_q(to_system="caption__system__"))

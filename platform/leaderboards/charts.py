@@ -69,7 +69,9 @@ def distribution(data: MetricOnDataset) -> str:
     return figure.to_json()
 
 
-def category_bars(categories: list[tuple[str, float, float, float]], metric_name: str) -> str:
+def category_bars(categories: list[tuple[str, float, float | None, float | None]], metric_name: str) -> str:
+    """Accuracy per category with its 95% interval; a category without one (no replicate had a
+    value) gets no error bar."""
     names = [name for name, *_ in categories]
     values = [100 * value for _, value, _, _ in categories]
     figure = go.Figure(
@@ -79,8 +81,8 @@ def category_bars(categories: list[tuple[str, float, float, float]], metric_name
             error_y={
                 "type": "data",
                 "symmetric": False,
-                "array": [100 * (high - value) for _, value, _, high in categories],
-                "arrayminus": [100 * (value - low) for _, value, low, _ in categories],
+                "array": [0 if high is None else 100 * (high - value) for _, value, _, high in categories],
+                "arrayminus": [0 if low is None else 100 * (value - low) for _, value, low, _ in categories],
             },
         )
     )

@@ -25,15 +25,13 @@ class Cell:
     high: float | None = None
 
     @property
+    def sort_value(self) -> float | None:
+        """The value when it can be sorted: None when missing or NaN."""
+        return None if self.value is None or math.isnan(self.value) else self.value
+
+    @property
     def sortable(self) -> bool:
-        return self.value is not None and not math.isnan(self.value)
-
-
-@dataclass
-class BoardRow:
-    system: System
-    cells: dict[str, Cell] = field(default_factory=dict)
-    submission: object | None = None
+        return self.sort_value is not None
 
 
 @dataclass(frozen=True)
@@ -52,6 +50,13 @@ class SubmissionInfo:
     code_url: str
     is_public: bool
     owner_id: int
+
+
+@dataclass
+class BoardRow:
+    system: SystemInfo
+    cells: dict[str, Cell] = field(default_factory=dict)
+    submission: SubmissionInfo | None = None
 
 
 PROTOCOLS = ("paper", "canonical")  # the metric board's protocol families, "paper" first (the default)
@@ -90,10 +95,11 @@ def captioner_board(
 
 def sort_rows(rows: list[BoardRow], slug: str, descending: bool) -> list[BoardRow]:
     """Values in order; then every row without a value (failed, missing, running) in name order."""
-    valued = [row for row in rows if row.cells[slug].sortable]
-    rest = [row for row in rows if not row.cells[slug].sortable]
-    valued.sort(key=lambda row: row.cells[slug].value, reverse=descending)
-    return valued + sorted(rest, key=lambda row: row.system.name.lower())
+    keyed = [(row.cells[slug].sort_value, row) for row in rows]
+    valued = [(value, row) for value, row in keyed if value is not None]
+    rest = [row for value, row in keyed if value is None]
+    valued.sort(key=lambda pair: pair[0], reverse=descending)
+    return [row for _, row in valued] + sorted(rest, key=lambda row: row.system.name.lower())
 
 
 def rank_cells(rows: list[BoardRow], slug: str) -> None:

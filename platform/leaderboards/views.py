@@ -68,7 +68,7 @@ def metric_board(request: HttpRequest) -> HttpResponse:
 
 # The scatter is a WebGL trace: plotly.js draws it with regl, which compiles its draw calls with
 # Function(). This page alone allows that ('unsafe-eval'); inline script stays refused here too.
-@csp_update({"script-src": ["'unsafe-eval'"]})
+@csp_update({"script-src": ["'unsafe-eval'"]})  # type: ignore[arg-type]  # django-csp types a view as (request) only
 def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
     metric = get_object_or_404(Metric.objects.select_related("current_version"), slug=slug)
     config_text = json.dumps(metric.current_version.config, indent=2, sort_keys=True) if metric.current_version else ""

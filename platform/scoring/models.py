@@ -168,7 +168,7 @@ class JobBatch(models.Model):
         return f"batch {self.pk} of job {self.job_id} ({self.status})"
 
 
-class ScoreQuerySet(models.QuerySet):
+class ScoreQuerySet(models.QuerySet["Score"]):
     def visible_to(self, viewer) -> ScoreQuerySet:
         """Scores of the captions `viewer` may see (catalog.visibility)."""
         return self.filter(visible_q(viewer, to_system="caption__system__"))

@@ -9,7 +9,7 @@ from catalog.models import Dataset, System
 from catalog.visibility import submission_q
 
 
-class SubmissionQuerySet(models.QuerySet):
+class SubmissionQuerySet(models.QuerySet["Submission"]):
     def visible_to(self, viewer) -> SubmissionQuerySet:
         """Public and not withdrawn, the viewer's own, or every one for staff (catalog.visibility)."""
         return self.filter(submission_q(viewer))

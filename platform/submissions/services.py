@@ -17,7 +17,7 @@ from typing import IO
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -81,7 +81,7 @@ Upload = bytes | IO[bytes]
 
 def submission_create(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     dataset: Dataset,
     file_name: str,
     content: Upload,
@@ -142,7 +142,7 @@ def submission_create(
     return submission
 
 
-def _duplicate_check(owner: AbstractBaseUser, dataset: Dataset, digest: str) -> None:
+def _duplicate_check(owner: User, dataset: Dataset, digest: str) -> None:
     window = settings.CAPBENCH_DUPLICATE_WINDOW
     if window <= 0:
         return
@@ -243,7 +243,7 @@ def submissions_dispatch_pending(
     return sum(submission_dispatch(submission_id=pk) for pk in pending.values_list("pk", flat=True))
 
 
-def submission_quota_check(*, owner: AbstractBaseUser, lock: bool = False) -> None:
+def submission_quota_check(*, owner: User, lock: bool = False) -> None:
     """QuotaExceeded when the owner is at the daily or concurrent limit, saying when to retry."""
     if lock:  # serialise one owner's concurrent uploads
         get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
@@ -276,7 +276,7 @@ def submission_withdraw(*, submission: Submission) -> Submission:
         submission.is_public = False
         submission.finished_at = submission.finished_at or timezone.now()
         submission.save(update_fields=["status", "is_public", "finished_at"])
-        jobs_cancel(submission=submission, reason="the submission was withdrawn")
+        jobs_cancel(submission_id=submission.pk, reason="the submission was withdrawn")
         transaction.on_commit(lambda: _changed(submission))
     return submission
 
@@ -319,7 +319,7 @@ def _check_metrics(metrics: list[str]) -> None:
 def _matched_items(dataset: Dataset, captions: list[SubmittedCaption], problems: Problems) -> dict[str, Item]:
     """Every caption's image must be the dataset's, once; every image needs its caption."""
     items = {item.external_id: item for item in Item.objects.filter(dataset=dataset).only("id", "external_id")}
-    first_place = {}
+    first_place: dict[str, str] = {}
     for caption in captions:
         if caption.image_id not in items:
             problems.add(

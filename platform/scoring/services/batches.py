@@ -163,7 +163,10 @@ def _known_scores(version, keys: list[str]) -> dict[str, dict]:
     rows = Score.objects.filter(metric_version=version, input_key__in=set(keys), value__isnull=False).values(
         "input_key", "value", "detail", "statistics"
     )
-    return {row.pop("input_key"): {**row, "error": ""} for row in rows}
+    return {
+        row["input_key"]: {"value": row["value"], "detail": row["detail"], "statistics": row["statistics"], "error": ""}
+        for row in rows
+    }
 
 
 def _stored_fields(result, index: int) -> dict:

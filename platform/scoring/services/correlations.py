@@ -103,15 +103,18 @@ def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | 
         )
         if not rows:
             continue
-        human = np.array([row[1] for row in rows], dtype=float)
-        metric = np.array([_number(scores.get(row[0])) for row in rows], dtype=float)
-        clusters = np.array([row[2] for row in rows])
+        human_values = [row[1] for row in rows]
+        metric_values = [_number(scores.get(row[0])) for row in rows]
+        cluster_ids = [row[2] for row in rows]
+        human = np.array(human_values, dtype=float)
+        metric = np.array(metric_values, dtype=float)
+        clusters = np.array(cluster_ids)
         kept = ~np.isnan(metric)
         if kept.sum() < 3:
             continue
         counts = pair_counts(human[kept], metric[kept])
         tie_rate = (counts.tied_metric + counts.tied_both) / counts.pairs if counts.pairs else None
-        intervals, draws = rating_cells_with_draws(chosen, human, metric, clusters)
+        intervals, draws = rating_cells_with_draws(chosen, human_values, metric_values, cluster_ids)
         for statistic, interval in intervals.items():
             cells.append(
                 {
@@ -172,7 +175,7 @@ def _pairwise_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float 
     kept = ~(np.isnan(a) | np.isnan(b))
     winner = np.array([p[2] for p in pairs])
     category = np.array([p[3] or "all" for p in pairs])
-    items = np.array([p[4] for p in pairs])
+    items = [p[4] for p in pairs]
     names = sorted(set(category[kept].tolist()))
     groups = [*names, "mean"] if len(names) > 1 else names
     masks = {name: kept & (category == name) for name in names}

@@ -10,7 +10,7 @@ from datetime import timedelta
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Model, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from catalog.models import System
@@ -125,9 +125,9 @@ def batch_attempt_failed(*, batch_id: int, error: str, final: bool) -> None:
         )
 
 
-def jobs_cancel(*, submission: Model, reason: str) -> int:
-    """Fails the submission's open jobs (a submissions.Submission: scoring does not import it)."""
-    open_jobs = EvaluationJob.objects.filter(submission=submission).exclude(status__in=EvaluationJob.FINAL)
+def jobs_cancel(*, submission_id: int, reason: str) -> int:
+    """Fails the submission's open jobs (a submissions.Submission's id: scoring does not import it)."""
+    open_jobs = EvaluationJob.objects.filter(submission_id=submission_id).exclude(status__in=EvaluationJob.FINAL)
     ids = list(open_jobs.values_list("pk", flat=True))
     for job_id in ids:
         job_end(job_id=job_id, status=EvaluationJob.Status.FAILED, error=f"cancelled: {reason}")

@@ -59,4 +59,5 @@ def metric_versions_current(slugs: list[str] | None = None) -> list[MetricVersio
                 f"unknown metric(s): {', '.join(unknown)} (known: {', '.join(registry.slugs())})"
             )
         chosen = chosen.filter(slug__in=slugs)
-    return [metric.current_version for metric in chosen.order_by("slug")]
+    # metrics_sync gave every registered metric its current version
+    return [version for metric in chosen.order_by("slug") if (version := metric.current_version) is not None]

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from catalog.models import Caption, Dataset
+from catalog.models import Caption, Dataset, System
 from catalog.visibility import WITHDRAWN
 from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
 from scoring.queues import enqueue
@@ -83,6 +83,8 @@ def versions_rescore() -> list[EvaluationJob]:
         "current_version"
     ):
         current = metric.current_version
+        if current is None:  # excluded by the query; says so to the type checker
+            continue
         older = (
             EvaluationJob.objects.filter(metric_version__metric=metric, status=EvaluationJob.Status.DONE)
             .exclude(metric_version=current)
@@ -107,7 +109,7 @@ def versions_rescore() -> list[EvaluationJob]:
                 job_plan(
                     purpose=EvaluationJob.Purpose.SUBMISSION if system_id else EvaluationJob.Purpose.DATASET,
                     dataset=Dataset.objects.get(pk=dataset_id),
-                    system=captions.first().system if system_id else None,
+                    system=System.objects.get(pk=system_id) if system_id else None,
                     submission_id=submission_id,
                     version=current,
                     caption_ids=list(captions.order_by("id").values_list("id", flat=True)),

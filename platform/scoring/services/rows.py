@@ -44,7 +44,7 @@ def caption_multiplicity(caption_ids: list[int]) -> list[int]:
     """How many rows each caption stands for in the published protocols: its judgments and pair
     appearances (Flickr8k scores every judgment row as its own "image"), at least one."""
     judged = dict(Caption.objects.filter(pk__in=caption_ids).annotate(n=Count("judgments")).values_list("pk", "n"))
-    pairs = Counter()
+    pairs: Counter[int] = Counter()
     for a, b in PairJudgment.objects.filter(caption_a__in=caption_ids).values_list("caption_a", "caption_b"):
         pairs[a] += 1
         pairs[b] += 1
@@ -63,7 +63,7 @@ def input_key(config_hash: str, job_row: JobRow, context_key: str) -> str:
 
 def context_key(config_hash: str, references: list[tuple[str, ...]], multiplicity: list[int]) -> str:
     """The identity of a corpus context: the multiset of reference lists (order-free)."""
-    counts = Counter()
+    counts: Counter[tuple[str, ...]] = Counter()
     for refs, times in zip(references, multiplicity, strict=True):
         counts[refs] += times
     digest = hashlib.sha256(config_hash.encode())

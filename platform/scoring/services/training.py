@@ -13,8 +13,8 @@ import numpy as np
 from django.db.models import Avg
 
 from catalog.models import Caption, Dataset
-from evaluation.backbones.catalogue import CATALOGUE
 from evaluation.metrics import get
+from evaluation.metrics.vision.camscore import FUSION, CamScore
 from evaluation.metrics.vision.fusion import LEVELS, fusion_inputs, save_fusion, train_fusion
 from scoring.services.metrics import metrics_sync
 from scoring.services.rows import caption_rows
@@ -73,6 +73,8 @@ def camscore_train(
     if split == validation or {split, validation} - set(SPLITS):
         raise ValueError(f"train and validation splits must be two different ones of {', '.join(SPLITS)}")
     metric = get("camscore")
+    if not isinstance(metric, CamScore):
+        raise TypeError(f"the registry's camscore is a {type(metric).__name__}, not CamScore")
     sets = {}
     for name in (split, validation):
         ids, targets = human_targets(dataset, name)
@@ -107,7 +109,7 @@ def camscore_train(
         "hidden": hidden,
         "seed": seed,
     }
-    path = CATALOGUE["camscore/fusion.pt"].path
+    path = FUSION.path
     save_fusion(path, state, hidden, record)
     metrics_sync()
     return TrainingOutcome(str(path), record, report.best_tau, report.best_epoch, report.epochs)

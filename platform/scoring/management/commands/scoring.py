@@ -41,10 +41,10 @@ class Command(BaseCommand):
         created = metrics_sync()
         for metric in Metric.objects.filter(is_registered=True).select_related("current_version"):
             state = "available" if metric.available else f"unavailable: {metric.unavailable_reason}"
-            self.stdout.write(
-                f"{metric.slug:12} {metric.queue:4} v{metric.current_version.version:6} "
-                f"{metric.current_version.config_hash}  {state}"
-            )
+            version = metric.current_version
+            # metrics_sync gave every registered metric a version
+            described = f"v{version.version:6} {version.config_hash}" if version else "(no version)"
+            self.stdout.write(f"{metric.slug:12} {metric.queue:4} {described}  {state}")
         if created:
             self.stdout.write(f"new versions: {', '.join(str(v) for v in created)}")
         rescoring = versions_rescore()
