@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU benchmark in one command, each under its own time limit, each log kept:
 #
-#     bench/gpu.sh [LOGDIR] [embedding text judge vision sdxl pipeline]   (default: all, logs in bench-logs/)
+#     bench/gpu.sh [LOGDIR] [embedding text judge vision sdxl residency pipeline]   (default: all, logs in bench-logs/)
 #
 # Needs a CUDA machine with torch and the project's model libraries (open_clip_torch, transformers,
 # diffusers, ultralytics; bert-score and torchmetrics for the reference columns). No weights: every
@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/.."
 logs=${1:-bench-logs}
 shift || true
-stages=${*:-embedding text judge vision sdxl pipeline}
+stages=${*:-embedding text judge vision sdxl residency pipeline}
 mkdir -p "$logs"
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error TQDM_DISABLE=1
 python=${PYTHON:-python3}
@@ -31,11 +31,12 @@ for stage in $stages; do
         judge) run judge "${JUDGE_LIMIT:-300}" bench/judge_local.py --size 7b ;;
         vision) run vision "${VISION_LIMIT:-420}" bench/vision.py --captions 32 --steps 28 --batch 4 ;;
         sdxl) run sdxl "${SDXL_LIMIT:-400}" bench/vision.py --t2i sdxl --size 1024 --captions 16 --steps 28 --batch 4 --naive 2 --no-hice ;;
+        residency) run residency "${RESIDENCY_LIMIT:-150}" bench/residency.py --budget-gib 1.5 ;;
         # A real gpu-queue worker against PostgreSQL and Valkey (embedded unless DATABASE_URL / REDIS_URL
         # are set); needs the platform's own dependencies installed besides the model libraries.
         pipeline) export DJANGO_SETTINGS_MODULE=capbench.settings.local; run pipeline "${PIPELINE_LIMIT:-500}" \
             -m capbench.embedded --state-dir "${TMPDIR:-/tmp}/capbench-bench-state" -- sh -c \
             "$python manage.py migrate -v0 && $python bench/gpu_pipeline.py --concurrency 1 ${PIPELINE_ARGS:-} && $python bench/gpu_pipeline.py --concurrency 2 ${PIPELINE_ARGS:-}" ;;
-        *) echo "unknown stage $stage (embedding, text, judge, vision, sdxl, pipeline)"; exit 2 ;;
+        *) echo "unknown stage $stage (embedding, text, judge, vision, sdxl, residency, pipeline)"; exit 2 ;;
     esac
 done

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import django
 
-WORK = Path(os.environ.get("CAPBENCH_BENCH_WORK", Path(tempfile.gettempdir()) / "capbench-bench-gpu-pipeline"))
+WORK = Path(tempfile.gettempdir()) / "capbench-bench-gpu-pipeline"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "capbench.settings.local")
 os.environ.setdefault("CAPBENCH_QUEUE_PREFIX", f"bench{os.getpid()}-")
 os.environ["CAPBENCH_MODEL_DIR"] = str(WORK / "models")

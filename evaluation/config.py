@@ -91,6 +91,15 @@ VARIABLES: dict[str, Variable] = {
             "`features` beside the model store",
         ),
         _v(
+            "CAPBENCH_GPU_MODEL_MEMORY",
+            "float",
+            None,
+            "GiB of GPU memory the models a worker process keeps loaded may take together; past it, the least "
+            "recently used are unloaded (built again when next needed).",
+            E,
+            "80 % of the device",
+        ),
+        _v(
             "CAPBENCH_GENERATED_DIR",
             "path",
             None,

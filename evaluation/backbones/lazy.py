@@ -1,8 +1,11 @@
-"""A model loaded once per instance, on first use, by whichever thread asks first."""
+"""A model loaded once per instance, on first use, by whichever thread asks first, and kept until
+the process's GPU budget needs its memory (evaluation/backbones/residency.py)."""
 
 from __future__ import annotations
 
 import threading
+
+from evaluation.backbones import residency
 
 
 class LazyModel:
@@ -31,5 +34,24 @@ class LazyModel:
     def _load(self):
         with self._lock:
             if self._loaded is None:
-                self._loaded = self.build()
-        return self._loaded
+                before = residency.allocated()
+                with residency.building() as build:
+                    self._loaded = self.build()
+                residency.RESIDENCY.admit(self, residency.allocated() - before - build.nested)
+            loaded = self._loaded
+        residency.RESIDENCY.touch(self)
+        return loaded
+
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    def unload(self) -> bool:
+        """Drop the loaded model (built again on next use). False, and nothing dropped, while
+        another thread holds the model's lock (it is loading or using it)."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            self._loaded = None
+        finally:
+            self._lock.release()
+        return True
