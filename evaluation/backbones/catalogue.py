@@ -13,6 +13,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from evaluation import files
 from evaluation.backbones.store import model_dir
@@ -210,3 +211,14 @@ def offline() -> None:
     """Nothing is fetched from a hub while scoring."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+Entry = TypeVar("Entry", OpenClipModel, HfModel, DiffusersPipeline, Checkpoint)
+
+
+def entry(name: str, kind: type[Entry]) -> Entry:
+    """The catalogue's entry of that name, which must be a `kind` (a typo or a wrong kind fails at import)."""
+    found = CATALOGUE[name]
+    if not isinstance(found, kind):
+        raise TypeError(f"catalogue entry {name} is a {type(found).__name__}, not a {kind.__name__}")
+    return found

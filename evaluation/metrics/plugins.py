@@ -10,7 +10,7 @@ from evaluation import config
 
 
 def load_plugins() -> list[str]:
-    names: list[str] = config.get("CAPBENCH_METRIC_PLUGINS")  # type: ignore[assignment]
+    names = config.typed("CAPBENCH_METRIC_PLUGINS", list)
     for name in names:
         importlib.import_module(name)
     return names

@@ -8,10 +8,11 @@ is the harmonic mean 2·S·T/(S+T). Per-caption scores are independent: batches 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
-from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, OpenClipModel
+from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, entry
 from evaluation.backbones.clip import clip_encoder
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult
 from evaluation.metrics.registry import register
@@ -90,7 +91,7 @@ class ClipScore(_ClipFamily):
     needs = frozenset({"media", "gpu"})
     citation = "J. Hessel, A. Holtzman, M. Forbes, R. Le Bras and Y. Choi (2021). CLIPScore. EMNLP."
     description = "Reference-free image–caption cosine of CLIP ViT-B/32, 2.5·max(cos, 0)."
-    notes = (
+    notes: ClassVar[tuple[str, ...]] = (
         "open_clip ViT-B-32-quickgelu/openai (the OpenAI weights); fp16 on CUDA as clip.load does, fp32 on CPU "
         "(4th-decimal differences).",
     )
@@ -113,7 +114,7 @@ class PacScore(_ClipFamily):
     slug, name = "pac_s", "PAC-S"
     needs = frozenset({"media", "gpu"})
     w = 2.0
-    checkpoint = CATALOGUE["pacscore/clip_ViT-B-32.pth"]
+    checkpoint = entry("pacscore/clip_ViT-B-32.pth", Checkpoint)
     fp16_on_cuda = False  # the reference calls model.float()
     citation = "S. Sarto, M. Barraco, M. Cornia, L. Baraldi and R. Cucchiara (2023). PAC-S. CVPR."
     description = "CLIP-S with positive-augmented contrastive fine-tuning, 2.0·max(cos, 0), fp32."

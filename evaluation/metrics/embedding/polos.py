@@ -298,8 +298,8 @@ class Polos(Metric):
             zip(texts, model.clip.encode_texts([PREFIX + text for text in texts], normalise=False), strict=True)
         )
         images = model.clip.encode_images(
-            [row.media for row in rows], cache=model.clip.feature_cache(), normalise=False
-        )
+            [row.media for row in rows if row.media], cache=model.clip.feature_cache(), normalise=False
+        )  # (every row has one: checked above)
         values = model.score_pairs(
             references=np.stack([sentences[ref] for *_, ref in pairs]),
             candidates=np.stack([sentences[candidate] for _, candidate, _ in pairs]),

@@ -102,7 +102,7 @@ class JudgeFailed(RuntimeError):
 
 
 def judge_cache_dir() -> Path:
-    return config.get("CAPBENCH_JUDGE_CACHE_DIR") or model_dir().parent / "judge-replies"
+    return config.optional("CAPBENCH_JUDGE_CACHE_DIR", Path) or model_dir().parent / "judge-replies"
 
 
 class ReplyCache:
@@ -146,7 +146,7 @@ class Backend:
     def is_cached(self, request: JudgeRequest, params: JudgeParams, cache: ReplyCache) -> bool:
         return cache.get(request.key(self.fingerprint(), params)) is not None
 
-    def _complete(self, requests: Sequence[JudgeRequest], params: JudgeParams) -> list[JudgeReply]:
+    def _complete(self, requests: Sequence[JudgeRequest], params: JudgeParams) -> list[JudgeReply | JudgeFailed]:
         raise NotImplementedError
 
     def complete(
@@ -155,13 +155,17 @@ class Backend:
         """One reply (or the failure) per request, in order; cached replies are not asked again."""
         fingerprint = self.fingerprint()
         keys = [request.key(fingerprint, params) for request in requests]
-        out: list[JudgeReply | JudgeFailed | None] = [cache.get(key) if cache else None for key in keys]
-        todo = [i for i, reply in enumerate(out) if reply is None]
+        found: dict[int, JudgeReply | JudgeFailed] = {}
+        for index, key in enumerate(keys):
+            cached = cache.get(key) if cache else None
+            if cached is not None:
+                found[index] = cached
+        todo = [i for i in range(len(requests)) if i not in found]
         for index, reply in zip(todo, self._complete([requests[i] for i in todo], params), strict=True):
-            out[index] = reply
+            found[index] = reply
             if cache is not None and isinstance(reply, JudgeReply):
                 cache.put(keys[index], reply)
-        return out  # type: ignore[return-value]
+        return [found[index] for index in range(len(requests))]
 
 
 class OpenAICompatible(Backend):
@@ -445,12 +449,12 @@ def picture_size(content: bytes) -> tuple[int, int]:
 def api_backend() -> OpenAICompatible:
     """The configured OpenAI-compatible endpoint (settings come from the environment)."""
     return OpenAICompatible(
-        model=config.get("CAPBENCH_JUDGE_MODEL"),
-        base_url=config.get("CAPBENCH_JUDGE_BASE_URL"),
+        model=config.typed("CAPBENCH_JUDGE_MODEL", str),
+        base_url=config.optional("CAPBENCH_JUDGE_BASE_URL", str),
         # OPENAI_API_KEY is the openai client's own variable, the fallback.
-        api_key=config.get("CAPBENCH_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY") or None,
-        concurrency=config.get("CAPBENCH_JUDGE_CONCURRENCY"),
-        timeout=config.get("CAPBENCH_JUDGE_TIMEOUT"),
+        api_key=config.optional("CAPBENCH_JUDGE_API_KEY", str) or os.environ.get("OPENAI_API_KEY") or None,
+        concurrency=config.typed("CAPBENCH_JUDGE_CONCURRENCY", int),
+        timeout=config.typed("CAPBENCH_JUDGE_TIMEOUT", float),
     )
 
 
@@ -473,7 +477,7 @@ def configured_backend(backend_variable: str, model_variable: str, default: HfMo
     named by `model_variable` (a catalogue name), `default` when unset; one per process."""
     if config.get(backend_variable) == "api":
         return api_backend()
-    name = config.get(model_variable) or default.name
+    name = config.optional(model_variable, str) or default.name
     entry = CATALOGUE.get(name)
     if not isinstance(entry, HfModel) or not entry.vision_language:
         known = ", ".join(sorted(n for n, e in CATALOGUE.items() if isinstance(e, HfModel) and e.vision_language))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evaluation.backbones.catalogue import CATALOGUE, HfModel
+from evaluation.backbones.catalogue import HfModel, entry
 from evaluation.metrics.base import CaptionRow
 from evaluation.metrics.judges.backends import (
     Backend,
@@ -28,8 +28,7 @@ from evaluation.metrics.judges.parsing import first_integer, strict_rating
 from evaluation.metrics.judges.prompts import fill, prompt_text
 from evaluation.metrics.registry import register
 
-# CATALOGUE maps names to a union of entry kinds; the name below is an entry of the kind annotated.
-LLAVA: HfModel = CATALOGUE["llava-hf/llava-1.5-13b-hf"]  # type: ignore[assignment]
+LLAVA = entry("llava-hf/llava-1.5-13b-hf", HfModel)
 CONTEXT_PROMPT, RATING_PROMPT = "visce2/visual_context.txt", "visce2/evaluate.txt"
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evaluation import config
-from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenClipModel, file_sha256
+from evaluation.backbones.catalogue import Checkpoint, HfModel, OpenClipModel, entry, file_sha256
 from evaluation.backbones.clip import ClipEncoder, clip_encoder
 from evaluation.backbones.depth import DepthEstimator, depth_estimator
 from evaluation.backbones.detector import Detector, detector
@@ -37,11 +37,10 @@ if TYPE_CHECKING:
     from PIL import Image
 
 SIDE = 512
-# CATALOGUE maps names to a union of entry kinds; each name below is an entry of the kind annotated.
-SEMANTIC: OpenClipModel = CATALOGUE["ViT-B-16-quickgelu/openai"]  # type: ignore[assignment]
-YOLO: Checkpoint = CATALOGUE["ultralytics/yolov8x.pt"]  # type: ignore[assignment]
-DEPTH: HfModel = CATALOGUE["depth-anything/Depth-Anything-V2-Large-hf"]  # type: ignore[assignment]
-FUSION: Checkpoint = CATALOGUE["camscore/fusion.pt"]  # type: ignore[assignment]
+SEMANTIC = entry("ViT-B-16-quickgelu/openai", OpenClipModel)
+YOLO = entry("ultralytics/yolov8x.pt", Checkpoint)
+DEPTH = entry("depth-anything/Depth-Anything-V2-Large-hf", HfModel)
+FUSION = entry("camscore/fusion.pt", Checkpoint)
 
 
 def square(path: str) -> Image.Image:

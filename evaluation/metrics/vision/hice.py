@@ -20,7 +20,7 @@ import numpy as np
 
 from evaluation import config
 from evaluation.backbones.alpha_clip import AlphaClip, alpha_clip
-from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, HfModel, OpenClipModel
+from evaluation.backbones.catalogue import Checkpoint, HfModel, OpenClipModel, entry
 from evaluation.backbones.features import media_sha256
 from evaluation.backbones.scene_graph import SceneGraphParser, phrase, scene_graph_parser
 from evaluation.backbones.segmenter import Segmenter, segmenter
@@ -31,12 +31,11 @@ from evaluation.metrics.vision.levels import harmonic_mean
 W = 2.5
 Triplet = tuple[str, ...]
 Picture = tuple[np.ndarray, list[list[float]]]  # features (whole picture first, then each region), region boxes
-# CATALOGUE maps names to a union of entry kinds; each name below is an entry of the kind annotated.
-BACKBONE: OpenClipModel = CATALOGUE["ViT-L-14-quickgelu/openai"]  # type: ignore[assignment]
-ALPHA: Checkpoint = CATALOGUE["alpha_clip/clip_l14_grit20m_fultune_2xe.pth"]  # type: ignore[assignment]
-PROPOSER: Checkpoint = CATALOGUE["mobilesamv2/ObjectAwareModel.pt"]  # type: ignore[assignment]
-SAM: HfModel = CATALOGUE["facebook/sam-vit-base"]  # type: ignore[assignment]
-FACTUAL: HfModel = CATALOGUE["lizhuang144/flan-t5-base-VG-factual-sg"]  # type: ignore[assignment]
+BACKBONE = entry("ViT-L-14-quickgelu/openai", OpenClipModel)
+ALPHA = entry("alpha_clip/clip_l14_grit20m_fultune_2xe.pth", Checkpoint)
+PROPOSER = entry("mobilesamv2/ObjectAwareModel.pt", Checkpoint)
+SAM = entry("facebook/sam-vit-base", HfModel)
+FACTUAL = entry("lizhuang144/flan-t5-base-VG-factual-sg", HfModel)
 
 
 def image_text(cosines: np.ndarray) -> np.ndarray:
