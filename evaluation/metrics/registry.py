@@ -17,7 +17,8 @@ _INSTANCES: dict[str, Metric] = {}
 
 
 def register(slug: str, factory: Callable[[], Metric] | None = None):
-    """`@register("rouge_l")` on a Metric class, or `register("bleu_4", lambda: Bleu(4))`."""
+    """`@register("rouge_l")` on a Metric class, or `register("bertscore_rescaled", lambda: BertScore(rescale=True))`
+    for an instance built with arguments."""
 
     def add(target: Callable[[], Metric]) -> Callable[[], Metric]:
         if slug in _FACTORIES:
