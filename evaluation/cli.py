@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import TextIO
 
 from evaluation import metrics
+from evaluation.backbones.catalogue import provisioned
+from evaluation.backbones.fetch import fetch
+from evaluation.backbones.store import model_dir
 from evaluation.files import atomic_path
 from evaluation.metrics import CaptionRow, MetricUnavailable
 
@@ -100,10 +103,6 @@ def score_file(slug: str, source: Path, target: Path, stream: TextIO = sys.stder
 
 
 def models_command(args: argparse.Namespace) -> int:
-    from evaluation.backbones.catalogue import provisioned
-    from evaluation.backbones.fetch import fetch
-    from evaluation.backbones.store import model_dir
-
     if args.action == "list":
         print(f"model store: {model_dir()}")
         for name, present, where in provisioned():

@@ -10,6 +10,8 @@ from itertools import combinations
 import numpy as np
 
 from evaluation.metaeval.bootstrap import Interval, cluster_bootstrap
+from evaluation.metaeval.correlation import pearson
+from evaluation.metaeval.kendall import kendall_tau_b
 
 
 @dataclass(frozen=True)
@@ -58,9 +60,6 @@ def system_level_intervals(
     """System-level Pearson, Kendall τ-b and pairwise agreement of per-system means, with 95%
     intervals from resampling items (clusters): a replicate re-weights rows, so each system's mean
     is recomputed from the items drawn. NaN metric rows (failures) are left out."""
-    from evaluation.metaeval.correlation import pearson
-    from evaluation.metaeval.kendall import kendall_tau_b
-
     human_all, metric_all = np.asarray(human, float), np.asarray(metric, float)
     keep = ~(np.isnan(human_all) | np.isnan(metric_all))
     human_kept, metric_kept = human_all[keep], metric_all[keep]

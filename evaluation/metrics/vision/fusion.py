@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evaluation.files import atomic_path
+
 LEVELS = ("pixel", "semantic", "object", "ciou", "depth")
 
 
@@ -115,8 +117,6 @@ class Fusion:
 
 def save_fusion(path, state: dict, hidden: int, record: dict) -> None:
     import torch
-
-    from evaluation.files import atomic_path
 
     with atomic_path(path) as partial:
         torch.save({"state_dict": state, "hidden": hidden, "record": record}, partial)
