@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 from capbench import embedded
+from evaluation import config
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_DATASET = ROOT / "demo" / "flickr8k-expert"
@@ -157,7 +158,7 @@ def _ready_wait(
     from celery import Celery  # `make run`'s parent process needs Celery only for this one ping
 
     client = Celery("capbench-run", broker=broker_url, backend=broker_url)
-    answer = client.send_task("capbench.ping", queue=os.environ.get("CAPBENCH_QUEUE_PREFIX", "") + "cpu")
+    answer = client.send_task("capbench.ping", queue=config.typed("CAPBENCH_QUEUE_PREFIX", str) + "cpu")
     deadline = time.monotonic() + seconds
     worker_ready = web_ready = False
     while not (worker_ready and web_ready):

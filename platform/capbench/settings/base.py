@@ -13,9 +13,10 @@ from capbench.settings.environment import (
     env_int,
     env_str,
 )
+from evaluation import config
 
 ROOT_DIR = Path(__file__).resolve().parents[3]
-STATE_DIR = Path(env_str("CAPBENCH_STATE_DIR", str(ROOT_DIR / ".capbench")))
+STATE_DIR = config.optional("CAPBENCH_STATE_DIR", Path) or ROOT_DIR / ".capbench"
 
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", "capbench-local-development-key-not-for-production")
 DEBUG = env_bool("DJANGO_DEBUG", False)
@@ -113,7 +114,7 @@ WHITENOISE_USE_FINDERS = True
 
 # Uploaded and attached media live in a content-addressed store: <MEDIA_ROOT>/<sha[:2]>/<sha><ext>.
 MEDIA_URL = "media/"
-MEDIA_ROOT = Path(env_str("CAPBENCH_MEDIA_ROOT", str(STATE_DIR / "media")))
+MEDIA_ROOT = config.optional("CAPBENCH_MEDIA_ROOT", Path) or STATE_DIR / "media"
 
 # Celery: a Redis-compatible broker always; no eager mode outside single-function unit tests.
 REDIS_URL = env_str("REDIS_URL", LOCAL_REDIS_URL)
@@ -125,7 +126,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 660)
 # Queue names carry a prefix so that test runs and a local platform sharing one Redis stay apart.
-CAPBENCH_QUEUE_PREFIX = env_str("CAPBENCH_QUEUE_PREFIX", "")
+CAPBENCH_QUEUE_PREFIX = config.typed("CAPBENCH_QUEUE_PREFIX", str)
 CELERY_TASK_DEFAULT_QUEUE = f"{CAPBENCH_QUEUE_PREFIX}cpu"
 # A task a dead worker held is redelivered by the broker after this long; the worker that starts in
 # its place re-queues it at once (scoring.signals), and the reaper after the task time limit.
@@ -133,7 +134,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBIL
 CELERY_BEAT_SCHEDULE = {
     "reap-stuck-jobs": {
         "task": "scoring.reap",
-        "schedule": float(env_int("CAPBENCH_REAP_EVERY", 60)),
+        "schedule": float(config.typed("CAPBENCH_REAP_EVERY", int)),
         "options": {"queue": f"{CAPBENCH_QUEUE_PREFIX}cpu", "expires": 300},
     },
 }
@@ -142,24 +143,24 @@ CELERY_RESULT_EXPIRES = 3600
 
 # Scoring: captions per batch by queue, attempts per batch, limits for the reaper.
 CAPBENCH_BATCH_SIZE = {
-    "cpu": env_int("CAPBENCH_BATCH_SIZE_CPU", 1000),
-    "gpu": env_int("CAPBENCH_BATCH_SIZE_GPU", 512),
-    "api": env_int("CAPBENCH_BATCH_SIZE_API", 50),
+    "cpu": config.typed("CAPBENCH_BATCH_SIZE_CPU", int),
+    "gpu": config.typed("CAPBENCH_BATCH_SIZE_GPU", int),
+    "api": config.typed("CAPBENCH_BATCH_SIZE_API", int),
 }
-CAPBENCH_BATCH_ATTEMPTS = env_int("CAPBENCH_BATCH_ATTEMPTS", 3)
-CAPBENCH_RETRY_BACKOFF = env_int("CAPBENCH_RETRY_BACKOFF", 5)
-CAPBENCH_JOB_TIME_LIMIT = env_int("CAPBENCH_JOB_TIME_LIMIT", 24 * 3600)
-CAPBENCH_BATCH_RESEND_AFTER = env_int("CAPBENCH_BATCH_RESEND_AFTER", 1800)
+CAPBENCH_BATCH_ATTEMPTS = config.typed("CAPBENCH_BATCH_ATTEMPTS", int)
+CAPBENCH_RETRY_BACKOFF = config.typed("CAPBENCH_RETRY_BACKOFF", int)
+CAPBENCH_JOB_TIME_LIMIT = config.typed("CAPBENCH_JOB_TIME_LIMIT", int)
+CAPBENCH_BATCH_RESEND_AFTER = config.typed("CAPBENCH_BATCH_RESEND_AFTER", int)
 
 # Submissions: what an upload may be, and how often.
-CAPBENCH_SUBMISSION_MAX_BYTES = env_int("CAPBENCH_SUBMISSION_MAX_BYTES", 20 * 1024 * 1024)
-CAPBENCH_CAPTION_MAX_CHARS = env_int("CAPBENCH_CAPTION_MAX_CHARS", 500)
-CAPBENCH_SUBMISSIONS_PER_DAY = env_int("CAPBENCH_SUBMISSIONS_PER_DAY", 10)
-CAPBENCH_SUBMISSIONS_CONCURRENT = env_int("CAPBENCH_SUBMISSIONS_CONCURRENT", 3)
-CAPBENCH_DESCRIPTION_MAX_CHARS = env_int("CAPBENCH_DESCRIPTION_MAX_CHARS", 5000)
+CAPBENCH_SUBMISSION_MAX_BYTES = config.typed("CAPBENCH_SUBMISSION_MAX_BYTES", int)
+CAPBENCH_CAPTION_MAX_CHARS = config.typed("CAPBENCH_CAPTION_MAX_CHARS", int)
+CAPBENCH_SUBMISSIONS_PER_DAY = config.typed("CAPBENCH_SUBMISSIONS_PER_DAY", int)
+CAPBENCH_SUBMISSIONS_CONCURRENT = config.typed("CAPBENCH_SUBMISSIONS_CONCURRENT", int)
+CAPBENCH_DESCRIPTION_MAX_CHARS = config.typed("CAPBENCH_DESCRIPTION_MAX_CHARS", int)
 # The same file from the same account for the same dataset within this many seconds is answered
 # with the submission it already made (409), not a second copy (0: never).
-CAPBENCH_DUPLICATE_WINDOW = env_int("CAPBENCH_DUPLICATE_WINDOW", 24 * 3600)
+CAPBENCH_DUPLICATE_WINDOW = config.typed("CAPBENCH_DUPLICATE_WINDOW", int)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -216,7 +217,7 @@ LOGGING = {
             "class": "django.utils.log.AdminEmailHandler",
         },
     },
-    "root": {"handlers": ["console"], "level": env_str("CAPBENCH_LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": config.typed("CAPBENCH_LOG_LEVEL", str)},
     # Django's default configuration gives "django" a console handler of its own (under DEBUG) beside
     # the root's, so a server error was printed twice. Here "django" keeps only Django's mail to
     # ADMINS (none unless set) and its records reach the console through the root: each once.
@@ -225,36 +226,38 @@ LOGGING = {
 
 # Request bodies: refused from the declared Content-Length before a byte is read (a submission file
 # plus the multipart envelope and the form's other fields).
-CAPBENCH_REQUEST_MAX_BYTES = env_int("CAPBENCH_REQUEST_MAX_BYTES", CAPBENCH_SUBMISSION_MAX_BYTES + 1024 * 1024)
+CAPBENCH_REQUEST_MAX_BYTES = (
+    config.optional("CAPBENCH_REQUEST_MAX_BYTES", int) or CAPBENCH_SUBMISSION_MAX_BYTES + 1024 * 1024
+)
 # Uploads over this size go to a temporary file on disk, never into memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # Abuse limits (capbench.limits; docs/security.md): "N/UNIT" or "N/KUNIT" ("5/15min"), counted
 # atomically in Redis per client address or per account.
-CAPBENCH_RATE_LIMITS_ENABLED = env_bool("CAPBENCH_RATE_LIMITS_ENABLED", True)
+CAPBENCH_RATE_LIMITS_ENABLED = config.typed("CAPBENCH_RATE_LIMITS_ENABLED", bool)
 CAPBENCH_RATES = {
-    "api_anon": env_str("CAPBENCH_API_ANON_RATE", "120/min"),  # API requests per address, anonymous
-    "api_user": env_str("CAPBENCH_API_USER_RATE", "600/min"),  # API requests per account
-    "api_address": env_str("CAPBENCH_API_ADDRESS_RATE", "1200/min"),  # every API request per address
-    "pages_anon": env_str("CAPBENCH_PAGE_ANON_RATE", "600/min"),  # HTML pages and media per address, anonymous
-    "pages_user": env_str("CAPBENCH_PAGE_USER_RATE", "1200/min"),  # HTML pages per account
-    "submissions": env_str("CAPBENCH_API_SUBMISSION_RATE", "20/hour"),  # upload attempts per account (web + API)
-    "signup": env_str("CAPBENCH_SIGNUP_RATE", "5/hour"),  # sign-up attempts per address
-    "login_address": env_str("CAPBENCH_LOGIN_ADDRESS_RATE", "20/10min"),  # sign-in attempts per address
-    "login_account": env_str("CAPBENCH_LOGIN_ACCOUNT_RATE", "10/10min"),  # sign-in attempts per account
-    "tokens": env_str("CAPBENCH_TOKEN_RATE", "10/hour"),  # API tokens issued or rotated per address/account
-    "actions": env_str("CAPBENCH_ACTION_RATE", "60/hour"),  # withdraw / visibility changes per account
+    "api_anon": config.typed("CAPBENCH_API_ANON_RATE", str),  # API requests per address, anonymous
+    "api_user": config.typed("CAPBENCH_API_USER_RATE", str),  # API requests per account
+    "api_address": config.typed("CAPBENCH_API_ADDRESS_RATE", str),  # every API request per address
+    "pages_anon": config.typed("CAPBENCH_PAGE_ANON_RATE", str),  # HTML pages and media per address, anonymous
+    "pages_user": config.typed("CAPBENCH_PAGE_USER_RATE", str),  # HTML pages per account
+    "submissions": config.typed("CAPBENCH_API_SUBMISSION_RATE", str),  # upload attempts per account (web + API)
+    "signup": config.typed("CAPBENCH_SIGNUP_RATE", str),  # sign-up attempts per address
+    "login_address": config.typed("CAPBENCH_LOGIN_ADDRESS_RATE", str),  # sign-in attempts per address
+    "login_account": config.typed("CAPBENCH_LOGIN_ACCOUNT_RATE", str),  # sign-in attempts per account
+    "tokens": config.typed("CAPBENCH_TOKEN_RATE", str),  # API tokens issued or rotated per address/account
+    "actions": config.typed("CAPBENCH_ACTION_RATE", str),  # withdraw / visibility changes per account
 }
 # Addresses or networks of our reverse proxies (comma-separated, e.g. "10.0.0.5,172.18.0.0/16"): only
 # a request from one of them has its X-Forwarded-For read (capbench.limits.client_address).
-CAPBENCH_TRUSTED_PROXIES = [entry for entry in env_str("CAPBENCH_TRUSTED_PROXIES", "").split(",") if entry.strip()]
+CAPBENCH_TRUSTED_PROXIES = config.typed("CAPBENCH_TRUSTED_PROXIES", list)
 
 # Login lock-out (django-axes): after AXES_FAILURE_LIMIT failed sign-ins for one account (from any
 # address) or from one address (for any account), further attempts are refused with 429 and the
 # time to retry until the cool-off has passed since the last failure. Web, admin and API token logins.
-AXES_FAILURE_LIMIT = env_int("CAPBENCH_LOGIN_FAILURES", 5)
-AXES_COOLOFF_TIME = timedelta(minutes=env_int("CAPBENCH_LOGIN_COOLOFF_MINUTES", 15))
+AXES_FAILURE_LIMIT = config.typed("CAPBENCH_LOGIN_FAILURES", int)
+AXES_COOLOFF_TIME = timedelta(minutes=config.typed("CAPBENCH_LOGIN_COOLOFF_MINUTES", int))
 AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
 AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the time we announce is the time it opens

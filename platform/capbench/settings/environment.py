@@ -8,6 +8,8 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 
+from evaluation import config
+
 LOCAL_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/capbench"
 LOCAL_REDIS_URL = "redis://127.0.0.1:6379/0"
 POSTGRES_SCHEMES = {"postgres", "postgresql", "pgsql"}
@@ -64,7 +66,7 @@ def database_from_url(url: str) -> dict:
     database["HOST"] = database.get("HOST") or str(socket_dir)
     database["PORT"] = str(database.get("PORT") or "")
     database["NAME"] = database.get("NAME") or "capbench"
-    if env_bool("CAPBENCH_DB_POOL", True):
+    if config.typed("CAPBENCH_DB_POOL", bool):
         options["pool"] = database_pool_options()
     database["OPTIONS"] = options
     return database
@@ -72,14 +74,14 @@ def database_from_url(url: str) -> dict:
 
 def database_pool_options() -> dict:
     """psycopg_pool.ConnectionPool arguments: at most CAPBENCH_DB_POOL_SIZE connections per process."""
-    max_size = env_int("CAPBENCH_DB_POOL_SIZE", 8)
+    max_size = config.typed("CAPBENCH_DB_POOL_SIZE", int)
     if max_size < 1:
         raise ValueError(f"CAPBENCH_DB_POOL_SIZE must be at least 1, got {max_size}")
     return {
-        "min_size": min(env_int("CAPBENCH_DB_POOL_MIN_SIZE", 1), max_size),
+        "min_size": min(config.typed("CAPBENCH_DB_POOL_MIN_SIZE", int), max_size),
         "max_size": max_size,
         # Seconds a request waits for a free connection before it fails (a 500, never a hang).
-        "timeout": float(env_int("CAPBENCH_DB_POOL_TIMEOUT", 10)),
+        "timeout": float(config.typed("CAPBENCH_DB_POOL_TIMEOUT", int)),
         # Idle connections above min_size are closed after this many seconds.
-        "max_idle": float(env_int("CAPBENCH_DB_POOL_MAX_IDLE", 300)),
+        "max_idle": float(config.typed("CAPBENCH_DB_POOL_MAX_IDLE", int)),
     }

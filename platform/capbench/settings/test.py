@@ -10,9 +10,9 @@ MEDIA_ROOT = STATE_DIR / "test-media"
 # Each test run has its own queues on the shared Redis (workers started by tests get the same prefix).
 import os  # noqa: E402
 
-from capbench.settings.environment import env_str  # noqa: E402
+from evaluation import config  # noqa: E402
 
-CAPBENCH_QUEUE_PREFIX = env_str("CAPBENCH_QUEUE_PREFIX", f"test{os.getpid()}-")
+CAPBENCH_QUEUE_PREFIX = config.typed("CAPBENCH_QUEUE_PREFIX", str) or f"test{os.getpid()}-"
 CELERY_TASK_DEFAULT_QUEUE = f"{CAPBENCH_QUEUE_PREFIX}cpu"
 CAPBENCH_RETRY_BACKOFF = 0
 CACHES = {
