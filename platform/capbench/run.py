@@ -9,6 +9,7 @@ child exits on its own.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import secrets
@@ -17,9 +18,11 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 from capbench import embedded
+from capbench.settings.environment import services_record
 from evaluation import config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +42,7 @@ def main(argv: list[str]) -> int:
     embedded.quiet_library_logs()
     state_dir = args.state_dir.resolve()
     stop = _stop_on_signals()
-    with embedded.services(state_dir) as urls:
+    with embedded.services(state_dir) as urls, _recorded(state_dir, urls):
         env = _child_env(urls, state_dir)
         _manage(env, "migrate", "--noinput", "-v", "0")
         _manage(
@@ -70,6 +73,17 @@ def main(argv: list[str]) -> int:
 
 
 CHILD_NAMES = ("Celery worker", "web server")
+
+
+@contextlib.contextmanager
+def _recorded(state_dir: Path, urls: dict[str, str]) -> Iterator[None]:
+    """While the platform runs, `python manage.py …` from another terminal finds its services
+    (capbench.settings reads <state>/services.json when DATABASE_URL / REDIS_URL are unset)."""
+    path = services_record(state_dir, urls)
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def _exited(children: list[subprocess.Popen]) -> list[str]:

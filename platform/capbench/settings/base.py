@@ -12,6 +12,7 @@ from capbench.settings.environment import (
     env_bool,
     env_int,
     env_str,
+    running_services,
 )
 from evaluation import config
 
@@ -88,7 +89,9 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": database_from_url(env_str("DATABASE_URL", LOCAL_DATABASE_URL))}
+# DATABASE_URL / REDIS_URL when set; else those of the platform `make run` is serving from STATE_DIR.
+RUNNING = running_services(STATE_DIR)
+DATABASES = {"default": database_from_url(env_str("DATABASE_URL", RUNNING.get("DATABASE_URL", LOCAL_DATABASE_URL)))}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -117,7 +120,7 @@ MEDIA_URL = "media/"
 MEDIA_ROOT = config.optional("CAPBENCH_MEDIA_ROOT", Path) or STATE_DIR / "media"
 
 # Celery: a Redis-compatible broker always; no eager mode outside single-function unit tests.
-REDIS_URL = env_str("REDIS_URL", LOCAL_REDIS_URL)
+REDIS_URL = env_str("REDIS_URL", RUNNING.get("REDIS_URL", LOCAL_REDIS_URL))
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_TASK_ACKS_LATE = True

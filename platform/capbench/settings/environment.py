@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -13,6 +15,29 @@ from evaluation import config
 LOCAL_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/capbench"
 LOCAL_REDIS_URL = "redis://127.0.0.1:6379/0"
 POSTGRES_SCHEMES = {"postgres", "postgresql", "pgsql"}
+SERVICES_FILE = "services.json"  # in the state directory while `make run` runs: its embedded services' URLs
+
+
+def running_services(state_dir: Path) -> dict[str, str]:
+    """DATABASE_URL and REDIS_URL of the platform `make run` is serving from this state directory,
+    so that `python manage.py …` in another terminal acts on the same data; empty when none runs
+    (no file, or one left by a run that was killed: its process is gone)."""
+    try:
+        recorded = json.loads((state_dir / SERVICES_FILE).read_text())
+        os.kill(int(recorded["pid"]), 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {key: str(recorded[key]) for key in ("DATABASE_URL", "REDIS_URL") if recorded.get(key)}
+
+
+def services_record(state_dir: Path, urls: dict[str, str]) -> Path:
+    """Write the running platform's service URLs for `running_services` (private to the owner)."""
+    path = state_dir / SERVICES_FILE
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps({"pid": os.getpid(), **urls}))
+    partial.chmod(0o600)
+    os.replace(partial, path)
+    return path
 
 
 def env_str(name: str, default: str) -> str:

@@ -35,3 +35,21 @@ def test_connections_come_from_a_bounded_pool(monkeypatch):
 def test_other_schemes_are_refused():
     with pytest.raises(ValueError, match="postgresql://"):
         database_from_url("sqlite:///db.sqlite3")
+
+
+def test_commands_find_the_services_of_the_running_platform(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from capbench.settings.environment import running_services, services_record
+
+    assert running_services(tmp_path) == {}  # nothing runs
+    urls = {"DATABASE_URL": "postgresql://postgres@/capbench?host=/x", "REDIS_URL": "redis://127.0.0.1:16379/0"}
+    path = services_record(tmp_path, urls)
+    assert running_services(tmp_path) == urls and oct(path.stat().st_mode & 0o777) == "0o600"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    path.write_text(path.read_text().replace(f'"pid": {os.getpid()}', f'"pid": {gone.stdout.strip()}'))
+    assert running_services(tmp_path) == {}  # left by a run that was killed: its process is gone
+    path.write_text("{not json")
+    assert running_services(tmp_path) == {}

@@ -59,6 +59,17 @@ def _start(repo_root: Path, state: Path, port: int, log: Path) -> subprocess.Pop
     )
 
 
+def _manage(repo_root: Path, state: Path, *command: str, **extra: str) -> subprocess.CompletedProcess:
+    """`python manage.py …` as a newcomer types it: no DATABASE_URL or REDIS_URL (unless given), the
+    same state directory."""
+    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update(CAPBENCH_STATE_DIR=str(state), **extra)
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    return subprocess.run(
+        [sys.executable, "manage.py", *command], env=env, cwd=repo_root, capture_output=True, text=True, timeout=120
+    )
+
+
 def _stop(process: subprocess.Popen) -> int:
     os.killpg(process.pid, signal.SIGINT)
     return process.wait(timeout=60)
@@ -90,8 +101,17 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path):
         with pytest.raises(urllib.error.HTTPError) as missing:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/no-such-page/", timeout=10)
         assert missing.value.code == 404 and b"DEBUG" not in missing.value.read()
+        # A command typed in another terminal acts on the platform's own embedded database.
+        listed = _manage(repo_root, state, "datasets", "list")
+        assert listed.returncode == 0 and "flickr8k-expert-demo" in listed.stdout, listed.stderr[-2000:]
     finally:
         code = _stop(process)
+    assert not (state / "services.json").exists()  # stopped: commands no longer look for it
+    # A database that does not answer: one line with the fix, no traceback (a closed port stands in
+    # for a machine whose 127.0.0.1:5432 runs nothing).
+    stopped = _manage(repo_root, state, "datasets", "list", DATABASE_URL="postgresql://postgres@127.0.0.1:9/capbench")
+    assert stopped.returncode == 1 and stopped.stderr.startswith("cannot reach the database (")
+    assert "make run" in stopped.stderr and "Traceback" not in stopped.stderr and stopped.stderr.count("\n") <= 1
     output = log.read_text()
     assert "Flickr8k-Expert" in page and "100 items" in page, output[-3000:]
     assert "flickr8k-expert-demo: imported" in output
