@@ -29,6 +29,7 @@ from catalog.importers.registry import read_bundle
 from catalog.models import Dataset, Item, System
 from catalog.services.imports import dataset_import
 from leaderboards import selectors as boards
+from leaderboards.caching import board_headers, board_validators, not_modified
 from leaderboards.views import board_json
 from scoring.models import CorrelationResult, Metric, Score
 from submissions import selectors as submission_selectors
@@ -232,10 +233,14 @@ class LeaderboardView(APIView):
     """The captioner board of a dataset (systems × metrics); `?sort=<metric>&order=asc|desc`."""
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
-    def get(self, request: Request, slug: str) -> Response:
+    def get(self, request: Request, slug: str) -> HttpResponse:
         dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
+        etag, modified = board_validators(request, dataset)
+        unchanged = not_modified(request._request, etag)  # (the same headers; the user is this request's)
+        if unchanged is not None:
+            return board_headers(unchanged, request, etag, modified)
         columns, rows = boards.captioner_board_query(dataset, request.query_params, viewer=request.user)
-        return Response(board_json(dataset, columns, rows))
+        return board_headers(Response(board_json(dataset, columns, rows)), request, etag, modified)
 
 
 class MetricBoardView(APIView):

@@ -14,6 +14,7 @@ from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Dataset, Item
 from evaluation.backbones.t2i import generated_path
 from leaderboards import charts, selectors
+from leaderboards.caching import conditional_board
 from leaderboards.items import item_page
 from leaderboards.rendering import board_rows_html
 from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
@@ -21,6 +22,11 @@ from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
 
 def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
+    return _captioner_board(request, dataset)
+
+
+@conditional_board
+def _captioner_board(request: HttpRequest, dataset: Dataset) -> HttpResponse:
     sort, order = request.GET.get("sort"), request.GET.get("order")
     columns, rows = selectors.captioner_board_query(dataset, request.GET, viewer=request.user)
     download = request.GET.get("download")
