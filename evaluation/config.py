@@ -220,6 +220,15 @@ VARIABLES: dict[str, Variable] = {
             "`.capbench` in the repository",
         ),
         _v(
+            "CAPBENCH_WEB_WORKERS",
+            "int",
+            None,
+            "Web server processes (gunicorn, `platform/capbench/gunicorn.py`).",
+            P,
+            "CPU cores + 1",
+        ),
+        _v("CAPBENCH_WEB_THREADS", "int", 4, "Threads per web server process (keep-alive clients).", P),
+        _v(
             "CAPBENCH_MEDIA_ROOT",
             "path",
             None,

@@ -45,6 +45,8 @@ def main(argv: list[str]) -> int:
     with embedded.services(state_dir) as urls, _recorded(state_dir, urls):
         env = _child_env(urls, state_dir)
         _manage(env, "migrate", "--noinput", "-v", "0")
+        # Hashed, compressed names (WhiteNoise): browsers keep them for good; a new release renames them.
+        _manage(env, "collectstatic", "--noinput", "-v", "0")
         _manage(
             env, "datasets", "import", "flickr8k-expert", str(DEMO_DATASET), "--slug", DEMO_SLUG, "--title", DEMO_TITLE
         )
@@ -159,9 +161,12 @@ def _start_children(env: dict[str, str], host: str, port: int, state_dir: Path) 
         env=env,
         cwd=ROOT,
     )
-    web = subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "runserver", f"{host}:{port}", "--noreload"], env=env, cwd=ROOT
-    )
+    # The production server and its settings (capbench/gunicorn.py); `make dev` keeps runserver's reloader.
+    if env.get("DJANGO_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}:
+        command = [str(ROOT / "manage.py"), "runserver", f"{host}:{port}"]
+    else:
+        command = ["-m", "gunicorn", "-c", "python:capbench.gunicorn", "capbench.wsgi", "--bind", f"{host}:{port}"]
+    web = subprocess.Popen([sys.executable, *command], env=env, cwd=ROOT)
     return [worker, web]
 
 

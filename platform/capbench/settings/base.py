@@ -114,6 +114,12 @@ STATICFILES_DIRS = [ROOT_DIR / "static", ("plotly", Path(__import__("plotly").__
 # (STATICFILES_DIRS and the apps' static/: Swagger UI's sidecar, the admin): `make run` needs no
 # collectstatic. A deployment that ran collectstatic is served from STATIC_ROOT as well.
 WHITENOISE_USE_FINDERS = True
+# Without DEBUG, pages name static files by their content hash (collectstatic writes them to
+# STATIC_ROOT, with gzip and brotli copies): served with a year's caching, renamed by any change.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 
 # Uploaded and attached media live in a content-addressed store: <MEDIA_ROOT>/<sha[:2]>/<sha><ext>.
 MEDIA_URL = "media/"

@@ -6,6 +6,11 @@ from capbench.settings.base import REDIS_URL, STATE_DIR
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MEDIA_ROOT = STATE_DIR / "test-media"
+# Tests render pages without running collectstatic first: plain names (make run's test checks the hashed ones).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
 
 # Each test run has its own queues on the shared Redis (workers started by tests get the same prefix).
 import os  # noqa: E402

@@ -3,6 +3,7 @@ Valkey, migrations, the demo benchmark, a worker and the web server; a second ru
 SIGINT stops everything it started."""
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -88,6 +89,14 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path):
     try:
         _wait_for_line(log, "CapBench is serving", process)
         page = _wait_for(f"http://127.0.0.1:{port}/datasets/flickr8k-expert-demo/", process)
+        # The production path: gunicorn, and static files under their content hash, cached for good.
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
+            assert "gunicorn" in response.headers.get("Server", ""), dict(response.headers)
+            home = response.read().decode()
+        hashed = re.search(r"/static/capbench\.[0-9a-f]{12}\.css", home)
+        assert hashed, home[:2000]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{hashed.group(0)}", timeout=10) as response:
+            assert "immutable" in response.headers.get("Cache-Control", "") and response.read()
         # Without DEBUG, runserver still serves static files (WhiteNoise, from the finders), and an
         # error page shows nothing of the settings or the environment.
         for path in (
