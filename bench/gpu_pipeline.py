@@ -93,7 +93,7 @@ def submit(owner, dataset: Dataset, seed: int, worker) -> dict[str, float]:
         time.sleep(0.05)
     finished = time.perf_counter()
     status = Submission.objects.get(pk=submission.pk).status
-    jobs = EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric")
+    jobs = EvaluationJob.objects.filter(system=submission.system).select_related("metric_version__metric")
     print(f"  status {status}; upload {uploaded - started:5.2f} s; queue → stored scores {finished - uploaded:6.2f} s")
     for job in jobs.order_by("metric_version__metric__slug"):
         wall = (job.finished_at - job.started_at).total_seconds() if job.started_at and job.finished_at else 0.0

@@ -135,7 +135,7 @@ def main() -> int:
             metrics=METRICS,
         )
         uploaded = time.perf_counter()
-        while EvaluationJob.objects.filter(submission=submission).count() < len(METRICS):
+        while EvaluationJob.objects.filter(system=submission.system).count() < len(METRICS):
             time.sleep(0.05)
         planned = time.perf_counter()
         while Submission.objects.get(pk=submission.pk).status not in ("done", "failed"):
@@ -146,7 +146,7 @@ def main() -> int:
     finally:
         os.killpg(worker.pid, 15)
         worker.wait(timeout=60)
-    jobs = EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric")
+    jobs = EvaluationJob.objects.filter(system=submission.system).select_related("metric_version__metric")
     total = finished - started
     print(f"pipeline: {SIZE:,} captions × {len(METRICS)} metrics, worker concurrency {args.concurrency}")
     print(f"  upload (validate + store, one transaction) {uploaded - started:6.2f} s")

@@ -79,7 +79,8 @@ class MetricVersion(models.Model):
 
 class EvaluationJob(models.Model):
     """One metric version over one caption set: a submission's system, or every candidate caption
-    of a dataset (for the meta-evaluation boards)."""
+    of a dataset (for the meta-evaluation boards). A job names only the system; the submission that
+    brought it, if any, is `system.submission`, the layer above's to read."""
 
     class Purpose(models.TextChoices):
         SUBMISSION = "submission"
@@ -103,9 +104,6 @@ class EvaluationJob(models.Model):
         on_delete=models.CASCADE,
         related_name="evaluation_jobs",
         help_text="empty: every candidate caption of the dataset",
-    )
-    submission = models.ForeignKey(
-        "submissions.Submission", null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
     )
     metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="jobs")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)

@@ -22,7 +22,7 @@ def submission_shown(*, pk: int, viewer) -> Submission:
 def submission_progress(*, submission: Submission) -> dict:
     """Per metric: state, done/total, error in plain words, and how many batches wait ahead."""
     jobs = (
-        EvaluationJob.objects.filter(submission=submission)
+        EvaluationJob.objects.filter(system_id=submission.system_id)
         .select_related("metric_version__metric")
         .order_by("metric_version__metric__slug")
     )

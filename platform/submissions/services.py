@@ -237,7 +237,7 @@ def submissions_dispatch_pending(
     pending = (
         Submission.objects.filter(status=Submission.Status.QUEUED, created_at__lte=now - older_than)
         .filter(Q(dispatched_at__isnull=True) | Q(dispatched_at__lte=now - planning_lost_after))
-        .exclude(jobs__status__in=started)
+        .exclude(system__evaluation_jobs__status__in=started)
         .distinct()
     )
     return sum(submission_dispatch(submission_id=pk) for pk in pending.values_list("pk", flat=True))
@@ -276,7 +276,7 @@ def submission_withdraw(*, submission: Submission) -> Submission:
         submission.is_public = False
         submission.finished_at = submission.finished_at or timezone.now()
         submission.save(update_fields=["status", "is_public", "finished_at"])
-        jobs_cancel(submission_id=submission.pk, reason="the submission was withdrawn")
+        jobs_cancel(system_id=submission.system_id, reason="the submission was withdrawn")
         transaction.on_commit(lambda: _changed(submission))
     return submission
 
@@ -379,7 +379,6 @@ def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
             purpose=EvaluationJob.Purpose.SUBMISSION,
             dataset=submission.dataset,
             system=submission.system,
-            submission_id=submission.pk,
             version=version,
             caption_ids=captions,
         )
@@ -401,7 +400,7 @@ def submission_refresh(*, submission_id: int) -> Submission:
         # Per metric its newest version's job: a failed re-scoring does not undo a finished submission.
         newest: dict[int, EvaluationJob] = {}
         for job in (
-            EvaluationJob.objects.filter(submission=submission)
+            EvaluationJob.objects.filter(system_id=submission.system_id)
             .select_related("metric_version__metric")
             .order_by("metric_version__created_at")
         ):
@@ -424,19 +423,32 @@ def submission_refresh(*, submission_id: int) -> Submission:
     return submission
 
 
-def submission_started(*, submission_id: int, started_at: datetime) -> None:
-    """A job of the submission started: a queued submission is running."""
-    Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED).update(
+def submission_started(*, system_id: int, started_at: datetime) -> None:
+    """A job of the system started (scoring.events.job_running): its submission, if queued, is running."""
+    Submission.objects.filter(system_id=system_id, status=Submission.Status.QUEUED).update(
         status=Submission.Status.RUNNING, started_at=started_at
     )
+
+
+def submission_job_ended(*, system_id: int) -> Submission | None:
+    """A job of the system ended (scoring.events.job_ended): its submission's status follows
+    (submission_refresh); None when no submission brought the system."""
+    submission_id = Submission.objects.filter(system_id=system_id).values_list("pk", flat=True).first()
+    return None if submission_id is None else submission_refresh(submission_id=submission_id)
+
+
+def systems_withdrawn() -> list[int]:
+    """The systems of withdrawn submissions: not re-scored under a new metric version
+    (scoring.events.rescore_excluded)."""
+    return list(Submission.objects.filter(status=Submission.Status.WITHDRAWN).values_list("system_id", flat=True))
 
 
 def submissions_settle(*, each) -> None:
     """The reaper's step: submissions still active whose jobs are all over get their final status
     (`each(items, action, key)` is the sweep's loop; "settled" counts those that are over now)."""
     active = (
-        Submission.objects.filter(status__in=Submission.ACTIVE, jobs__isnull=False)
-        .exclude(jobs__status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING])
+        Submission.objects.filter(status__in=Submission.ACTIVE, system__evaluation_jobs__isnull=False)
+        .exclude(system__evaluation_jobs__status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING])
         .distinct()
     )
     each(

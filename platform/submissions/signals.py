@@ -1,25 +1,31 @@
-"""A submission's status follows its scoring jobs (scoring.events); connected in SubmissionsConfig.ready."""
+"""A submission's status follows its scoring jobs (scoring.events), which name only the system: the
+services here find the submission that brought it. Connected in SubmissionsConfig.ready."""
 
 from __future__ import annotations
 
 from django.dispatch import receiver
 
-from scoring.events import job_ended, job_running, jobs_swept
-from submissions.services import submission_refresh, submission_started, submissions_settle
+from scoring.events import job_ended, job_running, jobs_swept, rescore_excluded
+from submissions.services import submission_job_ended, submission_started, submissions_settle, systems_withdrawn
 
 
 @receiver(job_running)
-def mark_running(sender, submission_id: int | None, started_at, **_) -> None:
-    if submission_id:
-        submission_started(submission_id=submission_id, started_at=started_at)
+def mark_running(sender, system_id: int | None, started_at, **_) -> None:
+    if system_id:
+        submission_started(system_id=system_id, started_at=started_at)
 
 
 @receiver(job_ended)
-def refresh_status(sender, submission_id: int | None = None, **_) -> None:
-    if submission_id:
-        submission_refresh(submission_id=submission_id)
+def refresh_status(sender, system_id: int | None = None, **_) -> None:
+    if system_id:
+        submission_job_ended(system_id=system_id)
 
 
 @receiver(jobs_swept)
 def settle_submissions(sender, each, **_) -> None:
     submissions_settle(each=each)
+
+
+@receiver(rescore_excluded)
+def withdrawn_not_rescored(sender, **_) -> list[int]:
+    return systems_withdrawn()

@@ -154,7 +154,7 @@ def _batch_claim(batch_id: int, worker: str) -> JobBatch | None:
             job.status, job.started_at = EvaluationJob.Status.RUNNING, now
             job.save(update_fields=["status", "started_at"])
     if job_started:  # outside the transaction: never hold job and submission together (submissions.signals)
-        job_running.send(sender=EvaluationJob, submission_id=job.submission_id, started_at=now)
+        job_running.send(sender=EvaluationJob, system_id=job.system_id, started_at=now)
     batch.job = job
     return batch
 

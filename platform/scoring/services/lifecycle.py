@@ -104,7 +104,7 @@ def job_end(*, job_id: int, status: str, error: str = "") -> None:
                 status=JobBatch.Status.FAILED, error=error[:2000]
             )
         transaction.on_commit(
-            lambda: job_ended.send(sender=EvaluationJob, dataset_id=job.dataset_id, submission_id=job.submission_id)
+            lambda: job_ended.send(sender=EvaluationJob, dataset_id=job.dataset_id, system_id=job.system_id)
         )
 
 
@@ -125,9 +125,9 @@ def batch_attempt_failed(*, batch_id: int, error: str, final: bool) -> None:
         )
 
 
-def jobs_cancel(*, submission_id: int, reason: str) -> int:
-    """Fails the submission's open jobs (a submissions.Submission's id: scoring does not import it)."""
-    open_jobs = EvaluationJob.objects.filter(submission_id=submission_id).exclude(status__in=EvaluationJob.FINAL)
+def jobs_cancel(*, system_id: int, reason: str) -> int:
+    """Fails the system's open jobs (a withdrawn submission's: submissions passes its system)."""
+    open_jobs = EvaluationJob.objects.filter(system_id=system_id).exclude(status__in=EvaluationJob.FINAL)
     ids = list(open_jobs.values_list("pk", flat=True))
     for job_id in ids:
         job_end(job_id=job_id, status=EvaluationJob.Status.FAILED, error=f"cancelled: {reason}")

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import Caption, Dataset, System
-from catalog.visibility import WITHDRAWN
+from scoring.events import rescore_excluded
 from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
 from scoring.queues import enqueue
 from scoring.services.metrics import metric_versions_current
@@ -26,7 +26,6 @@ def dataset_plan(*, dataset: Dataset, slugs: list[str] | None = None) -> list[Ev
             purpose=EvaluationJob.Purpose.DATASET,
             dataset=dataset,
             system=None,
-            submission_id=None,
             version=version,
             caption_ids=captions,
         )
@@ -34,16 +33,14 @@ def dataset_plan(*, dataset: Dataset, slugs: list[str] | None = None) -> list[Ev
     ]
 
 
-def job_plan(
-    *, purpose, dataset, system, submission_id: int | None, version: MetricVersion, caption_ids: list[int]
-) -> EvaluationJob:
+def job_plan(*, purpose, dataset, system, version: MetricVersion, caption_ids: list[int]) -> EvaluationJob:
     metric = version.metric
     with transaction.atomic():
         job, created = EvaluationJob.objects.select_for_update().get_or_create(
             dataset=dataset,
             system=system,
             metric_version=version,
-            defaults={"purpose": purpose, "submission_id": submission_id, "total": len(caption_ids)},
+            defaults={"purpose": purpose, "total": len(caption_ids)},
         )
         if not created and (job.is_final or job.batch_count):
             return job  # planned before: the batches (and the reaper) carry it on
@@ -77,7 +74,9 @@ def batches_enqueue(*, job_id: int, only_ids: list[int] | None = None) -> int:
 
 def versions_rescore() -> list[EvaluationJob]:
     """Caption sets scored by an older version of a metric and not yet by its current one get a
-    job for the current version. The older scores stay (and stay shown) until it is done."""
+    job for the current version. The older scores stay (and stay shown) until it is done. Systems a
+    layer above excludes (scoring.events.rescore_excluded: a withdrawn submission's) are left alone."""
+    excluded = {system_id for _, ids in rescore_excluded.send(sender=EvaluationJob) for system_id in ids or ()}
     jobs = []
     for metric in Metric.objects.filter(is_registered=True, current_version__isnull=False).select_related(
         "current_version"
@@ -88,18 +87,15 @@ def versions_rescore() -> list[EvaluationJob]:
         older = (
             EvaluationJob.objects.filter(metric_version__metric=metric, status=EvaluationJob.Status.DONE)
             .exclude(metric_version=current)
-            .values_list("dataset_id", "system_id", "submission_id")
+            .values_list("dataset_id", "system_id")
             .distinct()
         )
-        for dataset_id, system_id, submission_id in older:
+        for dataset_id, system_id in older:
             if EvaluationJob.objects.filter(
                 dataset_id=dataset_id, system_id=system_id, metric_version=current
             ).exists():
                 continue
-            if (
-                submission_id
-                and EvaluationJob.objects.filter(submission_id=submission_id, submission__status=WITHDRAWN).exists()
-            ):
+            if system_id in excluded:
                 continue
             if system_id:
                 captions = Caption.objects.filter(system_id=system_id)
@@ -110,7 +106,6 @@ def versions_rescore() -> list[EvaluationJob]:
                     purpose=EvaluationJob.Purpose.SUBMISSION if system_id else EvaluationJob.Purpose.DATASET,
                     dataset=Dataset.objects.get(pk=dataset_id),
                     system=System.objects.get(pk=system_id) if system_id else None,
-                    submission_id=submission_id,
                     version=current,
                     caption_ids=list(captions.order_by("id").values_list("id", flat=True)),
                 )

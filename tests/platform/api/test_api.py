@@ -51,7 +51,7 @@ def test_submit_with_a_token_then_read_progress_scores_and_the_board(api, demo_d
     body = response.json()
     assert body["status"] == "queued" and body["caption_count"] == 100 and body["metrics"] == ["test_words"]
     submission_plan(submission_id=body["id"])
-    run_jobs(EvaluationJob.objects.filter(submission_id=body["id"]))
+    run_jobs(EvaluationJob.objects.filter(system__submission__pk=body["id"]))
     progress = api.get(f"/api/v1/submissions/{body['id']}/progress/").json()
     assert progress["status"] == "done" and progress["metrics"][0]["done"] == 100
     scores = api.get("/api/v1/scores/", {"system": body["system"], "metric": "test_words", "page_size": 40}).json()
@@ -100,7 +100,7 @@ def test_private_submissions_and_their_scores_are_the_owners(api, demo_dataset, 
         format="multipart",
     ).json()
     submission_plan(submission_id=created["id"])
-    run_jobs(EvaluationJob.objects.filter(submission_id=created["id"]))
+    run_jobs(EvaluationJob.objects.filter(system__submission__pk=created["id"]))
     stranger = APIClient()
     stranger.force_authenticate(django_user_model.objects.create_user("stranger"))
     assert stranger.get(f"/api/v1/submissions/{created['id']}/").status_code == 404

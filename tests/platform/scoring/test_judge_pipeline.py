@@ -49,7 +49,7 @@ def test_judges_score_a_submission_and_keep_their_reasoning(judge_server, demo_d
         metrics=["gveval_combined", "clair"],
     )
     submission_plan(submission_id=submission.pk)
-    jobs = list(EvaluationJob.objects.filter(submission=submission).select_related("metric_version__metric"))
+    jobs = list(EvaluationJob.objects.filter(system=submission.system).select_related("metric_version__metric"))
     assert {job.metric_version.metric.queue for job in jobs} == {"api"}
     run_jobs(jobs)
     gveval = Score.objects.filter(metric_version__metric__slug="gveval_combined")
@@ -62,5 +62,5 @@ def test_judges_score_a_submission_and_keep_their_reasoning(judge_server, demo_d
     assert detail["prompt_tokens"] == 120 and detail["completion_tokens"] == 9
     failed = gveval.get(value__isnull=True)
     assert failed.error.startswith("unparseable reply") and failed.detail["reply"] == "I cannot rate this caption."
-    job = EvaluationJob.objects.get(submission=submission, metric_version__metric__slug="gveval_combined")
+    job = EvaluationJob.objects.get(system=submission.system, metric_version__metric__slug="gveval_combined")
     assert (job.status, job.failed) == ("done", 1)

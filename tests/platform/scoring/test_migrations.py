@@ -1,5 +1,6 @@
-"""Migrating a database that holds rows: 0006 fills the protocol name and version columns from the
-key stored before it (and going back empties them), with the historical models of each state."""
+"""Migrating a database that holds rows, with the historical models of each state: 0006 fills the
+protocol name and version columns from the key stored before it (and going back empties them); 0007
+drops EvaluationJob.submission, which the job's system already named (going back fills it again)."""
 
 from __future__ import annotations
 
@@ -18,13 +19,17 @@ def _migrate(target):
     return executor.loader.project_state(target).apps
 
 
-@pytest.fixture
-def migrated_back():
-    """The database at 0005, latest state restored afterwards whatever the test did."""
+def _back_to(target):
+    """The database at `target`, latest state restored afterwards whatever the test did."""
     executor = MigrationExecutor(connection)
     latest = executor.loader.graph.leaf_nodes()
-    yield _migrate(BEFORE)
+    yield _migrate(target)
     _migrate(latest)
+
+
+@pytest.fixture
+def migrated_back():
+    yield from _back_to(BEFORE)
 
 
 def _old_rows(apps) -> dict[str, list[int]]:
@@ -113,3 +118,84 @@ def test_rows_saved_with_only_the_key_get_the_columns():
     )
     row.refresh_from_db()
     assert (row.protocol_name, row.protocol_version) == ("canonical", "3")
+
+
+WITH_SUBMISSION_FIELD = [("scoring", "0006_protocol_name_version")]
+WITHOUT_SUBMISSION_FIELD = [("scoring", "0007_remove_evaluationjob_submission")]
+
+
+@pytest.fixture
+def migrated_back_to_0006():
+    yield from _back_to(WITH_SUBMISSION_FIELD)
+
+
+def _columns(table: str) -> list[str]:
+    with connection.cursor() as cursor:
+        return [c.name for c in connection.introspection.get_table_description(cursor, table)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_0007_drops_the_job_submission_and_the_system_still_leads_to_it_and_back(migrated_back_to_0006):
+    apps = migrated_back_to_0006
+    User = apps.get_model("auth", "User")
+    Dataset = apps.get_model("catalog", "Dataset")
+    System = apps.get_model("catalog", "System")
+    Submission = apps.get_model("submissions", "Submission")
+    Metric = apps.get_model("scoring", "Metric")
+    MetricVersion = apps.get_model("scoring", "MetricVersion")
+    EvaluationJob = apps.get_model("scoring", "EvaluationJob")
+    JobBatch = apps.get_model("scoring", "JobBatch")
+    owner = User.objects.create(username="migrating-owner")
+    dataset = Dataset.objects.create(slug="migrating-jobs", title="Migrating", source_format="flickr8k_expert")
+    submitted = System.objects.create(dataset=dataset, slug="submitted", name="Submitted", kind="submission")
+    submission = Submission.objects.create(
+        owner=owner,
+        dataset=dataset,
+        system=submitted,
+        method_name="Submitted",
+        file_name="results.json",
+        file_format="json",
+        file_sha256="0" * 64,
+        file_size=10,
+        stored_file="submissions/results.json",
+        caption_count=100,
+        status="done",
+    )
+    metric = Metric.objects.create(slug="migrating_jobs_metric", name="Migrating", family="ngram")
+    version = MetricVersion.objects.create(metric=metric, version="1", config_hash="1" * 16, config={})
+    submitted_job = EvaluationJob.objects.create(
+        purpose="submission",
+        dataset=dataset,
+        system=submitted,
+        submission=submission,
+        metric_version=version,
+        status="done",
+        total=100,
+        done=100,
+        reused=7,
+        batch_count=1,
+    )
+    JobBatch.objects.create(job=submitted_job, index=0, caption_ids=[1, 2, 3], status="done")
+    dataset_job = EvaluationJob.objects.create(
+        purpose="dataset", dataset=dataset, system=None, submission=None, metric_version=version, status="queued"
+    )
+    assert "submission_id" in _columns(EvaluationJob._meta.db_table)
+
+    forward = _migrate(WITHOUT_SUBMISSION_FIELD)
+    Job = forward.get_model("scoring", "EvaluationJob")
+    assert "submission" not in {f.name for f in Job._meta.get_fields()}
+    assert "submission_id" not in _columns(Job._meta.db_table)
+    job = Job.objects.select_related("system__submission").get(pk=submitted_job.pk)
+    assert job.system.submission.pk == submission.pk  # the link, derived through the system
+    assert (job.status, job.total, job.done, job.reused, job.batch_count) == ("done", 100, 100, 7, 1)
+    assert list(Job.objects.filter(system__submission__status="done").values_list("pk", flat=True)) == [job.pk]
+    assert forward.get_model("scoring", "JobBatch").objects.filter(job_id=job.pk).count() == 1
+    assert Job.objects.get(pk=dataset_job.pk).system_id is None
+    assert forward.get_model("submissions", "Submission").objects.filter(pk=submission.pk, status="done").exists()
+
+    backward = _migrate(WITH_SUBMISSION_FIELD)
+    Job = backward.get_model("scoring", "EvaluationJob")
+    assert dict(Job.objects.filter(pk__in=[submitted_job.pk, dataset_job.pk]).values_list("pk", "submission_id")) == {
+        submitted_job.pk: submission.pk,
+        dataset_job.pk: None,
+    }

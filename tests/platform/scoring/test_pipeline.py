@@ -18,7 +18,7 @@ from scoring.services.lifecycle import batches_recover_worker, jobs_reap
 from scoring.services.metrics import metrics_sync
 from scoring.services.planning import dataset_plan, versions_rescore
 from submissions.models import Submission
-from submissions.services import MethodInfo, submission_create, submission_plan
+from submissions.services import MethodInfo, submission_create, submission_plan, submission_withdraw
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -71,10 +71,10 @@ def test_sync_mirrors_the_registry_and_a_new_configuration_is_a_new_version(monk
 def test_a_submission_is_scored_batch_by_batch_like_one_call(demo_dataset, captioner, settings):
     settings.CAPBENCH_BATCH_SIZE = {"cpu": 30, "gpu": 30, "api": 30}
     submission = submit(captioner, demo_dataset, ["bleu_4", "cider_d", "meteor", "rouge_l"])
-    jobs = list(EvaluationJob.objects.filter(submission=submission))
+    jobs = list(EvaluationJob.objects.filter(system=submission.system))
     assert {job.batch_count for job in jobs} == {4} and {job.total for job in jobs} == {100}
     run_jobs(jobs)
-    assert set(EvaluationJob.objects.filter(submission=submission).values_list("status", flat=True)) == {"done"}
+    assert set(EvaluationJob.objects.filter(system=submission.system).values_list("status", flat=True)) == {"done"}
     submission.refresh_from_db()
     assert submission.status == "done" and submission.finished_at is not None
     captions = list(Caption.objects.filter(system=submission.system).select_related("item").order_by("id"))
@@ -92,9 +92,9 @@ def test_a_submission_is_scored_batch_by_batch_like_one_call(demo_dataset, capti
 def test_identical_work_is_reused_and_the_corpus_context_is_shared(demo_dataset, captioner, settings):
     settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 10
     first = submit(captioner, demo_dataset, ["cider_d", "rouge_l"])
-    run_jobs(EvaluationJob.objects.filter(submission=first))
+    run_jobs(EvaluationJob.objects.filter(system=first.system))
     again = submit(captioner, demo_dataset, ["cider_d", "rouge_l"], name="The same file again")
-    jobs = list(EvaluationJob.objects.filter(submission=again))
+    jobs = list(EvaluationJob.objects.filter(system=again.system))
     run_jobs(jobs)
     assert [EvaluationJob.objects.get(pk=job.pk).reused for job in jobs] == [100, 100]
     assert CorpusContext.objects.count() == 1  # same items' references: the same context
@@ -105,7 +105,7 @@ def test_identical_work_is_reused_and_the_corpus_context_is_shared(demo_dataset,
 
 def test_a_batch_delivered_twice_writes_the_same_rows(demo_dataset, captioner):
     submission = submit(captioner, demo_dataset, ["rouge_l"])
-    batch = JobBatch.objects.get(job__submission=submission)
+    batch = JobBatch.objects.get(job__system=submission.system)
     assert batch_run(batch_id=batch.pk).state == "done"
     before = list(Score.objects.order_by("caption_id").values_list("caption_id", "value"))
     assert batch_run(batch_id=batch.pk).state == "skipped"
@@ -118,12 +118,12 @@ def test_a_batch_delivered_twice_writes_the_same_rows(demo_dataset, captioner):
 
 def test_an_unavailable_metric_ends_its_job_with_the_reason_and_blocks_nothing(demo_dataset, captioner):
     submission = submit(captioner, demo_dataset, ["test_missing_weights", "rouge_l"])
-    run_jobs(EvaluationJob.objects.filter(submission=submission))
-    missing = EvaluationJob.objects.get(submission=submission, metric_version__metric__slug="test_missing_weights")
+    run_jobs(EvaluationJob.objects.filter(system=submission.system))
+    missing = EvaluationJob.objects.get(system=submission.system, metric_version__metric__slug="test_missing_weights")
     assert missing.status == "unavailable"
     assert missing.error == "unavailable: checkpoint test-model.pt is not in the model store"
     assert not Score.objects.filter(metric_version=missing.metric_version).exists()  # no made-up numbers
-    assert EvaluationJob.objects.get(submission=submission, metric_version__metric__slug="rouge_l").status == "done"
+    assert EvaluationJob.objects.get(system=submission.system, metric_version__metric__slug="rouge_l").status == "done"
     assert Submission.objects.get(pk=submission.pk).status == "done"
 
 
@@ -134,8 +134,8 @@ def test_captions_a_metric_cannot_score_are_recorded_as_failures_not_numbers(dem
         ["test_questions"],
         caption=lambda item: "what is this ??" if item.pk % 4 == 0 else "a dog",
     )
-    run_jobs(EvaluationJob.objects.filter(submission=submission))
-    job = EvaluationJob.objects.get(submission=submission)
+    run_jobs(EvaluationJob.objects.filter(system=submission.system))
+    job = EvaluationJob.objects.get(system=submission.system)
     expected_failures = sum(
         pk % 4 == 0 for pk in Item.objects.filter(dataset=demo_dataset).values_list("pk", flat=True)
     )
@@ -174,7 +174,7 @@ def test_dataset_scoring_weights_cider_by_judgment_rows_and_computes_correlation
 
 def test_a_new_metric_version_rescores_and_the_old_numbers_stay_shown_until_done(demo_dataset, captioner, monkeypatch):
     submission = submit(captioner, demo_dataset, ["rouge_l"])
-    run_jobs(EvaluationJob.objects.filter(submission=submission))
+    run_jobs(EvaluationJob.objects.filter(system=submission.system))
     old_version = MetricVersion.objects.get(metric__slug="rouge_l")
     monkeypatch.setattr(type(get("rouge_l")), "config", lambda self: {"beta": 1.2, "tokenizer": "changed"})
     metrics_sync()
@@ -192,11 +192,33 @@ def test_a_new_metric_version_rescores_and_the_old_numbers_stay_shown_until_done
     assert Score.objects.filter(metric_version=old_version).count() == 100  # kept for the record
 
 
+def test_a_withdrawn_submission_is_not_rescored_and_its_open_jobs_are_cancelled(
+    demo_dataset, captioner, monkeypatch, settings
+):
+    """Jobs know only systems: withdrawing cancels the system's open jobs (jobs_cancel(system_id=)),
+    and the re-scoring leaves the systems submissions exclude (scoring.events.rescore_excluded)."""
+    settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 10
+    kept = submit(captioner, demo_dataset, ["rouge_l"])
+    scored = submit(captioner, demo_dataset, ["rouge_l"], name="Withdrawn once scored")
+    run_jobs(EvaluationJob.objects.filter(system__in=[kept.system, scored.system]))
+    submission_withdraw(submission=Submission.objects.get(pk=scored.pk))
+    open_one = submit(captioner, demo_dataset, ["rouge_l"], name="Withdrawn while queued")
+    submission_withdraw(submission=Submission.objects.get(pk=open_one.pk))
+    cancelled = EvaluationJob.objects.get(system=open_one.system)
+    assert cancelled.status == "failed" and cancelled.error == "cancelled: the submission was withdrawn"
+    assert EvaluationJob.objects.get(system=scored.system).status == "done"  # a finished job stays
+    assert Submission.objects.get(pk=kept.pk).status == "done"
+
+    monkeypatch.setattr(type(get("rouge_l")), "config", lambda self: {"beta": 1.2, "tokenizer": "withdrawn"})
+    metrics_sync()
+    assert [job.system_id for job in versions_rescore()] == [kept.system_id]
+
+
 def test_the_reaper_requeues_stuck_batches_and_fails_jobs_past_the_limit(demo_dataset, captioner, settings):
     settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 10
     submission = submit(captioner, demo_dataset, ["rouge_l", "bleu_1"])
-    rouge = EvaluationJob.objects.get(submission=submission, metric_version__metric__slug="rouge_l")
-    bleu = EvaluationJob.objects.get(submission=submission, metric_version__metric__slug="bleu_1")
+    rouge = EvaluationJob.objects.get(system=submission.system, metric_version__metric__slug="rouge_l")
+    bleu = EvaluationJob.objects.get(system=submission.system, metric_version__metric__slug="bleu_1")
     long_ago = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 120)
     JobBatch.objects.filter(job=rouge).update(status="running", started_at=long_ago, attempts=1, worker="gone@x")
     counts = jobs_reap()
@@ -213,16 +235,16 @@ def test_the_reaper_requeues_stuck_batches_and_fails_jobs_past_the_limit(demo_da
 
 def test_a_restarted_worker_takes_back_what_its_predecessor_held(demo_dataset, captioner):
     submission = submit(captioner, demo_dataset, ["rouge_l"])
-    JobBatch.objects.filter(job__submission=submission).update(status="running", worker="w1@host/task-1")
+    JobBatch.objects.filter(job__system=submission.system).update(status="running", worker="w1@host/task-1")
     assert batches_recover_worker(worker="w2@host") == 0
     assert batches_recover_worker(worker="w1@host") == 1
-    batch = JobBatch.objects.get(job__submission=submission)
+    batch = JobBatch.objects.get(job__system=submission.system)
     assert batch.status == "queued" and batch.enqueued_at is not None
 
 
 def test_a_batch_whose_worker_dies_every_time_fails_its_job_instead_of_looping(demo_dataset, captioner, settings):
     submission = submit(captioner, demo_dataset, ["rouge_l"])
-    batch = JobBatch.objects.get(job__submission=submission)
+    batch = JobBatch.objects.get(job__system=submission.system)
     # Three starts, no record: what three workers killed by the kernel's OOM killer leave behind.
     JobBatch.objects.filter(pk=batch.pk).update(status="queued", attempts=settings.CAPBENCH_BATCH_ATTEMPTS)
     assert batch_run(batch_id=batch.pk).state == "skipped"
@@ -236,7 +258,7 @@ def test_a_batch_whose_worker_dies_every_time_fails_its_job_instead_of_looping(d
 
 def test_a_second_delivery_of_a_batch_being_worked_on_is_skipped(demo_dataset, captioner):
     submission = submit(captioner, demo_dataset, ["rouge_l"])
-    batch = JobBatch.objects.get(job__submission=submission)
+    batch = JobBatch.objects.get(job__system=submission.system)
     JobBatch.objects.filter(pk=batch.pk).update(
         status="running", worker="a@host/task-1", started_at=timezone.now(), attempts=1
     )
@@ -263,7 +285,7 @@ def test_corpus_numbers_get_no_resampled_interval_but_means_do(demo_dataset, cap
         ["bleu_4", "rouge_l"],
         caption=lambda item: item.references[1] if item.pk % 2 else "a dog on the grass",
     )
-    run_jobs(EvaluationJob.objects.filter(submission=submission))
+    run_jobs(EvaluationJob.objects.filter(system=submission.system))
     bleu = SystemScore.objects.get(system=submission.system, metric_version__metric__slug="bleu_4")
     rouge = SystemScore.objects.get(system=submission.system, metric_version__metric__slug="rouge_l")
     assert bleu.low is None and bleu.high is None  # corpus BLEU is not a mean of caption scores

@@ -102,7 +102,7 @@ def test_per_caption_scores_download_as_csv(client, demo_dataset, captioner):
     submission = Submission.objects.get()
     Submission.objects.filter(pk=submission.pk).update(metrics=["rouge_l"])
     submission_plan(submission_id=submission.pk)
-    run_jobs(EvaluationJob.objects.filter(submission=submission))
+    run_jobs(EvaluationJob.objects.filter(system=submission.system))
     response = client.get(f"/submissions/{submission.pk}/scores.csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert len(rows) == 100 and {row["metric"] for row in rows} == {"rouge_l"}
