@@ -83,7 +83,7 @@ def test_page_scripts_run_under_the_policy(
     assert page.inner_text("#submission-status").lower() == "queued"
     submission_plan(submission_id=submission.pk)
     page.wait_for_selector("#progress tr[data-metric=rouge_l]", timeout=15_000)  # drawn by the poll
-    run_jobs(EvaluationJob.objects.filter(submission=submission))
+    run_jobs(EvaluationJob.objects.filter(system=submission.system))
     page.wait_for_function(
         "() => document.getElementById('submission-status').textContent === 'finished'", timeout=30_000
     )

@@ -158,7 +158,6 @@ def world(demo_dataset, captioner, django_user_model):
         purpose="submission",
         dataset=demo_dataset,
         system=public.system,
-        submission=public,
         metric_version=version,
         status="done",
         total=100,

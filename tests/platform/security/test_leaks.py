@@ -92,7 +92,6 @@ def _scores(submission: Submission, marker: str, version: MetricVersion, tmp_pat
         purpose="submission",
         dataset=submission.dataset,
         system=submission.system,
-        submission=submission,
         metric_version=version,
         status="done",
         total=100,
