@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.backbones.clip import clip_encoder
+from evaluation.backbones.clip import clip_encoder, token_memo
 from evaluation.metrics import CaptionRow
 from evaluation.metrics.embedding.clip_score import ClipScore
 
@@ -179,26 +179,29 @@ def main() -> int:
     for architecture in args.architectures:
         make_store(work / "models", architecture)
         clip_encoder.cache_clear()
+        token_memo.cache_clear()  # cold: no text tokenised before, whatever ran first
         metric = ClipScore()
         metric.backbone = type(metric.backbone)(architecture, "openai")
         metric.encoder._load()
         started = time.perf_counter()
         metric.score(rows)
         cold = time.perf_counter() - started
+        # A new submission on the same images: image features from the cache, every caption new.
+        fresh = [CaptionRow(row.id, f"another photo of thing {row.id}", (), row.media) for row in rows]
         started = time.perf_counter()
-        metric.score(rows)
+        metric.score(fresh)
         warm = time.perf_counter() - started
         decode_started = time.perf_counter()
         from PIL import Image
 
         for path in images[:200]:
             Image.open(path).convert("RGB")
-        decode_share = (time.perf_counter() - decode_started) / 200 * len(images) / cold
+        decode_one_thread = (time.perf_counter() - decode_started) / 200 * len(images)
         # Each figure is printed as soon as it is measured: a run cut short still reports what it had.
         print(
             f"{architecture}: ours cold {cold:6.2f} s ({len(images) / cold:7.1f} images/s, "
-            f"{len(rows) / cold:7.1f} captions/s; decoding ≈ {100 * decode_share:4.1f}% of it), "
-            f"warm image cache {warm:5.2f} s",
+            f"{len(rows) / cold:7.1f} captions/s; decoding the images on one thread would take "
+            f"{decode_one_thread:5.2f} s), new captions with a warm image cache {warm:5.2f} s",
             flush=True,
         )
         sample = rows[: args.naive]

@@ -3,7 +3,9 @@
 - BERTScore (roberta-large, layer 17): ours against bert-score's BERTScorer on the same folder, and
   against a naive loop that embeds each (candidate, reference) pair on its own; F1 agreement printed.
 - Polos (SimCSE-RoBERTa-base + CLIP ViT-B/32 + the head): batched against one row at a time.
-- CLIP-S, RefCLIP-S, PAC-S, RefPAC-S together on one submission: the four share the image features.
+- CLIP-S, RefCLIP-S, PAC-S, RefPAC-S together on one submission, nothing seen before (a fresh
+  feature cache): CLIP-S and RefCLIP-S share image and text features, PAC-S and RefPAC-S theirs
+  (other weights), all four the tokens.
 
     python bench/text.py [--captions 5000] [--references 5] [--images 1000] [--naive 200]
 
@@ -182,6 +184,8 @@ def clip_family(rows: list[CaptionRow], store: Path) -> None:
     fullsize.pac_checkpoint(store)
     clip.clip_encoder.cache_clear()
     clip.token_memo.cache_clear()  # cold: nothing tokenised or encoded before (Polos ran on the same texts)
+    # Nor any image: Polos's CLIP is CLIP-S's encoder, and it has just cached these images' features.
+    os.environ["CAPBENCH_FEATURE_DIR"] = str(store.parent / f"features-clip-{time.time_ns()}")
     metrics = [get(slug) for slug in ("clip_s", "ref_clip_s", "pac_s", "ref_pac_s")]
     for metric in metrics:
         metric.encoder._load()

@@ -18,7 +18,7 @@ import numpy as np
 
 from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, file_sha256
 from evaluation.backbones.device import best_device
-from evaluation.backbones.lazy import LazyModel
+from evaluation.backbones.lazy import LazyModel, in_use
 
 if TYPE_CHECKING:
     import torch
@@ -97,6 +97,7 @@ class AlphaClip(LazyModel):
             return output
         return output + self._alpha_conv(self._alpha.to(output.dtype))
 
+    @in_use
     def tensors(self, picture, masks: Sequence[np.ndarray]):
         """The RGB tensor of the picture and one alpha tensor per mask (True inside), both cropped
         to the centre square and resized to the model's size."""
@@ -120,6 +121,7 @@ class AlphaClip(LazyModel):
             alphas.append((values - ALPHA_MEAN) / ALPHA_STD)
         return (torch.from_numpy(rgb).permute(2, 0, 1), [torch.from_numpy(values)[None] for values in alphas])
 
+    @in_use
     def encode_regions(self, picture, masks: Sequence[np.ndarray]) -> np.ndarray:
         """One L2-normalised feature per mask of the picture (an all-True mask is the whole picture)."""
         import torch
@@ -138,6 +140,7 @@ class AlphaClip(LazyModel):
                 rows.append(torch.nn.functional.normalize(features.float(), dim=-1).cpu().numpy())
         return np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float32)
 
+    @in_use
     def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
         import torch
 

@@ -17,7 +17,7 @@ import numpy as np
 from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, file_sha256
 from evaluation.backbones.device import best_device
 from evaluation.backbones.features import FeatureCache, media_sha256
-from evaluation.backbones.lazy import LazyModel
+from evaluation.backbones.lazy import LazyModel, in_use
 
 PREPROCESSING_VERSION = "open_clip-val-transform-raw-2"
 # Texts whose raw features (and token rows) a process keeps, least recently used dropped first:
@@ -58,25 +58,11 @@ class Memo:
 
 
 @functools.cache
-def token_memo(tokenizer_key: tuple) -> Memo:
-    """Token rows per text for one tokenizer, shared by every encoder using it (CLIP-S and PAC-S
-    tokenise the same captions and references with CLIP's BPE)."""
+def token_memo(architecture: str) -> Memo:
+    """Token rows per text for one open_clip architecture, whose name alone decides its tokenizer
+    (`open_clip.get_tokenizer(architecture)`): shared by every encoder of it (CLIP-S and PAC-S
+    tokenise the same captions and references)."""
     return Memo(TEXT_MEMO_SIZE)
-
-
-def tokenizer_key(tokenizer) -> tuple:
-    """What makes two open_clip tokenizers give the same rows: the wrapped Hugging Face tokenizer's
-    name (or CLIP's own BPE), the context length and the text cleaning."""
-    inner = getattr(tokenizer, "tokenizer", None)
-    name = getattr(inner, "name_or_path", None) or type(tokenizer).__qualname__
-    clean = getattr(tokenizer, "clean_fn", None)
-    clean = getattr(clean, "func", clean)  # (a functools.partial names its function there)
-    return (
-        name,
-        getattr(tokenizer, "context_length", None),
-        getattr(clean, "__name__", repr(clean)),
-        getattr(tokenizer, "reduction_fn", None) is not None,
-    )
 
 
 class ClipEncoder(LazyModel):
@@ -118,6 +104,8 @@ class ClipEncoder(LazyModel):
         import open_clip
         import torch
 
+        self.text_memo = Memo(TEXT_MEMO_SIZE)  # built again: the store's weights may have changed
+
         override = self.spec.config_override()
         if override is not None:
             open_clip.add_model_config(override)
@@ -136,6 +124,7 @@ class ClipEncoder(LazyModel):
         """The loaded open_clip model (for checks against a checkpoint's copy of it)."""
         return self._load()[0]
 
+    @in_use
     def encode_texts(self, texts: Sequence[str], normalise: bool = True) -> np.ndarray:
         """One row per text (L2-normalised unless `normalise=False`). Each distinct text is encoded
         once per process: the features stay in memory (`text_memo`, least recently used dropped
@@ -152,9 +141,10 @@ class ClipEncoder(LazyModel):
             # Batches of similar length, each cut after its longest text: far less padding to encode.
             order = sorted(range(len(todo)), key=lambda i: int(tokens[i].argmax()))
             encoded = self._batched(
-                order, self.text_batch, lambda part: encode_text_trimmed(model, tokens[part].to(self.device))
+                order, "text_batch", lambda part: encode_text_trimmed(model, tokens[part].to(self.device))
             )
-            fresh = {todo[i]: row for i, row in zip(order, encoded, strict=True)}
+            # Copies: a kept row must not hold the whole batch's array alive after the others are dropped.
+            fresh = {todo[i]: row.copy() for i, row in zip(order, encoded, strict=True)}
             self.text_memo.keep(fresh)
             self.texts_encoded += len(todo)
             found.update(fresh)
@@ -165,15 +155,16 @@ class ClipEncoder(LazyModel):
         """The tokenizer's rows for distinct texts, from the architecture's token memo where seen."""
         import torch
 
-        memo = token_memo(tokenizer_key(tokenizer))
+        memo = token_memo(self.spec.architecture)
         found = memo.take(texts)
         todo = [text for text in texts if text not in found]
         if todo:
-            fresh = dict(zip(todo, tokenizer(todo), strict=True))
+            fresh = dict(zip(todo, tokenizer(todo).clone().unbind(0), strict=True))
             memo.keep(fresh)
             found.update(fresh)
         return torch.stack([found[text] for text in texts])
 
+    @in_use
     def encode_images(
         self, paths: Sequence[str], cache: FeatureCache | None = None, normalise: bool = True
     ) -> np.ndarray:
@@ -196,7 +187,7 @@ class ClipEncoder(LazyModel):
                 dtype = torch.float16 if self.precision == "fp16" else torch.float32
                 return model.encode_image(pixels.to(self.device, dtype=dtype))
 
-            vectors = self._batched(todo, self.image_batch, encode)
+            vectors = self._batched(todo, "image_batch", encode)
             self.images_encoded += len(todo)
             for (sha, _), vector in zip(todo, vectors, strict=True):
                 found[sha] = vector
@@ -207,6 +198,7 @@ class ClipEncoder(LazyModel):
         rows = np.stack([found[sha] for sha in shas])
         return unit_rows(rows) if normalise else rows
 
+    @in_use
     def encode_pictures(self, pictures: Sequence, normalise: bool = True) -> np.ndarray:
         """One row per PIL picture (crops, generated pictures held in memory); not cached."""
         model, preprocess, _ = self._load()
@@ -220,25 +212,27 @@ class ClipEncoder(LazyModel):
             dtype = torch.float16 if self.precision == "fp16" else torch.float32
             return model.encode_image(pixels.to(self.device, dtype=dtype))
 
-        rows = self._batched(list(pictures), self.image_batch, encode)
+        rows = self._batched(list(pictures), "image_batch", encode)
         self.images_encoded += len(pictures)
         return unit_rows(rows) if normalise else rows
 
-    def _batched(self, items: list, size: int, encode) -> np.ndarray:
-        """Encode in batches (raw float32 features); on CUDA out-of-memory, halve the batch and go on."""
+    def _batched(self, items: list, size_attribute: str, encode) -> np.ndarray:
+        """Encode in batches of `getattr(self, size_attribute)` (raw float32 features); on CUDA
+        out-of-memory, halve the batch (from the part that failed), keep the smaller size for later
+        calls, and go on."""
         import torch
 
         out, start = [], 0
         while start < len(items):
-            part = items[start : start + size]
+            part = items[start : start + getattr(self, size_attribute)]
             try:
                 with torch.no_grad():
                     features = encode(part).float()
             except torch.OutOfMemoryError:
-                if size == 1:
+                if len(part) == 1:
                     raise
                 torch.cuda.empty_cache()
-                size = max(1, size // 2)
+                setattr(self, size_attribute, max(1, len(part) // 2))
                 continue
             out.append(features.cpu().numpy())
             start += len(part)
@@ -298,6 +292,22 @@ def unit_rows(rows: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=8)
-def clip_encoder(model: OpenClipModel, checkpoint: Checkpoint | None = None, fp16_on_cuda: bool = True) -> ClipEncoder:
-    """One encoder per process and configuration (models load once per worker)."""
+def _clip_encoder(model: OpenClipModel, checkpoint: Checkpoint | None, fp16_on_cuda: bool) -> ClipEncoder:
     return ClipEncoder(model, checkpoint, fp16_on_cuda=fp16_on_cuda)
+
+
+class _Encoders:
+    """`clip_encoder(model, checkpoint=None, fp16_on_cuda=True)`: one encoder per process and
+    configuration (models load once per worker), the same one however the arguments are written
+    (Polos's `clip_encoder(m)` is CLIP-S's `clip_encoder(m, None, True)`)."""
+
+    def __call__(
+        self, model: OpenClipModel, checkpoint: Checkpoint | None = None, fp16_on_cuda: bool = True
+    ) -> ClipEncoder:
+        return _clip_encoder(model, checkpoint, fp16_on_cuda)
+
+    def cache_clear(self) -> None:
+        _clip_encoder.cache_clear()
+
+
+clip_encoder = _Encoders()

@@ -10,7 +10,7 @@ import numpy as np
 
 from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
-from evaluation.backbones.lazy import LazyModel
+from evaluation.backbones.lazy import LazyModel, in_use
 
 
 class DepthEstimator(LazyModel):
@@ -33,6 +33,7 @@ class DepthEstimator(LazyModel):
         model = AutoModelForDepthEstimation.from_pretrained(self.spec.folder).to(self.device).eval()
         return (processor, model)
 
+    @in_use
     def depths(self, pictures: Sequence) -> list[np.ndarray]:
         """One (height, width) map per PIL picture."""
         import torch

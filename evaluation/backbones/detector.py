@@ -12,7 +12,7 @@ import numpy as np
 
 from evaluation.backbones.catalogue import Checkpoint, file_sha256
 from evaluation.backbones.device import best_device
-from evaluation.backbones.lazy import LazyModel
+from evaluation.backbones.lazy import LazyModel, in_use
 from evaluation.backbones.store import model_dir
 
 
@@ -38,6 +38,7 @@ class Detector(LazyModel):
 
         return YOLO(str(self.checkpoint.path))
 
+    @in_use
     def boxes(self, pictures: Sequence) -> list[np.ndarray]:
         """(k, 4) x1 y1 x2 y2 boxes in pixels per PIL picture, most confident first."""
         model = self._load()

@@ -3,9 +3,35 @@ the process's GPU budget needs its memory (evaluation/backbones/residency.py).""
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 from evaluation.backbones import residency
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def in_use(method: Callable[P, T]) -> Callable[P, T]:
+    """On a LazyModel's method that works with the loaded model: while it runs, the model is in use
+    and the GPU budget never unloads it (its memory would not be freed, and the next use would
+    build a second copy)."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        model = args[0]
+        assert isinstance(model, LazyModel)
+        with model._users_lock:
+            model._users += 1
+        try:
+            return method(*args, **kwargs)
+        finally:
+            with model._users_lock:
+                model._users -= 1
+
+    return wrapper
 
 
 class LazyModel:
@@ -16,6 +42,8 @@ class LazyModel:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._loaded = None
+        self._users = 0  # calls of `in_use` methods running now
+        self._users_lock = threading.Lock()
 
     def build(self):
         raise NotImplementedError
@@ -37,7 +65,10 @@ class LazyModel:
                 before = residency.allocated()
                 with residency.building() as build:
                     self._loaded = self.build()
-                residency.RESIDENCY.admit(self, residency.allocated() - before - build.nested)
+                # Its own memory: not that of models built inside it, and counting what their
+                # admission unloaded meanwhile (it left `allocated()` lower).
+                footprint = residency.allocated() - before - build.nested + build.freed
+                residency.RESIDENCY.admit(self, footprint)
             loaded = self._loaded
         residency.RESIDENCY.touch(self)
         return loaded
@@ -46,12 +77,15 @@ class LazyModel:
         return self._loaded is not None
 
     def unload(self) -> bool:
-        """Drop the loaded model (built again on next use). False, and nothing dropped, while
-        another thread holds the model's lock (it is loading or using it)."""
+        """Drop the loaded model (built again on next use). False, and nothing dropped, while it is
+        in use (an `in_use` method runs) or another thread holds its lock (loading it)."""
         if not self._lock.acquire(blocking=False):
             return False
         try:
-            self._loaded = None
+            with self._users_lock:
+                if self._users:
+                    return False
+                self._loaded = None
         finally:
             self._lock.release()
         return True

@@ -56,9 +56,11 @@ def release_cached() -> None:
 
 @dataclass
 class Build:
-    """Bytes admitted for other models while this one was being built (Polos builds its CLIP)."""
+    """While this model was being built: bytes admitted for models built inside it (Polos builds
+    its CLIP), and bytes of models their admission unloaded."""
 
     nested: int = 0
+    freed: int = 0
 
 
 _building = threading.local()
@@ -76,10 +78,11 @@ def building() -> Iterator[Build]:
         stack.pop()
 
 
-def _count_nested(footprint: int) -> None:
+def _count_nested(footprint: int = 0, freed: int = 0) -> None:
     stack = _building.__dict__.get("stack")
     if stack:
         stack[-1].nested += footprint
+        stack[-1].freed += freed
 
 
 class Residency:
@@ -98,6 +101,7 @@ class Residency:
         _count_nested(footprint)
         limit = budget()
         victims: list[LazyModel] = []
+        freed = 0
         with self._lock:
             self._models[id(model)] = (weakref.ref(model), footprint)
             self._models.move_to_end(id(model))
@@ -111,10 +115,12 @@ class Residency:
                     continue
                 del self._models[key]
                 total -= size
+                freed += size
                 victims.append(other)
         if victims:
             self.unloaded += len(victims)
             release_cached()
+            _count_nested(freed=freed)
         return victims
 
     def touch(self, model: LazyModel) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
-from evaluation.backbones.lazy import LazyModel
+from evaluation.backbones.lazy import LazyModel, in_use
 
 PREFIX = "Generate Scene Graph: "
 TUPLE = re.compile(r"\(([^()]*)\)")
@@ -77,6 +77,7 @@ class SceneGraphParser(LazyModel):
             out.append(merged)
         return out
 
+    @in_use
     def _generate(self, sentences: list[str]) -> list[str]:
         import torch
 

@@ -16,7 +16,7 @@ import numpy as np
 from evaluation.backbones.catalogue import Checkpoint, HfModel, folder_sha256, offline
 from evaluation.backbones.detector import Detector
 from evaluation.backbones.device import best_device
-from evaluation.backbones.lazy import LazyModel
+from evaluation.backbones.lazy import LazyModel, in_use
 
 
 @dataclass
@@ -72,6 +72,7 @@ class Segmenter(LazyModel):
         processor = SamProcessor.from_pretrained(self.sam.folder)
         return (processor, SamModel.from_pretrained(self.sam.folder).to(self.device).eval())
 
+    @in_use
     def regions(self, picture, *, prompts_per_pass: int = 64) -> Regions:
         import torch
 

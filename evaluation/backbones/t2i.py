@@ -19,7 +19,7 @@ from pathlib import Path
 from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, DiffusersPipeline, folder_sha256, offline
 from evaluation.backbones.device import best_device
-from evaluation.backbones.lazy import LazyModel
+from evaluation.backbones.lazy import LazyModel, in_use
 from evaluation.backbones.store import model_dir
 from evaluation.files import atomic_path
 
@@ -143,6 +143,7 @@ class TextToImage(LazyModel):
             paths.append(path)
         return paths
 
+    @in_use
     def _generate(self, captions: list[str]):
         import torch
 

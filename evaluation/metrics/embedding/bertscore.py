@@ -12,13 +12,17 @@ import numpy as np
 
 from evaluation.backbones.catalogue import HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
-from evaluation.backbones.lazy import LazyModel
+from evaluation.backbones.lazy import LazyModel, in_use
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.registry import register
 
 MODEL = HfModel("roberta-large")
 LAYER = 17
-BASELINE = {"P": 0.83150584, "R": 0.8314941, "F": 0.83122575}  # rescale_baseline/en/roberta-large.tsv, layer 17
+BASELINE = {
+    "P": 0.83150584,
+    "R": 0.8314941,
+    "F": 0.83122575,
+}  # layer 17 of bert-score's English roberta-large baseline (docs/metrics.md, BERTScore)
 
 
 def greedy_match(
@@ -66,6 +70,7 @@ class TokenEmbedder(LazyModel):
         model.encoder.layer = model.encoder.layer[: self.layer]
         return (tokenizer, model)
 
+    @in_use
     def embed(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per text: normalised token embeddings and idf-off weights (0 on <s> and </s>)."""
         import torch
@@ -82,10 +87,10 @@ class TokenEmbedder(LazyModel):
             try:
                 hidden = self._layer(model, tokenizer.pad_token_id, ids)
             except torch.OutOfMemoryError:
-                if self.batch == 1:
+                if len(part) == 1:
                     raise
                 torch.cuda.empty_cache()
-                self.batch //= 2  # remembered: the size this device holds
+                self.batch = max(1, len(part) // 2)  # remembered: the size this device holds
                 continue
             for index, (text, row) in enumerate(zip(part, ids, strict=True)):
                 weights = np.ones(len(row))
@@ -112,6 +117,7 @@ class TokenEmbedder(LazyModel):
             hidden = output.hidden_states[self.layer].float()
             return (hidden / hidden.norm(dim=-1, keepdim=True)).cpu().numpy()
 
+    @in_use
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's ids with <s> and </s>, stripped and cut at the model's length. One call for
         all texts: the fast tokenizer works through the list in Rust, many times quicker than one

@@ -42,7 +42,7 @@ from evaluation.backbones.catalogue import (
 )
 from evaluation.backbones.clip import clip_encoder
 from evaluation.backbones.device import best_device
-from evaluation.backbones.lazy import LazyModel
+from evaluation.backbones.lazy import LazyModel, in_use
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.registry import register
 
@@ -213,6 +213,7 @@ class PolosModel(LazyModel):
     def _clip_width(self) -> int:
         return int(self.clip.encode_texts(["a"], normalise=False).shape[1])
 
+    @in_use
     def sentence_embeddings(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """CLS row of the layer mix for each distinct text."""
         import torch
@@ -229,6 +230,7 @@ class PolosModel(LazyModel):
             found.update(zip(part, mixed[:, 0, :].cpu().numpy(), strict=True))
         return found
 
+    @in_use
     def score_pairs(
         self,
         references: np.ndarray,

@@ -21,7 +21,7 @@ from pathlib import Path
 from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, HfModel, folder_sha256, offline
 from evaluation.backbones.device import best_device
-from evaluation.backbones.lazy import LazyModel
+from evaluation.backbones.lazy import LazyModel, in_use
 from evaluation.backbones.store import model_dir
 from evaluation.files import atomic_write_text
 from evaluation.metrics.judges.estimate import image_tokens, text_tokens
@@ -386,14 +386,15 @@ class LocalVLM(Backend, LazyModel):
             try:
                 out.extend(self._generate(part, params))
             except Exception as error:  # noqa: BLE001 (one bad batch must not stop the job)
-                if is_out_of_memory(error) and self.batch > 1:
-                    self.batch //= 2  # remembered: the device's size, found once
+                if is_out_of_memory(error) and len(part) > 1:
+                    self.batch = max(1, len(part) // 2)  # remembered: the device's size, found once
                     free_cuda_cache()
                     continue
                 out.extend(JudgeFailed(f"{self.name} failed: {type(error).__name__}: {error}") for _ in part)
             start += len(part)
         return out
 
+    @in_use
     def _generate(self, requests: list[JudgeRequest], params: JudgeParams) -> list[JudgeReply]:
         import torch
 

@@ -73,7 +73,11 @@ def test_images_are_prepared_in_threads_as_in_sequence_also_after_a_fork(model_s
     child = multiprocessing.get_context("fork").Process(target=prepared, args=(images, preprocess))
     child.start()
     child.join(timeout=60)
-    assert child.exitcode == 0, "the forked child did not finish preparing its images"
+    if child.exitcode is None:  # hung: not left running after the test
+        child.kill()
+        child.join()
+        pytest.fail("the forked child did not finish preparing its images within 60 s")
+    assert child.exitcode == 0
 
 
 def test_texts_are_encoded_once_per_process_and_give_the_same_rows(model_store):
@@ -93,6 +97,7 @@ def test_the_text_memo_forgets_the_least_recently_used(model_store, monkeypatch)
     from evaluation.backbones.clip import ClipEncoder, Memo
 
     encoder = ClipEncoder(MODEL)
+    encoder._load()  # (a build starts a fresh memo: the weights may have changed)
     encoder.text_memo = Memo(2)
     encoder.encode_texts(["one", "two"])
     encoder.encode_texts(["one"])  # "one" is now the most recently used
@@ -125,8 +130,48 @@ def test_encoders_sharing_a_tokenizer_tokenise_each_text_once(model_store, monke
         return tokenizer
 
     monkeypatch.setattr(open_clip, "get_tokenizer", counting)
-    one, other = clip.ClipEncoder(MODEL), clip.ClipEncoder(MODEL, fp16_on_cuda=False)
-    one.encode_texts(["a dog", "a cat"])
-    other.encode_texts(["a cat", "a dog", "a bird"])
-    assert calls == [2, 1] and other.texts_encoded == 3  # its own features, the first one's tokens
-    clip.token_memo.cache_clear()
+    try:
+        one, other = clip.ClipEncoder(MODEL), clip.ClipEncoder(MODEL, fp16_on_cuda=False)
+        one.encode_texts(["a dog", "a cat"])
+        other.encode_texts(["a cat", "a dog", "a bird"])
+        assert calls == [2, 1] and other.texts_encoded == 3  # its own features, the first one's tokens
+    finally:
+        clip.token_memo.cache_clear()
+
+
+def test_one_encoder_however_the_arguments_are_written(model_store):
+    assert clip_encoder(MODEL) is clip_encoder(MODEL, None, True) is clip_encoder(MODEL, fp16_on_cuda=True)
+    assert clip_encoder(MODEL, None, False) is not clip_encoder(MODEL)
+
+
+def test_a_rebuilt_encoder_forgets_the_features_of_the_old_weights(model_store):
+    encoder = clip_encoder(MODEL)
+    encoder.encode_texts(["a dog"])
+    assert encoder.unload()
+    encoder.encode_texts(["a dog"])
+    assert encoder.texts_encoded == 2  # encoded again by the rebuilt model, not served from memory
+
+
+def test_out_of_memory_halves_the_batch_from_the_failed_part_and_keeps_it(model_store, images, monkeypatch):
+    import torch
+
+    encoder = clip_encoder(MODEL)
+    expected = encoder.encode_images(images, normalise=False)
+    model = encoder.model()
+    real, sizes = model.encode_image, []
+
+    def tight(pixels, *args, **kwargs):  # a device that holds two pictures at once
+        sizes.append(len(pixels))
+        if len(pixels) > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(pixels, *args, **kwargs)
+
+    monkeypatch.setattr(model, "encode_image", tight)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    encoder.image_batch = 64
+    again = encoder.encode_images(images, normalise=False)  # no cache given: encoded again
+    assert sizes[0] == len(images) and sizes[1] == len(images) // 2 and encoder.image_batch == 2
+    assert again == pytest.approx(expected, abs=1e-5)
+    sizes.clear()
+    encoder.encode_images(images, normalise=False)
+    assert max(sizes) == 2  # remembered: no out-of-memory again

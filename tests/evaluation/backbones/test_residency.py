@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from evaluation.backbones import residency
-from evaluation.backbones.lazy import LazyModel
+from evaluation.backbones.lazy import LazyModel, in_use
 from evaluation.backbones.residency import GIB, Residency
 
 
@@ -29,6 +29,18 @@ class Sized(LazyModel):
             self.inner._load()  # (Polos builds its CLIP encoder inside its own build)
         self.gpu.bytes += self.size
         return object()
+
+    def unload(self) -> bool:
+        unloaded = super().unload()
+        if unloaded:
+            self.gpu.bytes -= self.size  # its memory is handed back
+        return unloaded
+
+    @in_use
+    def work(self, started: threading.Event, finish: threading.Event) -> None:
+        self._load()
+        started.set()
+        finish.wait(10)
 
 
 @pytest.fixture
@@ -61,10 +73,16 @@ def test_models_stay_loaded_until_the_budget_needs_their_memory(gpu):
 
 def test_a_model_in_use_is_never_unloaded(gpu):
     busy, other = Sized(gpu, 6), Sized(gpu, 6)
-    busy._load()
-    with busy._lock:  # another thread is generating with it
-        other._load()
-    assert busy.loaded() and other.loaded() and residency.RESIDENCY.unloaded == 0
+    started, finish = threading.Event(), threading.Event()
+    worker = threading.Thread(target=busy.work, args=(started, finish))  # generating with it
+    worker.start()
+    try:
+        assert started.wait(10)
+        other._load()  # over budget, but the only other model is in use
+        assert busy.loaded() and other.loaded() and residency.RESIDENCY.unloaded == 0
+    finally:
+        finish.set()
+        worker.join()
     assert busy.unload() and not busy.loaded()  # once free, it can go
 
 
@@ -72,6 +90,17 @@ def test_a_model_built_inside_another_is_counted_once(gpu):
     clip = Sized(gpu, 3)
     polos = Sized(gpu, 2, inner=clip)
     polos._load()
+    sizes = {id(model): size for model, size in residency.RESIDENCY.footprints()}
+    assert sizes == {id(clip): 3 * GIB, id(polos): 2 * GIB}
+
+
+def test_a_nested_build_that_unloads_another_model_leaves_both_footprints_right(gpu):
+    big = Sized(gpu, 8)
+    big._load()
+    clip = Sized(gpu, 3)
+    polos = Sized(gpu, 2, inner=clip)
+    polos._load()  # building CLIP inside Polos unloads the big one (8 + 3 > 10)
+    assert not big.loaded()
     sizes = {id(model): size for model, size in residency.RESIDENCY.footprints()}
     assert sizes == {id(clip): 3 * GIB, id(polos): 2 * GIB}
 

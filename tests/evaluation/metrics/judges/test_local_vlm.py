@@ -124,13 +124,13 @@ def test_out_of_memory_halves_the_batch_keeps_the_size_and_loses_no_request(llav
     monkeypatch.setattr(backend, "_generate", tight)
     params = JudgeParams(max_tokens=3)
     replies = backend.complete(requests, params)
-    assert sizes == [7, 4, 2, 2, 2, 1] and backend.batch == 2  # 8→4→2, then kept
+    assert sizes == [7, 3, 3, 1] and backend.batch == 3  # halved from the 7 that failed, then kept
     assert all(
         reply.text == alone.text for reply, alone in zip(replies, [real([r], params)[0] for r in requests], strict=True)
     )
     sizes.clear()
     backend.complete(requests[:3], JudgeParams(max_tokens=2))
-    assert sizes == [2, 1]
+    assert sizes == [3]
 
 
 def test_an_error_other_than_out_of_memory_fails_its_batch_only(llava_store, picture, monkeypatch):

@@ -154,3 +154,17 @@ def test_the_fusion_learns_a_monotone_relation_and_is_applied_with_its_record(vi
         assert result.scores == pytest.approx(expected) and 0 < result.scores[0] < 1
     finally:
         path.unlink()
+
+
+def test_camscore_and_the_t2i_cycle_share_one_generation_per_caption(vision_store, photos):
+    """The cycle metrics of one worker draw each caption's picture once: the second finds it stored."""
+    from evaluation.backbones.t2i import GenerationSettings, text_to_image
+
+    generator = text_to_image(GenerationSettings.from_environment())
+    rows = [CaptionRow("1", "a dog on grass", (), photos[0]), CaptionRow("2", "a red bus", (), photos[1])]
+    before = generator.generated
+    cycle = get("t2i_cycle").score(rows)
+    assert generator.generated - before == 2
+    _, details = get("camscore").levels(rows, chunk=1)
+    assert generator.generated - before == 2  # CAMScore read the cycle's pictures back
+    assert [d["generated_image"] for d in details] == [d["generated_image"] for d in cycle.details]
