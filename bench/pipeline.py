@@ -31,6 +31,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import transaction  # noqa: E402
 
 from catalog.models import Dataset, Item  # noqa: E402
+from evaluation import config  # noqa: E402
 from scoring.models import EvaluationJob  # noqa: E402
 from submissions.models import Submission  # noqa: E402
 from submissions.services import MethodInfo, submission_create  # noqa: E402
@@ -70,7 +71,7 @@ def bench_dataset(captions: dict[str, list[str]]) -> Dataset:
 
 
 def start_worker(concurrency: int) -> subprocess.Popen:
-    prefix = os.environ["CAPBENCH_QUEUE_PREFIX"]
+    prefix = config.typed("CAPBENCH_QUEUE_PREFIX", str)
     return subprocess.Popen(
         [
             sys.executable,

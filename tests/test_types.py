@@ -11,21 +11,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PATHS = [
-    "evaluation",
-    "platform/capbench",
-    "platform/catalog",
-    "platform/scoring",
-    "platform/submissions",
-    "platform/leaderboards",
-    "platform/api",
-    "platform/accounts",
-]
 
 
 def test_mypy_passes() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--cache-dir", ".mypy_cache", *PATHS],
+        [sys.executable, "-m", "mypy", "--cache-dir", ".mypy_cache"],  # which files: [tool.mypy] files
         cwd=ROOT,
         env=dict(os.environ),
         capture_output=True,

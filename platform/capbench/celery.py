@@ -4,6 +4,7 @@ import os
 
 from celery import Celery
 from celery.signals import worker_init
+from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "capbench.settings.local")
 
@@ -20,8 +21,6 @@ def database_without_pool(**_) -> None:
     the whole pool), so a pool gives a worker nothing to reuse; and a pool opened in the main
     process (the batch recovery at start-up) would be inherited, threads and locks included, by
     every child forked later. Runs in the main process before anything touches the database."""
-    from django.conf import settings  # here: the settings module is named just above, before Django loads it
-
     for database in settings.DATABASES.values():
         database.get("OPTIONS", {}).pop("pool", None)
 

@@ -7,7 +7,7 @@ rate's length; each hit increments the counter in the same Redis transaction
 count are admitted in a window, whatever the concurrency. A refused request learns when the window
 ends (`Retry-After`).
 
-Rates live in settings.CAPBENCH_RATES (each from a `CAPBENCH_RATE_*` variable; docs/security.md
+Rates live in settings.CAPBENCH_RATES (each from a `CAPBENCH_*_RATE` variable; docs/security.md
 lists them). If Redis cannot be reached the request is admitted and the failure logged: the site
 stays up, and the broker outage is loud elsewhere.
 """

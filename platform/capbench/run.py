@@ -21,6 +21,8 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from celery import Celery
+
 from capbench import embedded
 from capbench.settings.environment import services_record
 from evaluation import config
@@ -174,8 +176,6 @@ def _ready_wait(
     broker_url: str, home_url: str, children: list[subprocess.Popen], stop: dict[str, bool], seconds: float = 180
 ) -> None:
     """Return once the worker has answered a ping task and the web server its home page."""
-    from celery import Celery  # `make run`'s parent process needs Celery only for this one ping
-
     client = Celery("capbench-run", broker=broker_url, backend=broker_url)
     answer = client.send_task("capbench.ping", queue=config.typed("CAPBENCH_QUEUE_PREFIX", str) + "cpu")
     deadline = time.monotonic() + seconds

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import dj_database_url
 
 from evaluation import config
+from evaluation.files import atomic_path
 
+T = TypeVar("T", int, bool)
 LOCAL_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/capbench"
 LOCAL_REDIS_URL = "redis://127.0.0.1:6379/0"
 POSTGRES_SCHEMES = {"postgres", "postgresql", "pgsql"}
@@ -33,27 +35,34 @@ def running_services(state_dir: Path) -> dict[str, str]:
 def services_record(state_dir: Path, urls: dict[str, str]) -> Path:
     """Write the running platform's service URLs for `running_services` (private to the owner)."""
     path = state_dir / SERVICES_FILE
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps({"pid": os.getpid(), **urls}))
-    partial.chmod(0o600)
-    os.replace(partial, path)
+    with atomic_path(path) as partial:
+        partial.write_text(json.dumps({"pid": os.getpid(), **urls}))
+        partial.chmod(0o600)
     return path
 
 
 def env_str(name: str, default: str) -> str:
-    return os.environ.get(name, default)
+    """A DJANGO_* / URL variable; empty counts as unset (as for every CAPBENCH_* variable)."""
+    return os.environ.get(name, "").strip() or default
 
 
 def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    return raw.strip().lower() in {"1", "true", "yes", "on"}
+    """1/0, true/false, yes/no, on/off; anything else stops the settings naming the variable (a
+    mistyped "flase" must not turn a security setting off)."""
+    return _parsed(name, "bool", default)
 
 
 def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    return default if raw in (None, "") else int(raw)
+    return _parsed(name, "int", default)
+
+
+def _parsed(name: str, kind: str, default: T) -> T:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    value = config.Variable(name, kind, default, "", config.PLATFORM).parse(raw)
+    assert isinstance(value, type(default))
+    return value
 
 
 def database_from_url(url: str) -> dict:

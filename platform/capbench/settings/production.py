@@ -17,8 +17,6 @@ Environment:
                                      commitment for the whole domain and its subdomains: opt-in).
 """
 
-import os
-
 from django.core.exceptions import ImproperlyConfigured
 
 from capbench.settings.base import *  # noqa: F401,F403
@@ -26,7 +24,7 @@ from capbench.settings.environment import env_bool, env_int, env_str
 
 
 def _required(name: str) -> str:
-    value = os.environ.get(name, "").strip()
+    value = env_str(name, "")
     if not value:
         raise ImproperlyConfigured(f"{name} must be set in production")
     return value

@@ -16,14 +16,16 @@ SETTINGS = ["base.py", "environment.py", "local.py", "production.py", "test.py"]
 
 
 def own_reads(path):
-    """CAPBENCH_* names read without evaluation.config: env_*("CAPBENCH_…") or os.environ[...]/.get(...)."""
+    """CAPBENCH_* names read without evaluation.config: env_*("CAPBENCH_…"), os.environ.get / getenv,
+    or os.environ[...] read (setting one for a child process is not reading it)."""
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
             name = str(node.args[0].value)
             func = ast.unparse(node.func)
-            if name.startswith("CAPBENCH_") and (func.startswith("env_") or "environ" in func or "getenv" in func):
+            reads = func.startswith("env_") or func.endswith(("environ.get", "getenv"))
+            if name.startswith("CAPBENCH_") and reads:
                 yield name
-        if isinstance(node, ast.Subscript) and "environ" in ast.unparse(node.value):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and "environ" in ast.unparse(node.value):
             key = node.slice
             if isinstance(key, ast.Constant) and str(key.value).startswith("CAPBENCH_"):
                 yield str(key.value)
@@ -32,6 +34,19 @@ def own_reads(path):
 @pytest.mark.parametrize("name", SETTINGS)
 def test_settings_read_capbench_variables_only_through_the_declarations(repo_root, name):
     assert list(own_reads(repo_root / "platform" / "capbench" / "settings" / name)) == []
+
+
+def test_no_module_reads_a_capbench_variable_past_the_declarations(repo_root):
+    """Everywhere else too: the apps, the library (but its config module), the benchmarks, manage.py."""
+    files = [*repo_root.glob("platform/**/*.py"), *repo_root.glob("evaluation/**/*.py"), *repo_root.glob("bench/*.py")]
+    files.append(repo_root / "manage.py")
+    found = {
+        str(path.relative_to(repo_root)): names
+        for path in files
+        if path.name != "config.py" or path.parent.name != "evaluation"
+        if (names := sorted(set(own_reads(path))))
+    }
+    assert found == {}
 
 
 def settings_values(repo_root, extra: dict[str, str], names: list[str]) -> subprocess.CompletedProcess:

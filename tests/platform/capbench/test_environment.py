@@ -53,3 +53,19 @@ def test_commands_find_the_services_of_the_running_platform(tmp_path):
     assert running_services(tmp_path) == {}  # left by a run that was killed: its process is gone
     path.write_text("{not json")
     assert running_services(tmp_path) == {}
+
+
+def test_django_variables_are_parsed_strictly_and_named_when_wrong(monkeypatch):
+    from capbench.settings.environment import env_bool, env_int, env_str
+    from evaluation.config import ConfigError
+
+    monkeypatch.setenv("DJANGO_SECURE_SSL_REDIRECT", "flase")
+    with pytest.raises(ConfigError, match="DJANGO_SECURE_SSL_REDIRECT='flase' is not valid"):
+        env_bool("DJANGO_SECURE_SSL_REDIRECT", True)  # a typo never turns the redirect off
+    monkeypatch.setenv("DJANGO_SECURE_SSL_REDIRECT", " off ")
+    assert env_bool("DJANGO_SECURE_SSL_REDIRECT", True) is False
+    monkeypatch.setenv("DJANGO_SECURE_HSTS_SECONDS", "a year")
+    with pytest.raises(ConfigError, match="DJANGO_SECURE_HSTS_SECONDS"):
+        env_int("DJANGO_SECURE_HSTS_SECONDS", 1)
+    monkeypatch.setenv("DATABASE_URL", "  ")
+    assert env_str("DATABASE_URL", "postgresql://default") == "postgresql://default"  # empty: unset
