@@ -235,26 +235,33 @@ class LeaderboardView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> HttpResponse:
         dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
-        etag, modified = board_validators(request, dataset)
+        visible = boards.systems_visible(dataset, request.user)
+        etag, modified = board_validators(request, dataset, visible)
         unchanged = not_modified(request._request, etag)  # (the same headers; the user is this request's)
         if unchanged is not None:
             return board_headers(unchanged, request, etag, modified)
-        columns, rows = boards.captioner_board_query(dataset, request.query_params, viewer=request.user)
+        columns, rows = boards.captioner_board_query(
+            dataset, request.query_params, viewer=request.user, visible=visible
+        )
         return board_headers(Response(board_json(dataset, columns, rows)), request, etag, modified)
 
 
 class MetricBoardView(APIView):
-    """The meta-evaluation board: `?protocol=paper|canonical&level=caption|system`."""
+    """The meta-evaluation board: `?protocol=paper|canonical&level=caption|system`, optionally
+    `&family=<family>&reference=free|based`, read as the page reads them (an unknown protocol: 404)."""
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        protocol = request.query_params.get("protocol", boards.PROTOCOLS[0])
-        if protocol not in boards.PROTOCOLS:
-            raise NotFound(f"no protocol {protocol!r} (paper or canonical)")
-        headers, rows = boards.metric_board(protocol_name=protocol, level=request.query_params.get("level", "caption"))
+        try:
+            query = boards.metric_board_query(request.query_params, strict=True)
+        except boards.UnknownProtocol as error:
+            raise NotFound(str(error)) from None
+        headers, rows = boards.metric_board(
+            protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference
+        )
         return Response(
             {
-                "protocol": protocol,
+                "protocol": query.protocol,
                 "columns": [{"dataset": d.slug, "dimension": dim, "statistic": stat} for d, dim, stat in headers],
                 "metrics": [
                     {

@@ -25,11 +25,21 @@ def is_staff(viewer) -> bool:
     return bool(viewer is not None and viewer.is_authenticated and viewer.is_staff)
 
 
+def withdrawn_q(*, to_submission: str = "") -> Q:
+    """Withdrawn submissions, over the path `to_submission` ("" on Submission itself)."""
+    return Q(**{f"{to_submission}status": WITHDRAWN})
+
+
+def submitted_q(*, to_system: str = "") -> Q:
+    """Systems a submission brought and not withdrawn, over the path `to_system`."""
+    return Q(**{f"{to_system}submission__isnull": False}) & ~withdrawn_q(to_submission=f"{to_system}submission__")
+
+
 def submission_q(viewer, *, to_submission: str = "") -> Q:
     """The submissions `viewer` may see, over the path `to_submission` ("" on Submission itself)."""
     if is_staff(viewer):
         return Q()
-    visible = Q(**{f"{to_submission}is_public": True}) & ~Q(**{f"{to_submission}status": WITHDRAWN})
+    visible = Q(**{f"{to_submission}is_public": True}) & ~withdrawn_q(to_submission=to_submission)
     if viewer is not None and viewer.is_authenticated:
         visible |= Q(**{f"{to_submission}owner": viewer})
     return visible

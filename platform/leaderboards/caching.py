@@ -4,8 +4,8 @@ to a conditional request before any table is built, and anonymous responses kept
 
 The validator covers everything a board response depends on: the snapshot (rebuilt when a job of
 the dataset ends or a submission's visibility changes), the systems this viewer may see (read live,
-as the board reads them), the viewer (the page names them and may show their private rows), the
-query string and the templates. Responses for a signed-in viewer are `private`: a shared cache never
+once per request: the board is built from the same set), the viewer (the page names them and may
+show their private rows), the query string and the templates. Responses for a signed-in viewer are `private`: a shared cache never
 stores them; every response varies on Cookie and Authorization."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -24,8 +25,9 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
 
-from catalog.models import Dataset, System
+from catalog.models import Dataset
 from leaderboards.models import BoardSnapshot
+from leaderboards.selectors import systems_visible
 from leaderboards.snapshots import board_payload
 
 
@@ -62,14 +64,23 @@ def snapshot_time(dataset: Dataset) -> datetime:
     return computed
 
 
-def board_validators(request: BoardRequest, dataset: Dataset) -> tuple[str, datetime]:
-    """(ETag, Last-Modified) of the board response this request gets."""
+def board_validators(request: BoardRequest, dataset: Dataset, visible: AbstractSet[int]) -> tuple[str, datetime]:
+    """(ETag, Last-Modified) of the board response this request gets; `visible`: the ids of the
+    systems this viewer may see (selectors.systems_visible), read once per request and passed on to
+    the board as well."""
     computed = snapshot_time(dataset)
-    visible = sorted(System.objects.visible_to(request.user).filter(dataset=dataset).values_list("id", flat=True))
     user = request.user
     viewer = f"user:{user.pk}" if user.is_authenticated else "anonymous"
     raw = json.dumps(
-        [templates_digest(), dataset.pk, dataset.slug, computed.isoformat(), visible, viewer, request.get_full_path()]
+        [
+            templates_digest(),
+            dataset.pk,
+            dataset.slug,
+            computed.isoformat(),
+            sorted(visible),
+            viewer,
+            request.get_full_path(),
+        ]
     )
     return f'"{hashlib.sha256(raw.encode()).hexdigest()[:32]}"', computed
 
@@ -93,14 +104,16 @@ def not_modified(request: HttpRequest, etag: str) -> HttpResponse | None:
 
 
 def conditional_board(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """For a view `(request, dataset, ...)`: 304 when the client's copy is current; anonymous 200s
-    served from and kept in the cache under their validator."""
+    """For a view `(request, dataset, ..., visible=None)`: 304 when the client's copy is current;
+    anonymous 200s served from and kept in the cache under their validator. The view is passed the
+    visible systems the validator read (`visible`), so the board does not read them again."""
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, dataset: Dataset, *args, **kwargs) -> HttpResponse:
         if request.method not in ("GET", "HEAD"):
             return view(request, dataset, *args, **kwargs)
-        etag, modified = board_validators(request, dataset)
+        visible = systems_visible(dataset, request.user)
+        etag, modified = board_validators(request, dataset, visible)
         unchanged = not_modified(request, etag)
         if unchanged is not None:
             return board_headers(unchanged, request, etag, modified)
@@ -111,7 +124,7 @@ def conditional_board(view: Callable[..., HttpResponse]) -> Callable[..., HttpRe
             if kept.get("disposition"):
                 response["Content-Disposition"] = kept["disposition"]
             return board_headers(response, request, etag, modified)
-        response = view(request, dataset, *args, **kwargs)
+        response = view(request, dataset, *args, visible=visible, **kwargs)
         if anonymous and response.status_code == 200 and not response.streaming:
             kept = {"content": response.content, "type": response["Content-Type"]}
             if response.has_header("Content-Disposition"):

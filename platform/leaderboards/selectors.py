@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,24 +61,68 @@ class BoardRow:
 
 
 PROTOCOLS = ("paper", "canonical")  # the metric board's protocol families, "paper" first (the default)
+LEVELS = ("caption", "system")  # the metric board's levels, "caption" first (the default)
+REFERENCES = ("free", "based")  # the metric board's filter on reference use
 
 
-def captioner_board_query(dataset: Dataset, params, *, viewer=None) -> tuple[list[Column], list[BoardRow]]:
+class UnknownProtocol(ValueError):
+    def __init__(self, protocol: str):
+        super().__init__(f"no protocol {protocol!r} ({' or '.join(PROTOCOLS)})")
+
+
+@dataclass(frozen=True)
+class MetricBoardQuery:
+    protocol: str
+    level: str = LEVELS[0]
+    family: str | None = None
+    reference: str | None = None
+
+
+def metric_board_query(params, *, strict: bool = False) -> MetricBoardQuery:
+    """The metric board's query string as the page and the API read it:
+    `?protocol=paper|canonical&level=caption|system&family=<family>&reference=free|based`. Another
+    level reads as "caption", another reference as none; another protocol as "paper", or (`strict`,
+    the API) UnknownProtocol."""
+    protocol = params.get("protocol", PROTOCOLS[0])
+    if protocol not in PROTOCOLS:
+        if strict:
+            raise UnknownProtocol(protocol)
+        protocol = PROTOCOLS[0]
+    level = params.get("level") if params.get("level") in LEVELS else LEVELS[0]
+    reference = params.get("reference") if params.get("reference") in REFERENCES else None
+    return MetricBoardQuery(protocol, level, params.get("family") or None, reference)
+
+
+def captioner_board_query(
+    dataset: Dataset, params, *, viewer=None, visible: AbstractSet[int] | None = None
+) -> tuple[list[Column], list[BoardRow]]:
     """The captioner board as the page and the API read it from the query string:
     `?sort=<metric slug>&order=asc|desc` (another order: each metric's own direction)."""
     order = params.get("order")
     descending = None if order not in ("asc", "desc") else order == "desc"
-    return captioner_board(dataset, sort=params.get("sort"), descending=descending, viewer=viewer)
+    return captioner_board(dataset, sort=params.get("sort"), descending=descending, viewer=viewer, visible=visible)
+
+
+def systems_visible(dataset: Dataset, viewer) -> set[int]:
+    """Ids of the dataset's systems `viewer` may see (catalog.visibility, read live)."""
+    return set(System.objects.visible_to(viewer).filter(dataset=dataset).values_list("id", flat=True))
 
 
 def captioner_board(
-    dataset: Dataset, *, sort: str | None = None, descending: bool | None = None, viewer=None
+    dataset: Dataset,
+    *,
+    sort: str | None = None,
+    descending: bool | None = None,
+    viewer=None,
+    visible: AbstractSet[int] | None = None,
 ) -> tuple[list[Column], list[BoardRow]]:
     """The board from the dataset's precomputed snapshot, keeping the systems `viewer` may see
-    (catalog.visibility, read live: a change of visibility shows at once), sorted by `sort` with ranks."""
+    (catalog.visibility, read live: a change of visibility shows at once; `visible`: those ids, when
+    the caller has already read them for the same viewer), sorted by `sort` with ranks."""
     payload = board_payload(dataset)
     columns = [Column(**column) for column in payload["columns"]]
-    visible = set(System.objects.visible_to(viewer).filter(dataset=dataset).values_list("id", flat=True))
+    if visible is None:
+        visible = systems_visible(dataset, viewer)
     ordered = []
     for row in payload["rows"]:
         if row["system"]["id"] not in visible:

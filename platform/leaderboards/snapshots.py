@@ -10,12 +10,11 @@ from typing import Any
 from django.db.models import F, Q
 
 from catalog.models import Dataset, System
-from catalog.visibility import own_q
+from catalog.visibility import own_q, submitted_q
 from leaderboards.columns import metric_columns
 from leaderboards.models import BoardSnapshot
 from scoring.models import EvaluationJob
 from scoring.selectors import system_values_shown
-from submissions.models import Submission
 
 
 def board_payload(dataset: Dataset) -> dict:
@@ -32,11 +31,7 @@ def board_refresh(*, dataset_id: int) -> dict:
 def board_build(dataset: Dataset) -> dict:
     columns = metric_columns()
     slugs = {column.slug for column in columns}
-    eligible = (
-        (Q(submission__isnull=False) & ~Q(submission__status=Submission.Status.WITHDRAWN))
-        | (own_q() & Q(kind__in=[System.Kind.MODEL, System.Kind.HUMAN]))
-        | Q(is_baseline=True)
-    )
+    eligible = submitted_q() | (own_q() & Q(kind__in=[System.Kind.MODEL, System.Kind.HUMAN])) | Q(is_baseline=True)
     systems = (
         System.objects.filter(dataset=dataset)
         .filter(eligible)

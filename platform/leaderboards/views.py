@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Set as AbstractSet
 
 from csp.decorators import csp_update
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
@@ -26,9 +27,11 @@ def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @conditional_board
-def _captioner_board(request: HttpRequest, dataset: Dataset) -> HttpResponse:
+def _captioner_board(
+    request: HttpRequest, dataset: Dataset, *, visible: AbstractSet[int] | None = None
+) -> HttpResponse:
     sort, order = request.GET.get("sort"), request.GET.get("order")
-    columns, rows = selectors.captioner_board_query(dataset, request.GET, viewer=request.user)
+    columns, rows = selectors.captioner_board_query(dataset, request.GET, viewer=request.user, visible=visible)
     download = request.GET.get("download")
     if download == "json":
         return JsonResponse(board_json(dataset, columns, rows), json_dumps_params={"indent": 1})
@@ -49,12 +52,10 @@ def _captioner_board(request: HttpRequest, dataset: Dataset) -> HttpResponse:
 
 
 def metric_board(request: HttpRequest) -> HttpResponse:
-    protocol = request.GET.get("protocol", "paper")
-    protocol = protocol if protocol in selectors.PROTOCOLS else selectors.PROTOCOLS[0]
-    level = "system" if request.GET.get("level") == "system" else "caption"
-    family = request.GET.get("family") or None
-    reference = request.GET.get("reference") if request.GET.get("reference") in ("free", "based") else None
-    headers, rows = selectors.metric_board(protocol_name=protocol, level=level, family=family, reference=reference)
+    query = selectors.metric_board_query(request.GET)
+    headers, rows = selectors.metric_board(
+        protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference
+    )
     families = sorted({column.family for column in selectors.metric_columns()})
     return render(
         request,
@@ -62,12 +63,12 @@ def metric_board(request: HttpRequest) -> HttpResponse:
         {
             "headers": headers,
             "rows": rows,
-            "protocol": protocol,
+            "protocol": query.protocol,
             "protocols": selectors.PROTOCOLS,
-            "level": level,
-            "family": family,
+            "level": query.level,
+            "family": query.family,
             "families": families,
-            "reference": reference,
+            "reference": query.reference,
         },
     )
 

@@ -77,6 +77,12 @@ class MetricVersion(models.Model):
         return f"{self.metric.slug}@{self.version}/{self.config_hash}"
 
 
+class EvaluationJobQuerySet(models.QuerySet["EvaluationJob"]):
+    def open(self) -> EvaluationJobQuerySet:
+        """Jobs not over yet: queued or running (EvaluationJob.OPEN)."""
+        return self.filter(status__in=EvaluationJob.OPEN)
+
+
 class EvaluationJob(models.Model):
     """One metric version over one caption set: a submission's system, or every candidate caption
     of a dataset (for the meta-evaluation boards). A job names only the system; the submission that
@@ -93,6 +99,7 @@ class EvaluationJob(models.Model):
         FAILED = "failed"
         UNAVAILABLE = "unavailable"
 
+    OPEN = (Status.QUEUED, Status.RUNNING)  # "open job": written once, here (objects.open())
     FINAL = (Status.DONE, Status.FAILED, Status.UNAVAILABLE)
 
     purpose = models.CharField(max_length=12, choices=Purpose.choices)
@@ -118,6 +125,8 @@ class EvaluationJob(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     compute_seconds = models.FloatField(default=0.0, help_text="time inside the metric, summed over batches")
+
+    objects = EvaluationJobQuerySet.as_manager()
 
     class Meta:
         constraints = [

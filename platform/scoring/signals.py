@@ -6,7 +6,7 @@ import logging
 
 from celery.signals import worker_ready
 
-from scoring.services.lifecycle import batches_recover_worker
+from scoring.services.reaper import batches_recover_worker
 
 log = logging.getLogger(__name__)
 

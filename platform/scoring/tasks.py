@@ -7,7 +7,7 @@ from celery import shared_task
 from django.conf import settings
 
 from catalog.models import Dataset
-from scoring.services import batches, lifecycle, planning
+from scoring.services import batches, finalize, lifecycle, planning
 
 MAX_RETRY_WAIT = 600
 
@@ -30,5 +30,5 @@ def run_batch(self, batch_id: int) -> str:
         countdown = min(MAX_RETRY_WAIT, settings.CAPBENCH_RETRY_BACKOFF * 2**self.request.retries)
         raise self.retry(exc=error, countdown=countdown) from error
     if outcome.job_complete:
-        lifecycle.job_finalize(job_id=batches.job_of(batch_id))
+        finalize.job_finalize(job_id=batches.job_of(batch_id))
     return outcome.state

@@ -7,6 +7,7 @@ from django.db import models
 
 from catalog.models import Dataset, System
 from catalog.visibility import submission_q
+from scoring.models import EvaluationJob, EvaluationJobQuerySet
 
 
 class SubmissionQuerySet(models.QuerySet["Submission"]):
@@ -55,3 +56,13 @@ class Submission(models.Model):
 
     def __str__(self) -> str:
         return f"{self.method_name} on {self.dataset.slug}"
+
+    def jobs(self) -> EvaluationJobQuerySet:
+        """The submission's scoring jobs: its system's (a job names only the system)."""
+        return self.jobs_of(self.system_id)
+
+    @staticmethod
+    def jobs_of(system_id) -> EvaluationJobQuerySet:
+        """The jobs of the submission whose system is `system_id`: an id, or `OuterRef("system_id")`
+        in a query over submissions."""
+        return EvaluationJob.objects.filter(system_id=system_id)

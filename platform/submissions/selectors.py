@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from scoring.models import EvaluationJob, JobBatch
+from scoring.models import JobBatch
 from submissions.models import Submission
 
 
@@ -21,11 +21,7 @@ def submission_shown(*, pk: int, viewer) -> Submission:
 
 def submission_progress(*, submission: Submission) -> dict:
     """Per metric: state, done/total, error in plain words, and how many batches wait ahead."""
-    jobs = (
-        EvaluationJob.objects.filter(system_id=submission.system_id)
-        .select_related("metric_version__metric")
-        .order_by("metric_version__metric__slug")
-    )
+    jobs = submission.jobs().select_related("metric_version__metric").order_by("metric_version__metric__slug")
     metrics = []
     for job in jobs:
         ahead = 0

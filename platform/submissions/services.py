@@ -19,11 +19,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
 from catalog.models import Caption, Dataset, Item, System
+from catalog.visibility import withdrawn_q
 from evaluation.metrics import UnknownMetric, slugs
 from scoring.models import EvaluationJob
 from scoring.queues import enqueue
@@ -237,8 +238,7 @@ def submissions_dispatch_pending(
     pending = (
         Submission.objects.filter(status=Submission.Status.QUEUED, created_at__lte=now - older_than)
         .filter(Q(dispatched_at__isnull=True) | Q(dispatched_at__lte=now - planning_lost_after))
-        .exclude(system__evaluation_jobs__status__in=started)
-        .distinct()
+        .exclude(Exists(Submission.jobs_of(OuterRef("system_id")).filter(status__in=started)))
     )
     return sum(submission_dispatch(submission_id=pk) for pk in pending.values_list("pk", flat=True))
 
@@ -399,11 +399,7 @@ def submission_refresh(*, submission_id: int) -> Submission:
             return submission
         # Per metric its newest version's job: a failed re-scoring does not undo a finished submission.
         newest: dict[int, EvaluationJob] = {}
-        for job in (
-            EvaluationJob.objects.filter(system_id=submission.system_id)
-            .select_related("metric_version__metric")
-            .order_by("metric_version__created_at")
-        ):
+        for job in submission.jobs().select_related("metric_version__metric").order_by("metric_version__created_at"):
             if job.status != EvaluationJob.Status.FAILED or job.metric_version.metric_id not in newest:
                 newest[job.metric_version.metric_id] = job
         jobs = list(newest.values())
@@ -440,17 +436,14 @@ def submission_job_ended(*, system_id: int) -> Submission | None:
 def systems_withdrawn() -> list[int]:
     """The systems of withdrawn submissions: not re-scored under a new metric version
     (scoring.events.rescore_excluded)."""
-    return list(Submission.objects.filter(status=Submission.Status.WITHDRAWN).values_list("system_id", flat=True))
+    return list(Submission.objects.filter(withdrawn_q()).values_list("system_id", flat=True))
 
 
 def submissions_settle(*, each) -> None:
     """The reaper's step: submissions still active whose jobs are all over get their final status
     (`each(items, action, key)` is the sweep's loop; "settled" counts those that are over now)."""
-    active = (
-        Submission.objects.filter(status__in=Submission.ACTIVE, system__evaluation_jobs__isnull=False)
-        .exclude(system__evaluation_jobs__status__in=[EvaluationJob.Status.QUEUED, EvaluationJob.Status.RUNNING])
-        .distinct()
-    )
+    jobs = Submission.jobs_of(OuterRef("system_id"))
+    active = Submission.objects.filter(status__in=Submission.ACTIVE).filter(Exists(jobs), ~Exists(jobs.open()))
     each(
         list(active.values_list("pk", flat=True)),
         lambda pk: int(submission_refresh(submission_id=pk).status not in Submission.ACTIVE),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from scoring.services import lifecycle
+from scoring.services import reaper
 from submissions.services import submission_plan, submissions_dispatch_pending
 
 
@@ -19,6 +19,6 @@ def plan_submission(self, submission_id: int) -> int:
 
 @shared_task(name="scoring.reap")
 def reap() -> dict:
-    counts = lifecycle.jobs_reap()
+    counts = reaper.jobs_reap()
     counts["dispatched"] = submissions_dispatch_pending()
     return counts

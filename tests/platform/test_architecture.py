@@ -23,3 +23,11 @@ def test_import_contracts_are_kept(repo_root):
         timeout=300,
     )
     assert result.returncode == 0, f"an import contract is broken:\n{result.stdout}\n{result.stderr}"
+
+
+def test_catalog_names_the_withdrawn_status_as_submissions_does():
+    """catalog.visibility writes "withdrawn" itself (catalog sits below submissions): the two agree."""
+    from catalog import visibility
+    from submissions.models import Submission
+
+    assert visibility.WITHDRAWN == Submission.Status.WITHDRAWN

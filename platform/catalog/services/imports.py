@@ -212,7 +212,7 @@ def _stale_remove(dataset: Dataset, *, systems: list[int], keep: dict[str, set[i
         "judgment": Judgment.objects.filter(caption__item__dataset=dataset, caption__system_id__in=systems),
         "caption": Caption.objects.filter(item__dataset=dataset, system_id__in=systems),
         "item": Item.objects.filter(dataset=dataset, captions__isnull=True),
-        "system": System.objects.filter(dataset=dataset, captions__isnull=True).exclude(kind=System.Kind.SUBMISSION),
+        "system": System.objects.own().filter(dataset=dataset, captions__isnull=True),
         "media": Media.objects.filter(dataset=dataset, items__isnull=True, stored_path=""),
     }
     removed = {}

@@ -2,7 +2,7 @@
 
 from scoring.models import JobBatch
 from scoring.services.batches import batch_run
-from scoring.services.lifecycle import job_finalize
+from scoring.services.finalize import job_finalize
 
 
 def run_jobs(jobs) -> None:

@@ -14,9 +14,9 @@ from scoring.models import CorpusContext, EvaluationJob, JobBatch, Metric, Metri
 from scoring.selectors import system_values_shown
 from scoring.services import contexts
 from scoring.services.batches import batch_run
-from scoring.services.lifecycle import batches_recover_worker, jobs_reap
 from scoring.services.metrics import metrics_sync
 from scoring.services.planning import dataset_plan, versions_rescore
+from scoring.services.reaper import batches_recover_worker, jobs_reap
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create, submission_plan, submission_withdraw
 from tests.platform.scoring.inline import run_jobs

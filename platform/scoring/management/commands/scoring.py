@@ -10,9 +10,9 @@ from catalog.models import Dataset
 from evaluation.metrics import UnknownMetric
 from scoring.models import EvaluationJob, Metric
 from scoring.services.estimates import NotEstimated, dataset_estimate
-from scoring.services.lifecycle import jobs_reap
 from scoring.services.metrics import metrics_sync
 from scoring.services.planning import dataset_plan, versions_rescore
+from scoring.services.reaper import jobs_reap
 
 
 class Command(BaseCommand):
