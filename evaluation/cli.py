@@ -22,6 +22,7 @@ from evaluation import metrics
 from evaluation.backbones.catalogue import provisioned
 from evaluation.backbones.fetch import fetch
 from evaluation.backbones.store import model_dir
+from evaluation.errors import UnknownModel
 from evaluation.files import atomic_path
 from evaluation.metrics import CaptionRow, MetricUnavailable
 
@@ -110,7 +111,7 @@ def models_command(args: argparse.Namespace) -> int:
         return 0
     try:
         print(f"{args.name}: stored in {fetch(args.name)}")
-    except (KeyError, RuntimeError, OSError) as error:
+    except (UnknownModel, RuntimeError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         written = score_file(args.metric, args.input, args.output)
-    except (InputError, KeyError, MetricUnavailable, ValueError) as error:
+    except (InputError, metrics.UnknownMetric, MetricUnavailable, ValueError) as error:
         print(f"error: {str(error).strip(chr(34))}", file=sys.stderr)
         return 2
     print(f"{args.metric}: wrote {written:,} scores to {args.output}", file=sys.stderr)

@@ -1,7 +1,8 @@
 """Every `CAPBENCH_*` environment variable of the repository, declared once: its name, type,
-default, meaning and which side reads it. The evaluation library reads its variables only through
-`get` (at call time, so a changed environment is seen at once); the platform's settings read theirs
-themselves and are declared here so that one table documents them all.
+default, meaning and which side reads it. Both sides read them only through this module: the
+evaluation library through `get`, `typed` and `optional` at call time (so a changed environment is
+seen at once), the platform's settings through `typed` and `optional` when they load (so a value of
+the wrong shape stops them, naming the variable); one table documents them all.
 
 `python -m evaluation.config --markdown` prints that table (README.md's "Configuration" section)."""
 

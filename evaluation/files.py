@@ -23,13 +23,13 @@ def atomic_path(target: Path, suffix: str = "") -> Iterator[Path]:
         partial.unlink(missing_ok=True)
 
 
-def atomic_write_bytes(target: Path, data: bytes) -> None:
-    with atomic_path(target) as partial:
+def atomic_write_bytes(target: Path, data: bytes, suffix: str = "") -> None:
+    with atomic_path(target, suffix) as partial:
         partial.write_bytes(data)
 
 
-def atomic_write_text(target: Path, text: str, encoding: str = "utf-8") -> None:
-    with atomic_path(target) as partial:
+def atomic_write_text(target: Path, text: str, encoding: str = "utf-8", suffix: str = "") -> None:
+    with atomic_path(target, suffix) as partial:
         partial.write_text(text, encoding=encoding)
 
 

@@ -6,7 +6,10 @@ runs unchanged. Text features are the plain CLIP text tower's (Alpha-CLIP leaves
 
 Pictures and masks are centre-cropped together to a square and resized to the model's input size
 (as Alpha-CLIP's own evaluation does; its README's squashing mask resize would misalign them); the
-mask is normalised with mean 0.5 and std 0.26, so inside = +1.923 and outside = −1.923."""
+mask is normalised with mean 0.5 and std 0.26, so inside = +1.923 and outside = −1.923.
+
+torch and open_clip are imported inside the methods that use them: importing the metrics must not
+load them (a CPU web process never needs them)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from PIL import Image
 
 from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, file_sha256
 from evaluation.backbones.device import best_device
@@ -103,7 +107,6 @@ class AlphaClip(LazyModel):
         to the centre square and resized to the model's size."""
         import torch
         from open_clip.constants import OPENAI_DATASET_MEAN, OPENAI_DATASET_STD
-        from PIL import Image
 
         _, _, size = self._load()
         box = square_crop_box(*picture.size)

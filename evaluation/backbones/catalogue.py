@@ -181,7 +181,8 @@ def file_sha256(path: Path) -> str:
             return recorded[2]
     digest = files.file_sha256(path)
     with contextlib.suppress(OSError):  # a read-only store: hash again next time
-        sidecar.write_text(f"{stamp} {digest}\n")
+        # The partial file's name ends in .sha256 too, so a folder hashed meanwhile leaves it out.
+        files.atomic_write_text(sidecar, f"{stamp} {digest}\n", suffix=".sha256")
     return digest
 
 

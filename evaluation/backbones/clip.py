@@ -1,7 +1,10 @@
 """A CLIP model loaded by its real open_clip name from the local store, encoding images and texts
 in batches (halved on out-of-memory), one instance per process and configuration. Features come
 back L2-normalised (CLIP-S, PAC-S) or raw (Polos feeds the unnormalised projections to its head);
-the image feature cache keeps the raw ones, so both share it."""
+the image feature cache keeps the raw ones, so both share it.
+
+torch and open_clip are imported inside the functions that use them: importing the metrics must not
+load them (a CPU web process never needs them)."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from PIL import Image
 
 from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, file_sha256
 from evaluation.backbones.device import best_device
@@ -257,7 +261,6 @@ os.register_at_fork(after_in_child=_decoders.cache_clear)
 
 def prepared(paths: Sequence[str], preprocess) -> list:
     """The model's input tensor for each image file, in order."""
-    from PIL import Image  # with the model libraries: where images are decoded
 
     def one(path: str):
         with Image.open(path) as image:

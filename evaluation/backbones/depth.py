@@ -1,5 +1,8 @@
 """A transformers depth-estimation model (Depth Anything V2) from the model store: relative inverse
-depth maps, resized back to each picture's size."""
+depth maps, resized back to each picture's size.
+
+torch and transformers are imported inside the methods that use them: importing the metrics must not
+load them (a CPU web process never needs them)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """An ultralytics YOLO detector loaded by name from the model store's checkpoints (YOLOv8x for
 CAMScore), returning boxes in pixels. Nothing is downloaded: YOLO_OFFLINE is set and its settings
-live under the store."""
+live under the store.
+
+ultralytics is imported inside the method that builds the detector: importing the metrics must not
+load it (a CPU web process never needs it)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """`python -m evaluation models fetch NAME` on a machine with network: download a catalogue model
-through its own library and write it into the local store in the layout the metrics load."""
+through its own library and write it into the local store in the layout the metrics load.
+
+open_clip, torch, diffusers and transformers are imported inside `fetch`, for the one kind of model
+it fetches: importing this module (the CLI does) must not load them."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from pathlib import Path
 from typing import Protocol
 
 from evaluation.backbones.catalogue import CATALOGUE, Checkpoint, DiffusersPipeline, HfModel, OpenClipModel
+from evaluation.errors import UnknownModel
+from evaluation.files import atomic_path
 
 
 class Saved(Protocol):
@@ -25,7 +30,7 @@ class Loader(Protocol):
 
 def fetch(name: str) -> str:
     if name not in CATALOGUE:
-        raise KeyError(f"unknown model {name!r} (known: {', '.join(CATALOGUE)})")
+        raise UnknownModel(f"unknown model {name!r} (known: {', '.join(CATALOGUE)})")
     entry = CATALOGUE[name]
     if isinstance(entry, Checkpoint):
         if not entry.url:
@@ -37,9 +42,9 @@ def fetch(name: str) -> str:
 
         with tempfile.TemporaryDirectory(prefix="capbench-fetch-") as cache:
             model = open_clip.create_model(entry.architecture, pretrained=entry.pretrained, cache_dir=cache)
-            entry.folder.mkdir(parents=True, exist_ok=True)
             target = entry.folder / f"{entry.pretrained}.pt"
-            torch.save(model.state_dict(), target)
+            with atomic_path(target) as partial:  # (it makes the folder)
+                torch.save(model.state_dict(), partial)
         return str(target)
     if isinstance(entry, DiffusersPipeline):
         from diffusers import DiffusionPipeline
@@ -47,10 +52,18 @@ def fetch(name: str) -> str:
         DiffusionPipeline.from_pretrained(entry.repo_id).save_pretrained(entry.folder)
         return str(entry.folder)
     assert isinstance(entry, HfModel)
-    from transformers import AutoModel, AutoModelForImageTextToText, AutoProcessor, AutoTokenizer
+    from transformers import (
+        AutoImageProcessor,
+        AutoModel,
+        AutoModelForDepthEstimation,
+        AutoModelForImageTextToText,
+        AutoModelForSeq2SeqLM,
+        AutoProcessor,
+        AutoTokenizer,
+        SamModel,
+    )
 
     entry.folder.mkdir(parents=True, exist_ok=True)
-    from transformers import AutoImageProcessor, AutoModelForDepthEstimation, AutoModelForSeq2SeqLM, SamModel
 
     loaders: dict[str, tuple[Loader, Loader]] = {
         "text": (AutoModel, AutoTokenizer),
@@ -76,6 +89,8 @@ def fetch_checkpoint(entry: Checkpoint) -> str:
             if not members:
                 raise RuntimeError(f"{entry.url} holds no {entry.member}")
             extracted = Path(bundle.extract(members[0], work))
-        entry.path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(extracted), entry.path)
+        # Copied beside the target under a partial name, then renamed onto it in one step (a move
+        # from the temporary folder may cross file systems: a copy that readers could see half of).
+        with atomic_path(entry.path) as partial:
+            shutil.copy2(extracted, partial)
     return str(entry.path)

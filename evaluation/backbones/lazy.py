@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
 from evaluation.backbones import residency
+from evaluation.errors import MetricUnavailable
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -55,8 +56,6 @@ class LazyModel:
         """MetricUnavailable with the reason when something the model needs is missing."""
         reason = self.unavailable_reason()
         if reason:
-            from evaluation.metrics.base import MetricUnavailable  # (the metrics package imports the backbones)
-
             raise MetricUnavailable(reason)
 
     def _load(self):

@@ -3,7 +3,10 @@ Flan-T5 that reads "Generate Scene Graph: <text>" and writes "( subj , pred , ob
 `is` for attributes and counts and "( entity )" for a lone entity. Run through transformers from the
 store with the FactualSceneGraph package's settings: inputs cut at 64 tokens, beam search of 5,
 at most 128 output tokens; each sentence of a multi-sentence text is parsed on its own and the
-triplets merged (its "sentence_merge"), so long references are not cut."""
+triplets merged (its "sentence_merge"), so long references are not cut.
+
+torch and transformers are imported inside the methods that use them: importing the metrics must not
+load them (a CPU web process never needs them)."""
 
 from __future__ import annotations
 

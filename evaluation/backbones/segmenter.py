@@ -4,7 +4,10 @@ ObjectAwareModel.pt, at conf 0.4, IoU 0.9, 1024 px), and each box prompts a SAM 
 store, facebook/sam-vit-base by default): MobileSAMv2's EfficientViT image encoder is not packaged
 anywhere we can load by name, so the encoder is SAM's own (a documented substitution). Masks
 covering less than `min_area` of the picture's centre square (what Alpha-CLIP sees) are dropped,
-then at most `max_masks` are kept, the detector's most confident first."""
+then at most `max_masks` are kept, the detector's most confident first.
+
+torch and transformers are imported inside the methods that use them: importing the metrics must not
+load them (a CPU web process never needs them)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,10 @@ loaded by its real name from the model store (Stable Diffusion, SDXL, FLUX: what
 caption always starts from the same noise whatever it is batched with (batched kernels may still move
 a pixel value by a unit or two), and an on-disk cache of the pictures keyed by everything that
 determines them (caption, model weights, seed, steps, size,
-guidance). Both metrics read the same cached picture, and the platform shows it on the item page."""
+guidance). Both metrics read the same cached picture, and the platform shows it on the item page.
+
+torch and diffusers are imported inside the methods that use them: importing the metrics must not
+load them (a CPU web process never needs them)."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from evaluation.backbones.catalogue import CATALOGUE, DiffusersPipeline, folder_
 from evaluation.backbones.device import best_device
 from evaluation.backbones.lazy import LazyModel, in_use
 from evaluation.backbones.store import model_dir
-from evaluation.files import atomic_path
+from evaluation.files import atomic_path, atomic_write_text
 
 DEFAULT_T2I = config.typed_default("CAPBENCH_T2I_MODEL", str)
 KEY = re.compile(r"^[0-9a-f]{64}$")
@@ -168,7 +171,7 @@ class TextToImage(LazyModel):
         target = generated_dir() / key[:2] / f"{key}.png"
         with atomic_path(target) as partial:
             picture.convert("RGB").save(partial, format="PNG")
-            target.with_suffix(".json").write_text(json.dumps({"caption": caption, **self.identity()}))
+            atomic_write_text(target.with_suffix(".json"), json.dumps({"caption": caption, **self.identity()}))
 
 
 @functools.lru_cache(maxsize=2)

@@ -11,6 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from evaluation.errors import MetricUnavailable  # defined there (the backbones raise it too), exported here
+
+__all__ = ["Availability", "CaptionRow", "Metric", "MetricResult", "MetricUnavailable"]
+
 
 @dataclass(frozen=True)
 class CaptionRow:
@@ -37,11 +41,6 @@ class MetricResult:
 class Availability:
     available: bool
     reason: str = ""
-
-
-class MetricUnavailable(RuntimeError):
-    """Raised by `score` when something the metric needs (weights, Java, CoreNLP, an API key) is
-    missing. The message says what, so the platform can show it."""
 
 
 class Metric(ABC):

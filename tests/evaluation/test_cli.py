@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from evaluation.metrics import CaptionRow, get
+from evaluation import cli, metrics
+from evaluation.metrics import CaptionRow, Metric, MetricResult, get
 
 
 def _run(repo_root, *args):
@@ -52,3 +53,26 @@ def test_bad_input_names_line_and_field_and_writes_nothing(repo_root, tmp_path, 
     result = _run(repo_root, "score", "--metric", "rouge_l", "--input", str(source), "--output", str(target))
     assert result.returncode == 2 and message in result.stderr
     assert not target.exists()
+
+
+def test_an_unknown_metric_or_model_is_a_user_error(tmp_path, capsys):
+    source = tmp_path / "rows.jsonl"
+    source.write_text('{"id": "a", "candidate": "a dog"}\n')
+    assert cli.main(["score", "--metric", "nope", "--input", str(source), "--output", str(tmp_path / "out")]) == 2
+    assert "unknown metric 'nope'" in capsys.readouterr().err
+    assert cli.main(["models", "fetch", "no/such-model"]) == 2
+    assert "unknown model 'no/such-model' (known: " in capsys.readouterr().err
+
+
+def test_a_key_error_inside_a_metric_is_not_taken_for_a_bad_slug(tmp_path, monkeypatch):
+    class Broken(Metric):
+        slug, name, family = "broken", "Broken", "test"
+
+        def score(self, rows, context=None) -> MetricResult:
+            return {}["missing"]  # a bug, not a user error
+
+    monkeypatch.setattr(metrics, "get", lambda slug: Broken())
+    source = tmp_path / "rows.jsonl"
+    source.write_text('{"id": "a", "candidate": "a dog"}\n')
+    with pytest.raises(KeyError, match="missing"):
+        cli.main(["score", "--metric", "broken", "--input", str(source), "--output", str(tmp_path / "out")])

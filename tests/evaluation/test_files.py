@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
+from pathlib import Path
 
 import pytest
 
+from evaluation.backbones.catalogue import folder_sha256
 from evaluation.files import atomic_path, atomic_write_bytes, atomic_write_text, file_sha256
 
 
@@ -31,3 +34,19 @@ def test_the_hash_is_sha256_of_the_content(tmp_path):
     path = tmp_path / "weights.bin"
     path.write_bytes(b"x" * (3 << 20))
     assert file_sha256(path) == file_sha256(str(path)) == hashlib.sha256(b"x" * (3 << 20)).hexdigest()
+
+
+def test_a_weights_sidecar_is_written_under_a_name_the_folder_hash_leaves_out(tmp_path, monkeypatch):
+    (tmp_path / "model.bin").write_bytes(b"weights")
+    partials = []
+    real_replace = os.replace
+
+    def replace(source, target):
+        partials.append(Path(source).name)
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    digest = folder_sha256(tmp_path)
+    assert len(partials) == 1 and partials[0].endswith(".sha256")  # never part of the folder's hash
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.bin", "model.bin.sha256"]
+    assert folder_sha256(tmp_path) == digest

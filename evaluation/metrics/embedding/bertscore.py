@@ -1,7 +1,10 @@
 """BERTScore F1 as bert-score computes it with lang="en" (metrics.md §9): roberta-large, layer 17,
 idf off, greedy cosine matching of L2-normalised token embeddings. The similarity matrix includes
 <s> and </s> but their weight is 0; P, R and F are each maximised over the references
-independently. An empty sentence gives P = R = 0. Optional baseline rescaling (x − b)/(1 − b)."""
+independently. An empty sentence gives P = R = 0. Optional baseline rescaling (x − b)/(1 − b).
+
+torch and transformers are imported inside the methods that use them: importing the metrics must not
+load them (a CPU web process never needs them)."""
 
 from __future__ import annotations
 

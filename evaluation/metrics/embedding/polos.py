@@ -21,6 +21,9 @@ Our choices, versioned in `config()`:
   store's `ViT-B-32-quickgelu/openai` instead (sharing CLIP-S's image feature cache) after checking
   that every tensor the checkpoint holds equals it, and refuse if one does not. As in the reference,
   CLIP runs in fp16 on CUDA; SimCSE and the head run in fp32.
+
+torch and transformers are imported inside the functions that use them: importing the metrics must
+not load them (a CPU web process never needs them).
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """Where judge prompts are answered: any OpenAI-compatible chat-completions endpoint (OpenAI, Azure,
 a local vLLM/SGLang server), or a transformers vision-language model from the local model store.
 Both return the same `JudgeReply`: the text, each generated token with its log-probability and top
-alternatives, and the tokens used. Replies are cached on disk by everything that determines them."""
+alternatives, and the tokens used. Replies are cached on disk by everything that determines them.
+
+openai, torch and transformers are imported inside the methods that use them: importing the metrics
+must not load them (a CPU web process never needs them)."""
 
 from __future__ import annotations
 
@@ -11,12 +14,13 @@ import hashlib
 import io
 import json
 import os
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from PIL import Image
 
 from evaluation import config
 from evaluation.backbones.catalogue import CATALOGUE, HfModel, folder_sha256, offline
@@ -170,10 +174,11 @@ class Backend:
         return [found[index] for index in range(len(requests))]
 
 
-class OpenAICompatible(Backend):
+class OpenAICompatible(Backend, LazyModel):
     """Chat completions with logprobs through the `openai` client, any base URL. Rate limits (429)
     wait for Retry-After (else exponential backoff) and retry up to `rate_limit_attempts`; timeouts,
-    connection errors and 5xx retry up to `error_attempts`; other errors fail the request."""
+    connection errors and 5xx retry up to `error_attempts`; other errors fail the request. The
+    client is built once, on first use (a LazyModel that takes no GPU memory, so never unloaded)."""
 
     def __init__(
         self,
@@ -194,8 +199,7 @@ class OpenAICompatible(Backend):
         self.concurrency, self.timeout = max(1, concurrency), timeout
         self.rate_limit_attempts, self.error_attempts = rate_limit_attempts, error_attempts
         self.backoff, self.backoff_cap, self.sleep = backoff, backoff_cap, sleep
-        self._client = None
-        self._lock = threading.Lock()
+        super().__init__()
 
     def unavailable_reason(self) -> str | None:
         if not self.base_url and not self.api_key:
@@ -211,15 +215,13 @@ class OpenAICompatible(Backend):
     def identity(self) -> str:
         return self.name  # the same model behind another URL (OpenAI, Azure) is the same judge
 
-    def client(self):
-        with self._lock:
-            if self._client is None:
-                from openai import OpenAI
+    def build(self):
+        from openai import OpenAI
 
-                self._client = OpenAI(
-                    base_url=self.base_url, api_key=self.api_key or "unused", max_retries=0, timeout=self.timeout
-                )
-        return self._client
+        return OpenAI(base_url=self.base_url, api_key=self.api_key or "unused", max_retries=0, timeout=self.timeout)
+
+    def client(self):
+        return self._load()
 
     counting = "approximate: text at 4 characters a token, pictures by OpenAI's tile rule"
     MESSAGE_OVERHEAD = 7  # role and separators around the one message, and the reply's priming
@@ -346,8 +348,6 @@ class LocalVLM(Backend, LazyModel):
 
     def inputs(self, requests: Sequence[JudgeRequest]):
         """The processor's tensors for a batch: the chat template, the pictures, left padding."""
-        from PIL import Image
-
         processor = self.processor()
         texts, images = [], []
         for request in requests:
@@ -437,8 +437,6 @@ class LocalVLM(Backend, LazyModel):
 
 
 def picture_size(content: bytes) -> tuple[int, int]:
-    from PIL import Image
-
     with Image.open(io.BytesIO(content)) as image:
         return image.size
 

@@ -7,12 +7,9 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
 PANEL_WIDTH, PANEL_HEIGHT, BAR = 512, 462, 50
 VIDEO_SUFFIXES = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"}
@@ -30,7 +27,7 @@ def frame_indices(count: int) -> list[int]:
 
 def read_frames(path: str | Path) -> list[Image.Image]:
     """Every frame of the first video stream, decoded with PyAV, as RGB PIL images."""
-    import av
+    import av  # here, not at the top: importing the metrics must not load PyAV (only videos need it)
 
     with av.open(str(path)) as container:
         return [frame.to_image() for frame in container.decode(video=0)]
@@ -38,8 +35,6 @@ def read_frames(path: str | Path) -> list[Image.Image]:
 
 def composite(frames: Sequence[Image.Image]) -> Image.Image:
     """The labelled 3-panel image from a list of PIL frames."""
-    from PIL import Image, ImageDraw, ImageFont
-
     chosen = [frames[i] for i in frame_indices(len(frames))]
     canvas = Image.new("RGB", (3 * PANEL_WIDTH, PANEL_HEIGHT + BAR), "white")
     try:

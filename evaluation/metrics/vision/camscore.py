@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
+from PIL import Image
 
 from evaluation import config
 from evaluation.backbones.catalogue import Checkpoint, HfModel, OpenClipModel, entry, file_sha256
@@ -33,9 +33,6 @@ from evaluation.metrics.vision.levels import (
     scale_invariant_log_error,
 )
 
-if TYPE_CHECKING:
-    from PIL import Image
-
 SIDE = 512
 SEMANTIC = entry("ViT-B-16-quickgelu/openai", OpenClipModel)
 YOLO = entry("ultralytics/yolov8x.pt", Checkpoint)
@@ -44,8 +41,6 @@ FUSION = entry("camscore/fusion.pt", Checkpoint)
 
 
 def square(path: str) -> Image.Image:
-    from PIL import Image
-
     with Image.open(path) as picture:
         return picture.convert("RGB").resize((SIDE, SIDE), Image.Resampling.BICUBIC)
 

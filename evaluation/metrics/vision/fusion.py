@@ -1,7 +1,10 @@
 """CAMScore's fusion (metrics.md §11): a small MLP over the sigmoid-squashed level values, trained
 by MSE on human scores (rescaled to [0, 1]) with early stopping on the best Kendall τ of a held-out
 split. The checkpoint records what it was trained on, so no one scores its training items with it
-unknowingly."""
+unknowingly.
+
+torch is imported inside the functions that use it: importing the metrics must not load it (a CPU
+web process never needs it)."""
 
 from __future__ import annotations
 
@@ -53,7 +56,7 @@ def train_fusion(
     """MSE with Adam in mini-batches (the seed's batch 64 and learning rate 3e-5); the weights of the
     epoch with the best validation τ-b are kept, and training stops `patience` epochs after it."""
     import torch
-    from scipy.stats import kendalltau
+    from scipy.stats import kendalltau  # here: scipy.stats takes a fraction of a second to import, for training only
 
     if len(train_x) == 0 or len(val_x) < 2:
         raise ValueError(f"need training rows and at least 2 validation rows (got {len(train_x)} and {len(val_x)})")

@@ -17,6 +17,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from PIL import Image
 
 from evaluation import config
 from evaluation.backbones.alpha_clip import AlphaClip, alpha_clip
@@ -124,8 +125,6 @@ class _Hice(Metric):
     @staticmethod
     def _pictures(media: list[str], encoder: AlphaClip, regions: Segmenter) -> dict[str, Picture]:
         """Per distinct picture: its features (whole picture first, then each region) and region boxes."""
-        from PIL import Image
-
         out: dict[str, Picture] = {}
         by_content: dict[str, Picture] = {}
         for path in dict.fromkeys(media):

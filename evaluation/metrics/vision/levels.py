@@ -28,7 +28,7 @@ def object_matching(original: np.ndarray, generated: np.ndarray) -> tuple[float,
     picture lacks costs the most); Hungarian assignment; the matched costs summed over m (so in
     [0, 2], 1 when nothing matches). Returns it and the real pairs (i, j, cost).
     No objects in the original: 0 when the generated picture has none either, else 1."""
-    from scipy.optimize import linear_sum_assignment
+    from scipy.optimize import linear_sum_assignment  # here: importing the metrics must not load scipy.optimize
 
     m, n = len(original), len(generated)
     if m == 0:

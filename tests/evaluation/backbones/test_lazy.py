@@ -45,3 +45,9 @@ def test_a_missing_model_says_why_and_is_tried_again_later():
         model._load()
     model.missing = None
     assert model._load() == ("model", 1)
+
+
+def test_the_exception_is_one_class_wherever_it_is_imported_from():
+    from evaluation import errors, metrics
+
+    assert MetricUnavailable is errors.MetricUnavailable is metrics.MetricUnavailable
