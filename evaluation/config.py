@@ -230,6 +230,13 @@ VARIABLES: dict[str, Variable] = {
         ),
         _v("CAPBENCH_WEB_THREADS", "int", 4, "Threads per web server process (keep-alive clients).", P),
         _v(
+            "CAPBENCH_OPS_TOKEN",
+            "str",
+            None,
+            "Bearer token a Prometheus scraper sends for `/ops/metrics` (staff signed in need none); unset: staff only.",
+            P,
+        ),
+        _v(
             "CAPBENCH_MEDIA_ROOT",
             "path",
             None,

@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from accounts.lockout import limited_login
+from api import ops
 
 urlpatterns = [
     # The admin's sign-in form counts against the same attempt limits as the site's (accounts.lockout).
@@ -19,4 +20,5 @@ urlpatterns = [
     path("", include("submissions.urls")),
     path("accounts/", include("accounts.urls")),
     path("api/v1/", include("api.urls")),
+    path("ops/metrics", ops.metrics, name="ops-metrics"),  # Prometheus: staff or the operations token
 ]

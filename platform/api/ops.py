@@ -1,0 +1,34 @@
+"""Operations endpoints: `/ops/metrics`, the workers' state in Prometheus' format, for staff signed
+in or a scraper sending `Authorization: Bearer <CAPBENCH_OPS_TOKEN>`; anyone else gets a 404 (the
+counts include private submissions' jobs)."""
+
+from __future__ import annotations
+
+import hmac
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from evaluation import config
+from scoring.monitoring import prometheus_text, work_now
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def allowed(request: HttpRequest) -> bool:
+    if request.user.is_authenticated and request.user.is_staff:
+        return True
+    token = config.optional("CAPBENCH_OPS_TOKEN", str)
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if not token or scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+@never_cache
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    if not allowed(request):
+        raise Http404
+    return HttpResponse(prometheus_text(work_now()), content_type=CONTENT_TYPE)

@@ -1,0 +1,65 @@
+"""/ops/metrics: the workers' state in Prometheus' text format, for staff or the operations token
+only (a 404 for anyone else: the counts include private submissions' jobs)."""
+
+import re
+
+import pytest
+import redis
+from django.conf import settings
+
+from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
+from scoring.queues import queue_name
+
+pytestmark = pytest.mark.django_db
+
+
+def sample(text: str, name: str, labels: str) -> float:
+    found = re.search(rf"^{re.escape(name + labels)} (\S+)$", text, re.M)
+    assert found, f"{name}{labels} not in:\n{text}"
+    return float(found.group(1))
+
+
+@pytest.fixture
+def work(demo_dataset):
+    metric = Metric.objects.create(slug="ops_metric", name="Ops metric", family="ngram")
+    version = MetricVersion.objects.create(metric=metric, version="1", config_hash="0" * 16)
+    job = EvaluationJob.objects.create(
+        purpose="dataset", dataset=demo_dataset, metric_version=version, status="running", done=30, failed=2
+    )
+    JobBatch.objects.create(job=job, index=0, caption_ids=[], status="done", seconds=1.5)
+    JobBatch.objects.create(job=job, index=1, caption_ids=[], status="done", seconds=2.0)
+    JobBatch.objects.create(job=job, index=2, caption_ids=[], status="failed")
+    JobBatch.objects.create(job=job, index=3, caption_ids=[], status="queued")
+    broker = redis.Redis.from_url(settings.REDIS_URL)
+    broker.delete(queue_name("gpu"))
+    broker.rpush(queue_name("gpu"), "m1", "m2", "m3")
+    yield job
+    broker.delete(queue_name("gpu"))
+
+
+def test_staff_read_queues_jobs_batches_and_per_metric_work(client, work, django_user_model):
+    client.force_login(django_user_model.objects.create_user("operator", is_staff=True))
+    response = client.get("/ops/metrics")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain; version=0.0.4")
+    text = response.content.decode()
+    assert sample(text, "capbench_queue_messages", '{queue="gpu"}') == 3
+    assert sample(text, "capbench_jobs", '{state="running"}') == EvaluationJob.objects.filter(status="running").count()
+    assert sample(text, "capbench_batches", '{state="failed"}') == 1
+    assert sample(text, "capbench_batch_seconds_sum", '{metric="ops_metric"}') == 3.5
+    assert sample(text, "capbench_batch_seconds_count", '{metric="ops_metric"}') == 2
+    assert sample(text, "capbench_batches_failed_total", '{metric="ops_metric"}') == 1
+    assert sample(text, "capbench_captions_failed_total", '{metric="ops_metric"}') == 2
+    assert sample(text, "capbench_scores_written_total", '{metric="ops_metric"}') == 28
+    assert "# TYPE capbench_batch_seconds summary" in text
+
+
+def test_only_staff_or_the_token_see_it(client, work, captioner, monkeypatch):
+    assert client.get("/ops/metrics").status_code == 404
+    client.force_login(captioner)
+    assert client.get("/ops/metrics").status_code == 404
+    client.logout()
+    assert client.get("/ops/metrics", HTTP_AUTHORIZATION="Bearer anything").status_code == 404  # no token set
+    monkeypatch.setenv("CAPBENCH_OPS_TOKEN", "s3cret-token")
+    assert client.get("/ops/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 404
+    assert client.get("/ops/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token").status_code == 200
+    assert client.post("/ops/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token").status_code == 405
