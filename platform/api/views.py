@@ -236,14 +236,14 @@ class LeaderboardView(APIView):
     def get(self, request: Request, slug: str) -> HttpResponse:
         dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
         visible = boards.systems_visible(dataset, request.user)
-        etag, modified = board_validators(request, dataset, visible)
+        etag = board_validators(request, dataset, visible)
         unchanged = not_modified(request._request, etag)  # (the same headers; the user is this request's)
         if unchanged is not None:
-            return board_headers(unchanged, request, etag, modified)
+            return board_headers(unchanged, request, etag)
         columns, rows = boards.captioner_board_query(
             dataset, request.query_params, viewer=request.user, visible=visible
         )
-        return board_headers(Response(board_json(dataset, columns, rows)), request, etag, modified)
+        return board_headers(Response(board_json(dataset, columns, rows)), request, etag)
 
 
 class MetricBoardView(APIView):

@@ -20,7 +20,8 @@ def url(dataset, query=""):
 def test_a_conditional_request_gets_a_304_until_the_board_changes(client, demo_dataset, board):  # noqa: F811
     first = client.get(url(demo_dataset))
     etag = first["ETag"]
-    assert first.status_code == 200 and etag.startswith('"') and first.has_header("Last-Modified")
+    assert first.status_code == 200 and etag.startswith('"')
+    assert not first.has_header("Last-Modified")  # the snapshot's time would tell when private work happened
     assert "no-cache" in first["Cache-Control"] and "public" in first["Cache-Control"]
     assert {"Cookie", "Authorization"} <= {part.strip() for part in first["Vary"].split(",")}
     again = client.get(url(demo_dataset), HTTP_IF_NONE_MATCH=etag)
@@ -40,9 +41,22 @@ def test_a_conditional_request_gets_a_304_until_the_board_changes(client, demo_d
 
 
 def test_if_modified_since_alone_never_hides_a_change(client, demo_dataset, board):  # noqa: F811
-    first = client.get(url(demo_dataset))
-    later = client.get(url(demo_dataset), HTTP_IF_MODIFIED_SINCE=first["Last-Modified"])
-    assert later.status_code == 200  # only the ETag decides: visibility moves without the snapshot's time
+    later = client.get(url(demo_dataset), HTTP_IF_MODIFIED_SINCE="Sat, 01 Jan 2100 00:00:00 GMT")
+    assert later.status_code == 200  # only the ETag decides
+
+
+def test_private_work_does_not_move_what_others_are_sent(client, demo_dataset, board):  # noqa: F811
+    """Scoring a private submission rebuilds the snapshot; an anonymous visitor's ETag must not change."""
+    from scoring.models import EvaluationJob
+    from tests.platform.scoring.inline import run_jobs
+
+    before = client.get(url(demo_dataset))
+    submit(demo_dataset, board["owner"], "Secret run", 4, ["test_words"], public=False)
+    run_jobs(EvaluationJob.objects.filter(status=EvaluationJob.Status.QUEUED))
+    after = client.get(url(demo_dataset), HTTP_IF_NONE_MATCH=before["ETag"])
+    assert after.status_code == 304 and after["ETag"] == before["ETag"]
+    client.force_login(board["owner"])
+    assert "Secret run" in client.get(url(demo_dataset)).content.decode()  # the owner's board did change
 
 
 def test_anonymous_boards_are_kept_whole_and_private_rows_never_reach_them(client, demo_dataset, board):  # noqa: F811
