@@ -25,13 +25,16 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 # DEBUG off: static files are served by WhiteNoise, errors are a plain 500 page.
+# PORT=8001 serves on another port.
+RUN_ARGS = $(if $(PORT),--port $(PORT))
+
 run: $(VENV)/.installed
-	$(PY) -m capbench.run
+	$(PY) -m capbench.run $(RUN_ARGS)
 
 # The same platform with DEBUG on: Django's error pages show settings and the environment, so only
 # on your own machine.
 dev: $(VENV)/.installed
-	DJANGO_DEBUG=1 $(PY) -m capbench.run
+	DJANGO_DEBUG=1 $(PY) -m capbench.run $(RUN_ARGS)
 
 # The browser test drives Debian's chromium (Playwright never downloads one); install it where we can.
 browser:

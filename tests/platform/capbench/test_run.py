@@ -130,25 +130,41 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path):
     assert code == 0, output[-3000:]
     assert not _descendants_alive(state), "a server started by make run is still running"
 
-    # The second run finds the data: nothing is imported again.
+    # The second run finds the data: nothing is imported again. When a part gives up on its own (the
+    # web server killed here), the run says which and stops everything else.
     process = _start(repo_root, state, port, log)
     try:
         _wait_for(f"http://127.0.0.1:{port}/", process)
+        os.kill(_child_pid(process.pid, "gunicorn"), signal.SIGKILL)
+        code = process.wait(timeout=60)
     finally:
-        assert _stop(process) == 0
-    assert "flickr8k-expert-demo: unchanged" in log.read_text()
+        if process.poll() is None:
+            _stop(process)
+    output = log.read_text()
+    assert "flickr8k-expert-demo: unchanged" in output
+    assert code == 1 and "the web server exited on its own (code -9)" in output, output[-3000:]
+    assert not _descendants_alive(state), "a server started by make run is still running"
 
 
-def test_make_run_reports_a_busy_port_and_stops_everything(repo_root, tmp_path):
+def _child_pid(parent: int, name: str) -> int:
+    out = subprocess.run(["ps", "-eo", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        pid, ppid, args = line.split(None, 2)
+        if int(ppid) == parent and name in args:
+            return int(pid)
+    raise AssertionError(f"no {name} under {parent}:\n{out}")
+
+
+def test_make_run_refuses_a_taken_port_before_starting_anything(repo_root, tmp_path):
     state = tmp_path / "state"
     log = tmp_path / "run.log"
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         process = _start(repo_root, state, taken.getsockname()[1], log)
-        code = process.wait(timeout=240)
-    output = log.read_text()
-    assert code == 1, output[-3000:]
-    assert "the web server exited on its own" in output
-    assert "is serving" not in output
-    assert not _descendants_alive(state), "a server started by make run is still running"
+        code = process.wait(timeout=60)
+        output = log.read_text()
+        assert code == 1, output[-3000:]
+        assert f"127.0.0.1:{taken.getsockname()[1]} is taken" in output and "PORT=" in output, output
+    assert "Traceback" not in output and "is serving" not in output
+    assert not state.exists(), "something was started before the port was checked"

@@ -39,6 +39,7 @@ def test_flickr8k_expert_counts_in_the_database(shared_data):
     assert "time:" in summary
 
 
+@pytest.mark.slow  # the whole of Flickr8k-CF, twice
 def test_flickr8k_cf_counts_and_reimport_is_idempotent(shared_data):
     first = _run("import", "flickr8k-cf", str(shared_data / "flickr8k"))
     counts = _table_counts()

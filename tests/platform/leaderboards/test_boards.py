@@ -168,7 +168,7 @@ def test_the_board_follows_visibility_changes(demo_dataset, board):
 def test_significance_clusters_on_the_board_and_the_p_value_matrix(client, demo_dataset):
     from scoring.models import SignificanceResult
 
-    run_jobs(dataset_plan(dataset=demo_dataset, slugs=["bleu_1", "cider_d", "meteor"]))
+    run_jobs(dataset_plan(dataset=demo_dataset, slugs=["bleu_1", "cider_d", "rouge_l"]))
     column = SignificanceResult.objects.get(dataset=demo_dataset, protocol="flickr8k-expert/paper@1", statistic="tau_c")
     assert len(column.metrics) == 3 and column.values == sorted(column.values, reverse=True)
     assert column.ranks[0] == 1 and column.p_values[0][1] is not None and column.p_values[1][0] is None
@@ -181,7 +181,7 @@ def test_significance_clusters_on_the_board_and_the_p_value_matrix(client, demo_
         f"/datasets/{demo_dataset.slug}/significance/",
         {"protocol": "flickr8k-expert/paper@1", "dimension": "overall", "statistic": "tau_c"},
     ).content.decode()
-    assert detail.count("<tr>") == 4 and "CIDEr-D" in detail and "METEOR" in detail
+    assert detail.count("<tr>") == 4 and "CIDEr-D" in detail and "ROUGE-L" in detail
 
 
 def test_intervals_where_the_number_is_a_mean(client, demo_dataset, board):

@@ -196,8 +196,7 @@ def _queries(world: World) -> list[str]:
         f"?system={hidden_system}&dataset={world.dataset_slug}&metric=bleu_4",
         "?download=csv",
         "?download=json",
-        "?limit=1000&page_size=5000",
-        "?sort=bleu_4&order=desc",
+        "?limit=1000&page_size=5000&sort=bleu_4&order=desc",  # every row on one page, best first
     ]
 
 
