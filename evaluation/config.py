@@ -237,6 +237,33 @@ VARIABLES: dict[str, Variable] = {
             P,
         ),
         _v(
+            "CAPBENCH_S3_BUCKET",
+            "str",
+            None,
+            "Keep stored files (media, uploads, generated pictures) in this S3-compatible bucket instead of "
+            "`CAPBENCH_MEDIA_ROOT`; credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` (docs/deploy.md).",
+            P,
+            "unset: the local folder",
+        ),
+        _v("CAPBENCH_S3_ENDPOINT_URL", "str", None, "The object store's URL (MinIO, Ceph …); unset: AWS S3.", P),
+        _v("CAPBENCH_S3_REGION", "str", None, "The bucket's region.", P),
+        _v("CAPBENCH_S3_PREFIX", "str", "", "A folder inside the bucket for every stored file.", P),
+        _v(
+            "CAPBENCH_FILE_CACHE",
+            "path",
+            None,
+            "A worker's copies of files read from the object store (content-addressed; safe to delete).",
+            P,
+            "`file-cache` in the state dir",
+        ),
+        _v(
+            "CAPBENCH_WORKER_HEARTBEAT",
+            "int",
+            30,
+            "Seconds after its last heartbeat a worker counts as dead, and its batches go to other workers.",
+            P,
+        ),
+        _v(
             "CAPBENCH_MEDIA_ROOT",
             "path",
             None,
@@ -245,6 +272,13 @@ VARIABLES: dict[str, Variable] = {
             "`media` in the state dir",
         ),
         _v("CAPBENCH_LOG_LEVEL", "str", "INFO", "The root logger's level.", P),
+        _v(
+            "CAPBENCH_LOG_FORMAT",
+            "str",
+            "text",
+            "`text`, or `json`: one object a line with the job, batch and task ids (capbench/logs.py).",
+            P,
+        ),
         _v(
             "CAPBENCH_QUEUE_PREFIX",
             "str",

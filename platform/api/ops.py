@@ -1,12 +1,16 @@
 """Operations endpoints: `/ops/metrics`, the workers' state in Prometheus' format, for staff signed
 in or a scraper sending `Authorization: Bearer <CAPBENCH_OPS_TOKEN>`; anyone else gets a 404 (the
-counts include private submissions' jobs)."""
+counts include private submissions' jobs). `/healthz`, for load balancers and container health
+checks: 200 when this web process reaches the database and the broker, else 503; nothing more."""
 
 from __future__ import annotations
 
 import hmac
 
-from django.http import Http404, HttpRequest, HttpResponse
+import redis
+from django.conf import settings
+from django.db import connection
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -32,3 +36,28 @@ def metrics(request: HttpRequest) -> HttpResponse:
     if not allowed(request):
         raise Http404
     return HttpResponse(prometheus_text(work_now()), content_type=CONTENT_TYPE)
+
+
+@never_cache
+@require_GET
+def health(request: HttpRequest) -> JsonResponse:
+    checks = {"database": _database_answers(), "broker": _broker_answers()}
+    return JsonResponse(
+        {name: "ok" if ok else "unreachable" for name, ok in checks.items()}, status=200 if all(checks.values()) else 503
+    )
+
+
+def _database_answers() -> bool:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return True
+    except Exception:  # any driver error means the same to a load balancer
+        return False
+
+
+def _broker_answers() -> bool:
+    try:
+        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2).ping())
+    except redis.RedisError:
+        return False

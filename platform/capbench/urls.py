@@ -21,4 +21,5 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("api/v1/", include("api.urls")),
     path("ops/metrics", ops.metrics, name="ops-metrics"),  # Prometheus: staff or the operations token
+    path("healthz", ops.health, name="health"),  # load balancers, container health checks
 ]

@@ -1,13 +1,12 @@
 """Catalog pages (thin: selectors do the reading)."""
 
 import io
-from pathlib import Path
 
-from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from capbench import storage
 from catalog import selectors
 from catalog.importers import canonical
 from catalog.models import Dataset, Media
@@ -63,4 +62,7 @@ def media_file(request: HttpRequest, pk: int) -> FileResponse:
     media = get_object_or_404(Media, pk=pk, dataset__in=Dataset.objects.visible_to(request.user))
     if not media.stored_path:
         raise Http404("this file is declared but not attached")
-    return FileResponse((Path(settings.MEDIA_ROOT) / media.stored_path).open("rb"))
+    try:
+        return FileResponse(storage.open_stored(media.stored_path), filename=media.name)
+    except FileNotFoundError:
+        raise Http404("this file is missing from the file store") from None

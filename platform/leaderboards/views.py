@@ -11,14 +11,15 @@ from csp.decorators import csp_update
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
+from capbench import storage
 from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Dataset, Item
-from evaluation.backbones.t2i import generated_path
 from leaderboards import charts, selectors
 from leaderboards.caching import conditional_board
 from leaderboards.items import item_page
 from leaderboards.rendering import board_rows_html
 from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
+from scoring.services.pictures import picture_name
 
 
 def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
@@ -140,11 +141,13 @@ def item_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def generated_picture(request: HttpRequest, key: str) -> FileResponse:
     """A picture a cycle metric generated from a caption, by its cache key (never a path), when a
     score of a caption the viewer may see refers to it."""
-    shown = Score.objects.visible_to(request.user).filter(detail__generated_image=key).exists()
-    path = generated_path(key) if shown else None
-    if path is None:
-        raise Http404("no generated picture with this key on this server")
-    return FileResponse(path.open("rb"), content_type="image/png")
+    name = picture_name(key)
+    try:
+        if name is None or not Score.objects.visible_to(request.user).filter(detail__generated_image=key).exists():
+            raise FileNotFoundError(key)
+        return FileResponse(storage.open_stored(name), content_type="image/png")
+    except FileNotFoundError:
+        raise Http404("no generated picture with this key") from None
 
 
 def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:

@@ -174,6 +174,11 @@ class JobBatch(models.Model):
     def __str__(self) -> str:
         return f"batch {self.pk} of job {self.job_id} ({self.status})"
 
+    @property
+    def holder(self) -> str:
+        """The Celery hostname ("name@host") of the delivery holding it ("name@host/task-id")."""
+        return self.worker.split("/", 1)[0]
+
 
 class ScoreQuerySet(models.QuerySet["Score"]):
     def visible_to(self, viewer) -> ScoreQuerySet:

@@ -11,6 +11,7 @@ import redis
 from django.conf import settings
 from django.db.models import Count, Q, Sum
 
+from capbench import heartbeat
 from scoring.models import EvaluationJob, JobBatch
 from scoring.queues import KINDS, queue_name
 
@@ -34,6 +35,7 @@ class Work:
     jobs: dict[str, int] = field(default_factory=dict)
     batches: dict[str, int] = field(default_factory=dict)
     metrics: dict[str, MetricWork] = field(default_factory=dict)
+    workers: list[str] | None = None  # the workers whose heartbeat is current (None: unknown)
 
 
 def queue_lengths() -> dict[str, int | None]:
@@ -50,7 +52,7 @@ def queue_lengths() -> dict[str, int | None]:
 
 
 def work_now() -> Work:
-    work = Work(queue_messages=queue_lengths())
+    work = Work(queue_messages=queue_lengths(), workers=heartbeat.alive_workers())
     jobs = dict(EvaluationJob.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
     work.jobs = {state: jobs.get(state, 0) for state in EvaluationJob.Status.values}
     batches = dict(JobBatch.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
@@ -87,6 +89,15 @@ def prometheus_text(work: Work) -> str:
         "gauge",
         "Messages waiting in each Celery queue (-1: the broker did not answer).",
         [(f'{{queue="{kind}"}}', -1 if n is None else n) for kind, n in work.queue_messages.items()],
+    )
+    family(
+        "capbench_workers_alive",
+        "gauge",
+        "Celery workers whose heartbeat is current (-1: the broker did not answer).",
+        [("", -1 if work.workers is None else len(work.workers))],
+    )
+    family(
+        "capbench_worker_up", "gauge", "1 for each worker beating now.", [(f'{{worker="{w}"}}', 1) for w in work.workers or []]
     )
     family(
         "capbench_jobs", "gauge", "Evaluation jobs by state.", [(f'{{state="{s}"}}', n) for s, n in work.jobs.items()]

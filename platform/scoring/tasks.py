@@ -6,6 +6,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
+from capbench.logs import log_context
 from catalog.models import Dataset
 from scoring.services import batches, finalize, lifecycle, planning
 
@@ -19,6 +20,11 @@ def plan_dataset(dataset_id: int, slugs: list[str] | None = None) -> int:
 
 @shared_task(name="scoring.run_batch", bind=True, max_retries=None)
 def run_batch(self, batch_id: int) -> str:
+    with log_context(batch_id=batch_id, task_id=self.request.id, worker=self.request.hostname):
+        return _run_batch(self, batch_id)
+
+
+def _run_batch(self, batch_id: int) -> str:
     try:
         outcome = batches.batch_run(batch_id=batch_id, worker=f"{self.request.hostname}/{self.request.id}")
     except Exception as error:

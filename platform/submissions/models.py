@@ -38,7 +38,7 @@ class Submission(models.Model):
     file_format = models.CharField(max_length=10)
     file_sha256 = models.CharField(max_length=64)
     file_size = models.PositiveIntegerField()
-    stored_file = models.CharField(max_length=300, help_text="the upload as received, under MEDIA_ROOT")
+    stored_file = models.CharField(max_length=300, help_text="the upload as received: its name in the file store")
     caption_count = models.PositiveIntegerField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     is_public = models.BooleanField(default=False)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from capbench import storage
 from catalog.models import Caption, Dataset, Item, System
 from catalog.visibility import withdrawn_q
 from evaluation.metrics import UnknownMetric, slugs
@@ -165,16 +165,14 @@ class StagedUpload:
 
     def __init__(self, path: Path, digest: str, size: int):
         self.path, self.digest, self.size = path, digest, size
-        self.kept: Path | None = None
+        self.kept: str | None = None
 
     def keep(self, file_format: str) -> str:
-        """Move it to its own place in the store (one file per submission); returns the relative path."""
-        relative = Path("submissions") / self.digest[:2] / f"{self.digest}-{secrets.token_hex(4)}.{file_format}"
-        target = Path(settings.MEDIA_ROOT) / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(self.path, target)
-        self.kept = target
-        return str(relative)
+        """Move it to its own name in the file store (one file per submission); returns the name."""
+        name = f"submissions/{self.digest[:2]}/{self.digest}-{secrets.token_hex(4)}.{file_format}"
+        storage.put_path(name, self.path, move=True)
+        self.kept = name
+        return name
 
 
 @contextmanager
@@ -200,7 +198,7 @@ def staged_upload(content: Upload, file_name: str) -> Iterator[StagedUpload]:
         yield staged
     except BaseException:
         if staged is not None and staged.kept is not None:
-            staged.kept.unlink(missing_ok=True)
+            storage.delete(staged.kept)
         raise
     finally:
         path.unlink(missing_ok=True)

@@ -14,6 +14,7 @@ from capbench.settings.environment import (
     env_str,
     running_services,
 )
+from capbench.settings.files import local_storage, object_storage
 from evaluation import config
 
 ROOT_DIR = Path(__file__).resolve().parents[3]
@@ -116,20 +117,37 @@ STATICFILES_DIRS = [ROOT_DIR / "static", ("plotly", Path(__import__("plotly").__
 WHITENOISE_USE_FINDERS = True
 # Without DEBUG, pages name static files by their content hash (collectstatic writes them to
 # STATIC_ROOT, with gzip and brotli copies): served with a year's caching, renamed by any change.
+# Stored files (dataset media, uploads, generated pictures: capbench/storage.py) go to the default
+# storage: MEDIA_ROOT on this machine, or an S3-compatible bucket when CAPBENCH_S3_BUCKET is set
+# (workers and web servers on several machines then share no disk).
+S3_BUCKET = config.optional("CAPBENCH_S3_BUCKET", str)
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": object_storage(
+        S3_BUCKET,
+        config.optional("CAPBENCH_S3_ENDPOINT_URL", str),
+        config.optional("CAPBENCH_S3_REGION", str),
+        config.optional("CAPBENCH_S3_PREFIX", str),
+    )
+    if S3_BUCKET
+    else local_storage(),
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
-# Uploaded and attached media live in a content-addressed store: <MEDIA_ROOT>/<sha[:2]>/<sha><ext>.
+# Content-addressed names: <sha[:2]>/<sha><ext> under MEDIA_ROOT (or the bucket). Nothing there is
+# served by path: views serve files by id, through the visibility rule.
 MEDIA_URL = "media/"
 MEDIA_ROOT = config.optional("CAPBENCH_MEDIA_ROOT", Path) or STATE_DIR / "media"
+# A worker's local copies of files from an object store (content-addressed: never stale).
+CAPBENCH_FILE_CACHE = config.optional("CAPBENCH_FILE_CACHE", Path) or STATE_DIR / "file-cache"
+# A worker whose heartbeat is this old is dead: its batches go to others (capbench/heartbeat.py).
+CAPBENCH_WORKER_HEARTBEAT = config.typed("CAPBENCH_WORKER_HEARTBEAT", int)
 
 # Celery: a Redis-compatible broker always; no eager mode outside single-function unit tests.
 REDIS_URL = env_str("REDIS_URL", RUNNING.get("REDIS_URL", LOCAL_REDIS_URL))
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # LOGGING above formats the workers' records too
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 600)
@@ -214,12 +232,21 @@ CONTENT_SECURITY_POLICY = {
 # Throttle counters need a cache shared by every web process: the Redis the broker uses.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 
+# Records carry the job / batch / task they are about (capbench/logs.py); CAPBENCH_LOG_FORMAT=json
+# writes one JSON object a line for a log store. Celery workers log through the same handlers.
+LOG_FORMAT = config.typed("CAPBENCH_LOG_FORMAT", str).strip().lower()
+if LOG_FORMAT not in {"text", "json"}:
+    raise config.ConfigError(f"CAPBENCH_LOG_FORMAT={LOG_FORMAT!r} is not valid: expected text or json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"require_debug_false": {"()": "django.utils.log.RequireDebugFalse"}},
+    "formatters": {
+        "text": {"()": "capbench.logs.TextFormatter"},
+        "json": {"()": "capbench.logs.JsonFormatter"},
+    },
     "handlers": {
-        "console": {"class": "logging.StreamHandler"},
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT},
         "mail_admins": {
             "level": "ERROR",
             "filters": ["require_debug_false"],

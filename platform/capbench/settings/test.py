@@ -8,7 +8,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MEDIA_ROOT = STATE_DIR / "test-media"
 # Tests render pages without running collectstatic first: plain names (make run's test checks the hashed ones).
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    **STORAGES,  # noqa: F405  (the default storage as configured: a folder, or a bucket)
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 

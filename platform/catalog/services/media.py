@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from capbench import storage
 from catalog.importers.sources import md5_manifest
 from catalog.models import Dataset, Media
 
@@ -95,17 +93,6 @@ def _checksums(path: Path) -> tuple[str, str, int]:
 
 
 def _store(path: Path, sha256: str) -> str:
-    """Place the file at MEDIA_ROOT/<sha[:2]>/<sha><suffix>: hard link when possible, else copy
-    through a temporary name so that a crash never leaves a partial file under the final name."""
-    relative = f"{sha256[:2]}/{sha256}{path.suffix.lower()}"
-    target = Path(settings.MEDIA_ROOT) / relative
-    if target.exists():
-        return relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
-    try:
-        os.link(path, partial)
-    except OSError:
-        shutil.copyfile(path, partial)
-    os.replace(partial, target)
-    return relative
+    """Store the file as <sha[:2]>/<sha><suffix> (capbench/storage.py: a hard link or a copy in a
+    local folder, an upload to an object store); a crash never leaves a partial file under that name."""
+    return storage.put_path(f"{sha256[:2]}/{sha256}{path.suffix.lower()}", path)

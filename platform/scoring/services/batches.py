@@ -15,12 +15,15 @@ from django.db import models, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from capbench import heartbeat
+from capbench.logs import bind
 from evaluation import metrics as registry
 from evaluation.metrics import MetricUnavailable
 from scoring.events import job_running
 from scoring.models import EvaluationJob, JobBatch, Score
 from scoring.services.contexts import job_context
 from scoring.services.lifecycle import job_end
+from scoring.services.pictures import pictures_publish
 from scoring.services.rows import caption_rows, input_key
 
 log = logging.getLogger(__name__)
@@ -67,6 +70,7 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
         return BatchOutcome(BatchOutcome.State.SKIPPED)
     job = batch.job
     version = job.metric_version
+    bind(job_id=job.pk, metric=slug_and_hash[0])
     availability = implementation.availability()
     if not availability.available:
         return _unavailable(job, availability.reason)
@@ -89,6 +93,7 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
             return _unavailable(job, str(error))
         for index, (_, key) in enumerate(runnable):
             computed[key] = _stored_fields(result, index)
+        pictures_publish([fields["detail"] for fields in computed.values()])  # before any score names one
     scores, failed = [], 0
     for job_row, key in zip(job_rows, keys, strict=True):
         fields = (
@@ -106,6 +111,10 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
     seconds = time.perf_counter() - started
     reused = len(job_rows) - len(todo)
     complete = _batch_record(batch, scores, seconds, reused=reused)
+    log.info(
+        "batch %d of job %d stored: %d scored, %d reused, %d without a number, %.2f s",
+        batch.index + 1, job.pk, len(computed), reused, failed, seconds,
+    )  # fmt: skip
     return BatchOutcome(
         BatchOutcome.State.DONE, scored=len(computed), reused=reused, failed=failed, job_complete=complete
     )
@@ -127,11 +136,14 @@ def _batch_claim(batch_id: int, worker: str) -> JobBatch | None:
         batch = JobBatch.objects.select_for_update().get(pk=batch_id)
         if batch.status == JobBatch.Status.DONE or job.is_final:
             return None
+        # Another delivery holds it, within the task time limit, and its worker still beats: a
+        # worker killed on another machine never says so, its heartbeat just stops.
         held_elsewhere = (
             batch.status == JobBatch.Status.RUNNING
             and batch.worker != worker
             and batch.started_at
             and batch.started_at > now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)
+            and heartbeat.alive(batch.holder)
         )
         if held_elsewhere:
             return None

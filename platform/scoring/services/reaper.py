@@ -12,6 +12,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from capbench import heartbeat
 from scoring.events import jobs_swept
 from scoring.models import EvaluationJob, JobBatch
 from scoring.services.finalize import job_finalize
@@ -104,6 +105,14 @@ def _sweep(now) -> dict[str, int]:
         started_at__lt=now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60),
     )
     _each(list(stuck), unstick, counts, "requeued")
+    # Held by a worker whose heartbeat stopped (killed, or its machine gone): another takes them now.
+    running = JobBatch.objects.filter(
+        status=JobBatch.Status.RUNNING,
+        job__in=open_jobs,
+        started_at__lt=now - timedelta(seconds=settings.CAPBENCH_WORKER_HEARTBEAT),
+    ).exclude(pk__in=[batch.pk for batch in stuck])
+    orphaned = [batch for batch in running if not heartbeat.alive(batch.holder)]
+    _each(orphaned, unstick, counts, "requeued")
     undelivered = JobBatch.objects.filter(job__in=open_jobs, status=JobBatch.Status.QUEUED).filter(
         Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - timedelta(seconds=settings.CAPBENCH_BATCH_RESEND_AFTER))
     )

@@ -7,11 +7,10 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-from django.conf import settings
 from django.db.models import Count
 
+from capbench import storage
 from catalog.models import Caption, PairJudgment
 from evaluation.metrics import CaptionRow
 
@@ -24,15 +23,17 @@ class JobRow:
 
 
 def caption_rows(caption_ids: Iterable[int]) -> list[JobRow]:
-    """In the order given; media is a path under MEDIA_ROOT when the file is attached."""
+    """In the order given; media is a path on this machine when the file is attached: the stored
+    file, or this worker's cached copy of it when files live in an object store."""
     ids = list(caption_ids)
     found = {}
     query = Caption.objects.filter(pk__in=ids).values_list(
         "pk", "text", "item__references", "item__media__stored_path", "item__media__sha256"
     )
-    root = Path(settings.MEDIA_ROOT)
-    for pk, text, references, stored, sha in query.iterator(chunk_size=5000):
-        media = str(root / stored) if stored else None
+    fetched = list(query.iterator(chunk_size=5000))
+    paths = storage.local_copies({stored: sha or "" for _, _, _, stored, sha in fetched if stored})
+    for pk, text, references, stored, sha in fetched:
+        media = str(paths[stored]) if stored else None
         found[pk] = JobRow(pk, CaptionRow(str(pk), text, tuple(references or ()), media), sha or "")
     missing = [pk for pk in ids if pk not in found]
     if missing:

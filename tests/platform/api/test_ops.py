@@ -53,6 +53,30 @@ def test_staff_read_queues_jobs_batches_and_per_metric_work(client, work, django
     assert "# TYPE capbench_batch_seconds summary" in text
 
 
+def test_the_workers_beating_now_are_listed(client, work, django_user_model, settings):
+    from capbench.heartbeat import Heartbeat
+
+    settings.CAPBENCH_WORKER_HEARTBEAT = 30
+    client.force_login(django_user_model.objects.create_user("operator", is_staff=True))
+    before = sample(client.get("/ops/metrics").content.decode(), "capbench_workers_alive", "")
+    beating = Heartbeat("ops-test@machine-a").start()
+    try:
+        text = client.get("/ops/metrics").content.decode()
+        assert sample(text, "capbench_worker_up", '{worker="ops-test@machine-a"}') == 1
+        assert sample(text, "capbench_workers_alive", "") == before + 1
+    finally:
+        beating.stop()
+    assert 'worker="ops-test@machine-a"' not in client.get("/ops/metrics").content.decode()  # a clean stop says so
+
+
+def test_health_says_whether_the_database_and_the_broker_answer(client, settings):
+    response = client.get("/healthz")
+    assert response.status_code == 200 and response.json() == {"database": "ok", "broker": "ok"}
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    response = client.get("/healthz")
+    assert response.status_code == 503 and response.json() == {"database": "ok", "broker": "unreachable"}
+
+
 def test_only_staff_or_the_token_see_it(client, work, captioner, monkeypatch):
     assert client.get("/ops/metrics").status_code == 404
     client.force_login(captioner)

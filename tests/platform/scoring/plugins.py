@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from pathlib import Path
 
 from evaluation.metrics import Metric, MetricResult, register
 from evaluation.metrics.base import Availability
@@ -22,6 +23,20 @@ class WordCount(Metric):
         time.sleep(float(os.environ.get("CAPBENCH_TEST_PAUSE", "0")))
         scores = [float(len(row.candidate.split())) for row in rows]
         return MetricResult(scores=scores, corpus=sum(scores) / len(scores) if scores else None)
+
+
+@register("test_image_bytes")
+class ImageBytes(Metric):
+    """The size in bytes of the caption's picture, read from the path the worker was given, after a
+    pause per batch (CAPBENCH_TEST_PAUSE seconds): what a worker reads is the picture itself."""
+
+    slug, name, family = "test_image_bytes", "Test: picture bytes", "test"
+    needs = frozenset({"media"})
+
+    def score(self, rows, context=None) -> MetricResult:
+        time.sleep(float(os.environ.get("CAPBENCH_TEST_PAUSE", "0")))
+        scores = [float(len(Path(row.media).read_bytes())) for row in rows]
+        return MetricResult(scores=scores, corpus=None)
 
 
 @register("test_missing_weights")

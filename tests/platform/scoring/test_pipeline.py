@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 import tests.platform.scoring.plugins  # noqa: F401  (registers the test metrics here)
+from capbench import heartbeat
 from catalog.models import Caption, Item
 from evaluation.metrics import CaptionRow, get
 from scoring.models import CorpusContext, EvaluationJob, JobBatch, Metric, MetricVersion, Score, SystemScore
@@ -262,10 +263,38 @@ def test_a_second_delivery_of_a_batch_being_worked_on_is_skipped(demo_dataset, c
     JobBatch.objects.filter(pk=batch.pk).update(
         status="running", worker="a@host/task-1", started_at=timezone.now(), attempts=1
     )
-    assert batch_run(batch_id=batch.pk, worker="b@host/task-2").state == "skipped"  # a duplicate message
-    assert JobBatch.objects.get(pk=batch.pk).attempts == 1  # and it used up no attempt
-    assert batch_run(batch_id=batch.pk, worker="a@host/task-1").state == "done"  # the same delivery again
+    heartbeat.beat("a@host")  # worker a is alive
+    try:
+        assert batch_run(batch_id=batch.pk, worker="b@host/task-2").state == "skipped"  # a duplicate message
+        assert JobBatch.objects.get(pk=batch.pk).attempts == 1  # and it used up no attempt
+        assert batch_run(batch_id=batch.pk, worker="a@host/task-1").state == "done"  # the same delivery again
+    finally:
+        heartbeat.stopped("a@host")
     assert Score.objects.filter(caption__system=submission.system).count() == 100
+
+
+def test_what_a_silent_worker_held_goes_to_another_without_waiting_for_the_time_limit(
+    demo_dataset, captioner, settings
+):
+    """A worker killed on another machine says nothing: its heartbeat stops. The reaper sends its
+    batch again at the next sweep, and another worker may take it even from the old message."""
+    settings.CAPBENCH_WORKER_HEARTBEAT = 5
+    submission = submit(captioner, demo_dataset, ["rouge_l"])
+    batch = JobBatch.objects.get(job__system=submission.system)
+    started = timezone.now() - timedelta(seconds=10)  # well inside the task time limit
+    JobBatch.objects.filter(pk=batch.pk).update(status="running", worker="a@host/task-1", started_at=started)
+    EvaluationJob.objects.filter(pk=batch.job_id).update(status="running")
+    heartbeat.beat("a@host")
+    try:
+        assert jobs_reap()["requeued"] == 0  # alive: left alone
+        assert JobBatch.objects.get(pk=batch.pk).status == "running"
+    finally:
+        heartbeat.stopped("a@host")
+    assert jobs_reap()["requeued"] == 1  # silent: sent again
+    assert JobBatch.objects.get(pk=batch.pk).status == "queued"
+    JobBatch.objects.filter(pk=batch.pk).update(status="running", worker="a@host/task-1", started_at=started)
+    assert batch_run(batch_id=batch.pk, worker="b@host/task-2").state == "done"  # the old message, taken over
+    assert JobBatch.objects.get(pk=batch.pk).worker == "b@host/task-2"
 
 
 def test_a_metric_gone_from_the_code_fails_planning_instead_of_retrying(demo_dataset, captioner):

@@ -17,7 +17,8 @@ class Workers:
     def __init__(self, repo_root: Path, tmp_path: Path):
         self.repo_root, self.tmp_path, self.processes = repo_root, tmp_path, []
 
-    def start(self, name: str, **env: str) -> subprocess.Popen:
+    def start(self, name: str, cwd: Path | None = None, **env: str) -> subprocess.Popen:
+        """A worker named `name`@test; `cwd` its working directory (the checkout by default)."""
         database = urlsplit(os.environ["DATABASE_URL"])._replace(path="/" + settings.DATABASES["default"]["NAME"])
         queues = ",".join(f"{settings.CAPBENCH_QUEUE_PREFIX}{kind}" for kind in ("cpu", "gpu", "api"))
         environment = {
@@ -51,7 +52,7 @@ class Workers:
                 "--without-mingle",
             ],
             env=environment,
-            cwd=self.repo_root,
+            cwd=cwd or self.repo_root,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -21,6 +21,7 @@ import itertools
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -107,7 +108,7 @@ def _scores(submission: Submission, marker: str, version: MetricVersion, tmp_pat
         count=100,
     )
     key = f"{abs(hash(marker)) % 10**8:08d}".ljust(64, "a")
-    picture = tmp_path / "generated" / key[:2] / f"{key}.png"
+    picture = Path(settings.MEDIA_ROOT) / "generated" / key[:2] / f"{key}.png"  # in the file store
     picture.parent.mkdir(parents=True, exist_ok=True)
     picture.write_bytes(b"\x89PNG " + marker.encode())
     Score.objects.bulk_create(
@@ -127,7 +128,6 @@ def _scores(submission: Submission, marker: str, version: MetricVersion, tmp_pat
 
 @pytest.fixture
 def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch) -> World:
-    monkeypatch.setenv("CAPBENCH_GENERATED_DIR", str(tmp_path / "generated"))
     settings.MEDIA_ROOT = tmp_path / "media"
     owner = django_user_model.objects.create_user("owner", password="a long test password")
     stranger = django_user_model.objects.create_user("stranger", password="a long test password")

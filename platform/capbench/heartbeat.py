@@ -1,0 +1,82 @@
+"""Which Celery workers are alive, wherever they run: each worker's main process keeps a key in
+Redis (`<prefix>worker-alive:<hostname>`) that expires CAPBENCH_WORKER_HEARTBEAT seconds after its
+last beat, renewed three times in that span, deleted at a clean stop.
+
+A batch held by a worker whose key has expired is free to take: a worker killed on another machine
+(power, out of memory, SIGKILL) never says so, and its batches must not wait for the task time
+limit. The claim in scoring.services.batches and the reaper read `alive`."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from functools import cache
+
+import redis
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+
+def _key(hostname: str) -> str:
+    return f"{settings.CAPBENCH_QUEUE_PREFIX}worker-alive:{hostname}"
+
+
+@cache
+def _client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+
+
+def beat(hostname: str) -> None:
+    _client(settings.REDIS_URL).set(_key(hostname), "1", ex=settings.CAPBENCH_WORKER_HEARTBEAT)
+
+
+def stopped(hostname: str) -> None:
+    _client(settings.REDIS_URL).delete(_key(hostname))
+
+
+def alive(hostname: str) -> bool:
+    """Whether the worker named `hostname` (a Celery hostname, "name@host") beat recently. When
+    Redis cannot say, it is taken as alive: nothing is taken from a worker on a guess."""
+    try:
+        return bool(_client(settings.REDIS_URL).exists(_key(hostname)))
+    except redis.RedisError:
+        log.warning("cannot read the heartbeat of %s: taken as alive", hostname)
+        return True
+
+
+def alive_workers() -> list[str] | None:
+    """The hostnames of the workers beating now (None: Redis did not answer)."""
+    prefix = _key("")
+    try:
+        keys = _client(settings.REDIS_URL).scan_iter(match=f"{prefix}*", count=1000)
+        return sorted(key.decode()[len(prefix) :] for key in keys)
+    except redis.RedisError:
+        return None
+
+
+class Heartbeat:
+    """The thread of a worker's main process that keeps its key (started at worker_ready)."""
+
+    def __init__(self, hostname: str) -> None:
+        self.hostname = hostname
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="capbench-heartbeat", daemon=True)
+
+    def start(self) -> Heartbeat:
+        beat(self.hostname)  # alive from the first moment it can take a task
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(settings.CAPBENCH_WORKER_HEARTBEAT / 3):
+            try:
+                beat(self.hostname)
+            except redis.RedisError:
+                log.warning("heartbeat of %s not sent: Redis did not answer", self.hostname)
+
+    def stop(self) -> None:
+        self._stop.set()
+        with contextlib.suppress(redis.RedisError):  # else it expires on its own
+            stopped(self.hostname)

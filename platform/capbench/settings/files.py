@@ -1,0 +1,27 @@
+"""Where stored files live (capbench/storage.py): a local folder, or an S3-compatible object store."""
+
+from __future__ import annotations
+
+
+def local_storage() -> dict:
+    """MEDIA_ROOT on this machine (followed when a test changes it), names kept as content addresses."""
+    return {"BACKEND": "capbench.storage.ContentAddressedFileSystemStorage"}
+
+
+def object_storage(bucket: str, endpoint: str | None, region: str | None, prefix: str | None) -> dict:
+    """An S3-compatible bucket (django-storages). Credentials come the AWS way: AWS_ACCESS_KEY_ID and
+    AWS_SECRET_ACCESS_KEY, or the machine's role. Objects are private: served through our views,
+    which apply the visibility rule, never by a public or signed bucket URL."""
+    options: dict[str, object] = {
+        "bucket_name": bucket,
+        "location": (prefix or "").strip("/"),
+        "file_overwrite": True,  # a name is its content's address: the same name holds the same bytes
+        "default_acl": "private",
+        "querystring_auth": True,
+        "signature_version": "s3v4",
+    }
+    if endpoint:  # MinIO, moto, Ceph …: the bucket in the path, not in the host name
+        options |= {"endpoint_url": endpoint, "addressing_style": "path"}
+    if region:
+        options["region_name"] = region
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
