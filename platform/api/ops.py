@@ -43,7 +43,8 @@ def metrics(request: HttpRequest) -> HttpResponse:
 def health(request: HttpRequest) -> JsonResponse:
     checks = {"database": _database_answers(), "broker": _broker_answers()}
     return JsonResponse(
-        {name: "ok" if ok else "unreachable" for name, ok in checks.items()}, status=200 if all(checks.values()) else 503
+        {name: "ok" if ok else "unreachable" for name, ok in checks.items()},
+        status=200 if all(checks.values()) else 503,
     )
 
 

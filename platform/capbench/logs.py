@@ -17,7 +17,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 FIELDS = ("job_id", "batch_id", "task_id", "worker", "metric", "submission_id", "dataset_id")
-_context: contextvars.ContextVar[dict[str, object] | None] = contextvars.ContextVar("capbench_log_context", default=None)
+_context: contextvars.ContextVar[dict[str, object] | None] = contextvars.ContextVar(
+    "capbench_log_context", default=None
+)
 
 
 @contextlib.contextmanager

@@ -97,7 +97,10 @@ def prometheus_text(work: Work) -> str:
         [("", -1 if work.workers is None else len(work.workers))],
     )
     family(
-        "capbench_worker_up", "gauge", "1 for each worker beating now.", [(f'{{worker="{w}"}}', 1) for w in work.workers or []]
+        "capbench_worker_up",
+        "gauge",
+        "1 for each worker beating now.",
+        [(f'{{worker="{w}"}}', 1) for w in work.workers or []],
     )
     family(
         "capbench_jobs", "gauge", "Evaluation jobs by state.", [(f'{{state="{s}"}}', n) for s, n in work.jobs.items()]

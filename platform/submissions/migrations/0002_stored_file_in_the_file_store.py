@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('submissions', '0001_initial'),
+        ("submissions", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='submission',
-            name='stored_file',
-            field=models.CharField(help_text='the upload as received: its name in the file store', max_length=300),
+            model_name="submission",
+            name="stored_file",
+            field=models.CharField(help_text="the upload as received: its name in the file store", max_length=300),
         ),
     ]

@@ -237,7 +237,8 @@ def test_workers_and_web_share_nothing_but_the_database_the_broker_and_the_objec
             for line in path.read_text().splitlines()
             if line.startswith("{") and "stored:" in line
         ]
-        assert any(entry["job_id"] == job.pk and entry["worker"] == "right@test" for entry in batch_lines), batch_lines[:3]
+        mine = [entry for entry in batch_lines if entry["job_id"] == job.pk and entry["worker"] == "right@test"]
+        assert mine, batch_lines[:3]
         assert all({"batch_id", "task_id", "metric", "time", "level"} <= set(entry) for entry in batch_lines)
 
         # The web process shows the picture, from the object store.
