@@ -25,8 +25,9 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 # DEBUG off: static files are served by WhiteNoise, errors are a plain 500 page.
-# PORT=8001 serves on another port.
-RUN_ARGS = $(if $(PORT),--port $(PORT))
+# `make run PORT=8001` serves on another port (given on the command line only: a PORT exported by
+# the shell, as some hosts do, is not taken for it).
+RUN_ARGS = $(if $(filter command line,$(origin PORT)),--port $(PORT))
 
 run: $(VENV)/.installed
 	$(PY) -m capbench.run $(RUN_ARGS)

@@ -7,14 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.background import Background, Job
+from tests.background import ROOT, SHARED_DATA, Background, Job
 
 # model_store, pac_checkpoint, roberta_store, polos_store, llava_store, qwen_store, images; judge_server;
-# vision_store (tiny SD, EVA, B/16 and Alpha-CLIPs, YOLO, Depth Anything, SAM, FACTUAL T5)
-pytest_plugins = ["tests.fixtures.models", "tests.fixtures.judges", "tests.fixtures.vision"]
-
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# vision_store (tiny SD, EVA, B/16 and Alpha-CLIPs, YOLO, Depth Anything, SAM, FACTUAL T5); browser_page,
+# page_problems, artefacts (Playwright on Debian's Chromium)
+pytest_plugins = ["tests.fixtures.models", "tests.fixtures.judges", "tests.fixtures.vision", "tests.fixtures.browser"]
 
 
 @pytest.fixture(scope="session")
@@ -62,4 +60,6 @@ def background(request: pytest.FixtureRequest) -> Job:
     """The finished background job this test is marked for (its process result and output file)."""
     marker = request.node.get_closest_marker("background")
     assert marker is not None, "mark the test @pytest.mark.background(name)"
-    return request.config.stash[_BACKGROUND].wait(marker.args[0])
+    started = request.config.stash.get(_BACKGROUND, None)
+    assert started is not None, "no background job was started in this session (collected with --collect-only?)"
+    return started.wait(marker.args[0])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import logging
 import os
 import secrets
@@ -38,22 +39,17 @@ logger = logging.getLogger("capbench.run")
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000, help="the web server's port (make run PORT=8001)")
+    parser.add_argument("--port", type=_port, default=8000, help="the web server's port (make run PORT=8001)")
     parser.add_argument("--state-dir", type=Path, default=ROOT / ".capbench")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="[capbench] %(message)s")
     embedded.quiet_library_logs()
     state_dir = args.state_dir.resolve()
-    taken = _port_taken(args.host, args.port)
-    if taken:
+    refused = _port_refusal(args.host, args.port)
+    if refused:
         # Before anything starts: a taken port would otherwise be found only after the database,
         # migrations and the demo import, half a minute later.
-        logger.error(
-            "%s:%s is taken (%s): stop what serves there, or choose another port: make run PORT=8001",
-            args.host,
-            args.port,
-            taken,
-        )
+        logger.error("%s:%s %s", args.host, args.port, refused)
         return 1
     stop = _stop_on_signals()
     with embedded.services(state_dir) as urls, _recorded(state_dir, urls):
@@ -91,17 +87,32 @@ def main(argv: list[str]) -> int:
 CHILD_NAMES = ("Celery worker", "web server")
 
 
-def _port_taken(host: str, port: int) -> str:
+def _port_refusal(host: str, port: int) -> str:
     """Why the web server could not listen on host:port (empty when it can). The check binds and
     lets go at once; what takes the port in the meantime still ends the run, with the web server's
     own message."""
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+    try:
+        family, kind, protocol, _, address = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except OSError as error:
+        return f"cannot be listened on: {error.strerror or error}"
+    with socket.socket(family, kind, protocol) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds: TIME_WAIT is no obstacle
         try:
-            probe.bind((host, port))
+            probe.bind(address)
         except OSError as error:
-            return error.strerror or str(error)
+            if error.errno == errno.EADDRINUSE:
+                return "is taken: stop what serves there, or choose another port with make run PORT=8001"
+            return f"cannot be listened on: {error.strerror or error}"
     return ""
+
+
+def _port(text: str) -> int:
+    port = int(text)
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (1 to 65535)")
+    return port
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +82,7 @@ def _descendants_alive(state: Path) -> list[str]:
     return [line for line in out.splitlines() if str(state) in line]
 
 
-def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path):
+def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path, browser_page, artefacts):
     state = tmp_path / "state"
     port = _free_port()
     log = tmp_path / "run.log"
@@ -110,6 +111,7 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path):
         with pytest.raises(urllib.error.HTTPError) as missing:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/no-such-page/", timeout=10)
         assert missing.value.code == 404 and b"DEBUG" not in missing.value.read()
+        _pages_load_in_a_browser(browser_page, f"http://127.0.0.1:{port}", artefacts)
         # A command typed in another terminal acts on the platform's own embedded database.
         listed = _manage(repo_root, state, "datasets", "list")
         assert listed.returncode == 0 and "flickr8k-expert-demo" in listed.stdout, listed.stderr[-2000:]
@@ -135,7 +137,7 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path):
     process = _start(repo_root, state, port, log)
     try:
         _wait_for(f"http://127.0.0.1:{port}/", process)
-        os.kill(_child_pid(process.pid, "gunicorn"), signal.SIGKILL)
+        os.kill(_child_pid(process.pid, "-m gunicorn"), signal.SIGKILL)
         code = process.wait(timeout=60)
     finally:
         if process.poll() is None:
@@ -144,6 +146,39 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path):
     assert "flickr8k-expert-demo: unchanged" in output
     assert code == 1 and "the web server exited on its own (code -9)" in output, output[-3000:]
     assert not _descendants_alive(state), "a server started by make run is still running"
+    # gunicorn's own workers, orphaned by the kill, notice and leave (their arguments name no state dir).
+    deadline = time.monotonic() + 30
+    while servers := [args for args in _group_members(process.pid) if "gunicorn" in args]:
+        assert time.monotonic() < deadline, f"still running after make run ended: {servers}"
+        time.sleep(0.5)
+
+
+def _group_members(group: int) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pgid=,args="], capture_output=True, text=True).stdout
+    return [args for pgid, _, args in (line.strip().partition(" ") for line in out.splitlines()) if pgid == str(group)]
+
+
+def _pages_load_in_a_browser(page, base: str, artefacts: Path) -> None:
+    """What a newcomer sees on `make run`'s server (gunicorn, hashed static files): the stylesheet
+    applied, the demo's charts drawn by Plotly once the worker has scored it, Swagger UI listing the
+    API. The browser fixture fails the test on any CSP violation or script error."""
+    page.goto(f"{base}/")
+    applied = page.evaluate(
+        "() => [...document.styleSheets].some(s => s.href && s.href.includes('/static/capbench.') && s.cssRules.length)"
+    )
+    assert applied, "the stylesheet did not load"
+    deadline = time.monotonic() + 180  # the demo is scored by make run's worker meanwhile
+    while True:
+        page.goto(f"{base}/metrics/bleu_1/")
+        try:
+            page.wait_for_selector("#chart-scatter .main-svg", timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            assert time.monotonic() < deadline, "the demo's charts never appeared on the metric page"
+    page.screenshot(path=str(artefacts / "make-run-metric.png"), full_page=True)
+    page.goto(f"{base}/api/v1/docs/")
+    page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
+    assert page.locator(".swagger-ui .opblock").count() > 5
 
 
 def _child_pid(parent: int, name: str) -> int:
