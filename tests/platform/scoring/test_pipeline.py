@@ -69,6 +69,7 @@ def test_sync_mirrors_the_registry_and_a_new_configuration_is_a_new_version(monk
     assert cider.current_version == created[0]
 
 
+@pytest.mark.slow  # METEOR's JVM starts for it: ten seconds
 def test_a_submission_is_scored_batch_by_batch_like_one_call(demo_dataset, captioner, settings):
     settings.CAPBENCH_BATCH_SIZE = {"cpu": 30, "gpu": 30, "api": 30}
     submission = submit(captioner, demo_dataset, ["bleu_4", "cider_d", "meteor", "rouge_l"])

@@ -92,6 +92,7 @@ def test_local_prompt_tokens_are_exactly_what_the_model_is_given(llava_store, pi
     assert backend._loaded is not None
 
 
+@pytest.mark.slow  # a tiny LLaVA generating every context: six seconds
 def test_visce2_estimate_counts_one_context_per_image_and_nothing_once_all_is_cached(llava_store, picture, tmp_path):
     other = tmp_path / "other.png"
     Image.fromarray(np.full((30, 40, 3), 10, dtype=np.uint8)).save(other)

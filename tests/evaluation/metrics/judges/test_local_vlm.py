@@ -54,6 +54,7 @@ def test_local_replies_are_cached(llava_store, picture, tmp_path):
     assert second.cached and second.text == first.text and len(list((tmp_path / "cache").rglob("*.json"))) == 1
 
 
+@pytest.mark.slow  # two judges generating on a tiny LLaVA: four seconds
 def test_visce2_and_fleur_run_on_the_local_model_and_record_what_they_read(llava_store, picture):
     rows = [CaptionRow("1", "a dog", (), picture), CaptionRow("2", "a grey square", (), picture)]
     visce2 = get("visce2").score(rows)
