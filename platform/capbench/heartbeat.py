@@ -65,16 +65,19 @@ class Heartbeat:
         self._thread = threading.Thread(target=self._run, name="capbench-heartbeat", daemon=True)
 
     def start(self) -> Heartbeat:
-        beat(self.hostname)  # alive from the first moment it can take a task
+        self._beat()  # alive from the first moment it can take a task (or as soon as Redis answers)
         self._thread.start()
         return self
 
+    def _beat(self) -> None:
+        try:
+            beat(self.hostname)
+        except Exception:  # the thread must outlive any failure: a silent worker loses its batches
+            log.warning("heartbeat of %s not sent", self.hostname, exc_info=True)
+
     def _run(self) -> None:
         while not self._stop.wait(settings.CAPBENCH_WORKER_HEARTBEAT / 3):
-            try:
-                beat(self.hostname)
-            except redis.RedisError:
-                log.warning("heartbeat of %s not sent: Redis did not answer", self.hostname)
+            self._beat()
 
     def stop(self) -> None:
         self._stop.set()

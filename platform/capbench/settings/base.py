@@ -141,6 +141,8 @@ MEDIA_ROOT = config.optional("CAPBENCH_MEDIA_ROOT", Path) or STATE_DIR / "media"
 CAPBENCH_FILE_CACHE = config.optional("CAPBENCH_FILE_CACHE", Path) or STATE_DIR / "file-cache"
 # A worker whose heartbeat is this old is dead: its batches go to others (capbench/heartbeat.py).
 CAPBENCH_WORKER_HEARTBEAT = config.typed("CAPBENCH_WORKER_HEARTBEAT", int)
+if CAPBENCH_WORKER_HEARTBEAT < 3:
+    raise config.ConfigError(f"CAPBENCH_WORKER_HEARTBEAT={CAPBENCH_WORKER_HEARTBEAT} is not valid: expected 3 or more")
 
 # Celery: a Redis-compatible broker always; no eager mode outside single-function unit tests.
 REDIS_URL = env_str("REDIS_URL", RUNNING.get("REDIS_URL", LOCAL_REDIS_URL))

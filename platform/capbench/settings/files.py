@@ -16,9 +16,12 @@ def object_storage(bucket: str, endpoint: str | None, region: str | None, prefix
         "bucket_name": bucket,
         "location": (prefix or "").strip("/"),
         "file_overwrite": True,  # a name is its content's address: the same name holds the same bytes
-        "default_acl": "private",
+        "default_acl": None,  # the bucket's own policy (private); AWS buckets without ACLs refuse one
         "querystring_auth": True,
         "signature_version": "s3v4",
+        # A file read from the bucket (a video, say) is spooled to disk past 8 MB, never held whole
+        # in a web or worker process's memory.
+        "max_memory_size": 8 * 1024 * 1024,
     }
     if endpoint:  # MinIO, moto, Ceph …: the bucket in the path, not in the host name
         options |= {"endpoint_url": endpoint, "addressing_style": "path"}

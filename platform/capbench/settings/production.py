@@ -65,3 +65,6 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+
+# Health checks come over plain HTTP from inside the container or the load balancer.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]

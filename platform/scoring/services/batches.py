@@ -75,11 +75,11 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
     if not availability.available:
         return _unavailable(job, availability.reason)
     started = time.perf_counter()
-    job_rows = caption_rows(batch.caption_ids)
+    needs_media = "media" in implementation.needs
+    job_rows = caption_rows(batch.caption_ids, media=needs_media)
     keys = [input_key(version.config_hash, job_row, job.context_key) for job_row in job_rows]
     known = _known_scores(version, keys)
     todo = [(job_row, key) for job_row, key in zip(job_rows, keys, strict=True) if key not in known]
-    needs_media = "media" in implementation.needs
     runnable = [(job_row, key) for job_row, key in todo if not needs_media or job_row.row.media]
     computed: dict[str, dict] = {}
     if runnable:
@@ -93,7 +93,10 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
             return _unavailable(job, str(error))
         for index, (_, key) in enumerate(runnable):
             computed[key] = _stored_fields(result, index)
-        pictures_publish([fields["detail"] for fields in computed.values()])  # before any score names one
+    # Before any score names one. A reused score's picture is published if this machine has it
+    # (scores stored before pictures went to the file store); else another worker already did.
+    pictures_publish([fields["detail"] for fields in computed.values()])
+    pictures_publish([fields["detail"] for fields in known.values()], required=False)
     scores, failed = [], 0
     for job_row, key in zip(job_rows, keys, strict=True):
         fields = (

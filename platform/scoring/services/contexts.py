@@ -27,7 +27,7 @@ def job_context(job: EvaluationJob, metric: Metric, caption_ids: list[int]) -> o
     if stored is not None:
         context = pickle.loads(bytes(stored))
     else:
-        rows = [job_row.row for job_row in caption_rows(caption_ids)]
+        rows = [job_row.row for job_row in caption_rows(caption_ids, media="media" in metric.needs)]
         expanded = [
             row for row, times in zip(rows, caption_multiplicity(caption_ids), strict=True) for _ in range(times)
         ]

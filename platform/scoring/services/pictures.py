@@ -7,7 +7,7 @@ from __future__ import annotations
 from capbench import storage
 from evaluation.backbones.t2i import KEY, generated_path
 
-PICTURE = "generated_image"  # the detail field naming a generated picture's key
+PICTURE = "generated_image"  # the detail field naming a generated picture's key (leaderboards.items reads it)
 
 
 def picture_name(key: str) -> str | None:
@@ -15,15 +15,18 @@ def picture_name(key: str) -> str | None:
     return f"generated/{key[:2]}/{key}.png" if KEY.fullmatch(key) else None
 
 
-def pictures_publish(details: list[dict | None]) -> int:
+def pictures_publish(details: list[dict | None], *, required: bool = True) -> int:
     """Put each generated picture named in `details` into the file store (kept when already there).
-    A picture named but not on this machine is an error: its score would show nothing."""
+    A picture just generated (`required`) but not on this machine is an error: its score would
+    show nothing."""
     published = 0
     for key in dict.fromkeys(detail[PICTURE] for detail in details if detail and detail.get(PICTURE)):
         name = picture_name(key)
         path = generated_path(key)
         if name is None or path is None:
-            raise RuntimeError(f"the generated picture {key!r} is not in this worker's cache")
+            if required:
+                raise RuntimeError(f"the generated picture {key!r} is not in this worker's cache")
+            continue
         if not storage.exists(name):
             storage.put_path(name, path)
             published += 1

@@ -45,7 +45,7 @@ def job_plan(*, purpose, dataset, system, version: MetricVersion, caption_ids: l
         if not created and (job.is_final or job.batch_count):
             return job  # planned before: the batches (and the reaper) carry it on
         if metric.corpus_dependent:
-            rows = [job_row.row.references for job_row in caption_rows(caption_ids)]
+            rows = [job_row.row.references for job_row in caption_rows(caption_ids, media=False)]
             job.context_key = context_key(version.config_hash, rows, caption_multiplicity(caption_ids))
         size = settings.CAPBENCH_BATCH_SIZE.get(metric.queue, 500)
         slices = [caption_ids[start : start + size] for start in range(0, len(caption_ids), size)]

@@ -22,19 +22,21 @@ class JobRow:
     media_sha256: str
 
 
-def caption_rows(caption_ids: Iterable[int]) -> list[JobRow]:
+def caption_rows(caption_ids: Iterable[int], *, media: bool = True) -> list[JobRow]:
     """In the order given; media is a path on this machine when the file is attached: the stored
-    file, or this worker's cached copy of it when files live in an object store."""
+    file, or this worker's cached copy of it when files live in an object store. `media=False`
+    (text-only work) fetches nothing and leaves it None."""
     ids = list(caption_ids)
     found = {}
     query = Caption.objects.filter(pk__in=ids).values_list(
         "pk", "text", "item__references", "item__media__stored_path", "item__media__sha256"
     )
     fetched = list(query.iterator(chunk_size=5000))
-    paths = storage.local_copies({stored: sha or "" for _, _, _, stored, sha in fetched if stored})
+    wanted = {stored: sha or "" for _, _, _, stored, sha in fetched if stored} if media else {}
+    paths = storage.local_copies(wanted)
     for pk, text, references, stored, sha in fetched:
-        media = str(paths[stored]) if stored else None
-        found[pk] = JobRow(pk, CaptionRow(str(pk), text, tuple(references or ()), media), sha or "")
+        path = str(paths[stored]) if stored in paths else None
+        found[pk] = JobRow(pk, CaptionRow(str(pk), text, tuple(references or ()), path), sha or "")
     missing = [pk for pk in ids if pk not in found]
     if missing:
         raise LookupError(f"{len(missing)} caption(s) of the job no longer exist (e.g. {missing[:3]})")
