@@ -48,7 +48,8 @@ def dataset_import(
     if dataset is None or changed:  # the same as `changed`; the first test narrows the type
         dataset = _dataset_upsert(dataset, info, fingerprint)
         removed = _content_store(dataset, bundle)
-        _statistics_refresh()
+        if sum(bundle.counts().values()) >= ANALYZE_FROM_ROWS:
+            _statistics_refresh()
     elif title and dataset.title != title:
         Dataset.objects.filter(pk=dataset.pk).update(title=title)
         dataset.title = title
@@ -71,6 +72,9 @@ def dataset_import(
         seconds=outcome.seconds,
     )
     return outcome
+
+
+ANALYZE_FROM_ROWS = 10_000  # a few thousand rows are planned well enough without it (the demo: 2,600)
 
 
 def _statistics_refresh() -> None:

@@ -55,6 +55,7 @@ def rated(tmp_path, settings):
     return dataset
 
 
+@pytest.mark.slow  # builds the tiny text-to-image pipelines and generates on them: four seconds
 def test_the_t2i_cycle_score_is_stored_with_its_picture_and_shown_on_the_item_page(client, vision_store, rated):
     item = Item.objects.filter(dataset=rated).order_by("id").first()
     Caption.objects.exclude(item=item).delete()
