@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import secrets
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -29,6 +28,8 @@ from typing import IO
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage, storages
+
+from evaluation.files import atomic_path
 
 CHUNK = 1 << 20
 
@@ -45,15 +46,9 @@ class ContentAddressedFileSystemStorage(FileSystemStorage):
         target = Path(self.path(name))
         if target.exists():
             return name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
-        try:
-            with partial.open("wb") as out:
-                for chunk in content.chunks(CHUNK):
-                    out.write(chunk)
-            os.replace(partial, target)
-        finally:
-            partial.unlink(missing_ok=True)
+        with atomic_path(target) as partial, partial.open("wb") as out:
+            for chunk in content.chunks(CHUNK):
+                out.write(chunk)
         return name
 
 
@@ -87,15 +82,11 @@ def put_path(name: str, path: Path, *, move: bool = False) -> str:
     if move:
         os.replace(path, target)
         return name
-    partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
-    try:
+    with atomic_path(target) as partial:
         try:
             os.link(path, partial)
         except OSError:
             shutil.copyfile(path, partial)
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
     return name
 
 
@@ -128,19 +119,14 @@ def local_copy(name: str, sha256: str = "") -> Path:
     cached = cache_dir() / name
     if cached.is_file():
         return cached
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    partial = cached.with_name(f".{cached.name}.{secrets.token_hex(4)}.partial")
     digest = hashlib.sha256()
-    try:
+    with atomic_path(cached) as partial:
         with store().open(name, "rb") as source, partial.open("wb") as out:
             for chunk in source.chunks(CHUNK):
                 digest.update(chunk)
                 out.write(chunk)
         if sha256 and digest.hexdigest() != sha256:
             raise OSError(f"the stored file {name} has sha256 {digest.hexdigest()}, not {sha256}")
-        os.replace(partial, cached)
-    finally:
-        partial.unlink(missing_ok=True)
     return cached
 
 
