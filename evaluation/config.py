@@ -230,6 +230,13 @@ VARIABLES: dict[str, Variable] = {
         ),
         _v("CAPBENCH_WEB_THREADS", "int", 4, "Threads per web server process (keep-alive clients).", P),
         _v(
+            "CAPBENCH_PAGE_MEMORY_MB",
+            "int",
+            32,
+            "Memory each web process keeps for board responses and validators (beside Valkey's shared copy).",
+            P,
+        ),
+        _v(
             "CAPBENCH_OPS_TOKEN",
             "str",
             None,

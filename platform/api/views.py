@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
+from dataclasses import astuple
 from pathlib import Path
 
 from django.contrib.auth.models import User
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from drf_spectacular.types import OpenApiTypes
@@ -29,7 +30,7 @@ from catalog.importers.registry import read_bundle
 from catalog.models import Dataset, Item, System
 from catalog.services.imports import dataset_import
 from leaderboards import selectors as boards
-from leaderboards.caching import board_headers, board_validators, not_modified
+from leaderboards.caching import board_headers, board_validators, kept_fragment, not_modified, page_validator
 from leaderboards.views import board_json
 from scoring.models import CorrelationResult, Metric, Score
 from submissions import selectors as submission_selectors
@@ -234,16 +235,18 @@ class LeaderboardView(APIView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> HttpResponse:
-        dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
-        visible = boards.systems_visible(dataset, request.user)
-        etag = board_validators(request, dataset, visible)
+        try:
+            state = boards.board_request_state(slug, request.user)
+        except Dataset.DoesNotExist:
+            raise NotFound("no such dataset") from None
+        etag = board_validators(request, state)
         unchanged = not_modified(request._request, etag)  # (the same headers; the user is this request's)
         if unchanged is not None:
             return board_headers(unchanged, request, etag)
         columns, rows = boards.captioner_board_query(
-            dataset, request.query_params, viewer=request.user, visible=visible
+            state.dataset, request.query_params, viewer=request.user, visible=state.visible
         )
-        return board_headers(Response(board_json(dataset, columns, rows)), request, etag)
+        return board_headers(Response(board_json(state.dataset, columns, rows)), request, etag)
 
 
 class MetricBoardView(APIView):
@@ -251,30 +254,42 @@ class MetricBoardView(APIView):
     `&family=<family>&reference=free|based`, read as the page reads them (an unknown protocol: 404)."""
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request) -> HttpResponse:
         try:
             query = boards.metric_board_query(request.query_params, strict=True)
         except boards.UnknownProtocol as error:
             raise NotFound(str(error)) from None
-        headers, rows = boards.metric_board(
-            protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference
+        text, digest = kept_fragment(
+            "metric-board-json",
+            boards.metric_board_version(),
+            astuple(query),
+            lambda: json.dumps(_metric_board_json(query)),
         )
-        return Response(
+        etag = page_validator(request, digest)
+        unchanged = not_modified(request._request, etag)
+        if unchanged is not None:
+            return board_headers(unchanged, request, etag)
+        return board_headers(Response(json.loads(text)), request, etag)
+
+
+def _metric_board_json(query: boards.MetricBoardQuery) -> dict:
+    headers, rows = boards.metric_board(
+        protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference
+    )
+    return {
+        "protocol": query.protocol,
+        "columns": [{"dataset": d.slug, "dimension": dim, "statistic": stat} for d, dim, stat in headers],
+        "metrics": [
             {
-                "protocol": query.protocol,
-                "columns": [{"dataset": d.slug, "dimension": dim, "statistic": stat} for d, dim, stat in headers],
-                "metrics": [
-                    {
-                        "metric": row.column.slug,
-                        "cells": [
-                            None if r is None else {"value": r.value, "low": r.low, "high": r.high, "n": r.n}
-                            for r in row.values
-                        ],
-                    }
-                    for row in rows
+                "metric": row.column.slug,
+                "cells": [
+                    None if r is None else {"value": r.value, "low": r.low, "high": r.high, "n": r.n}
+                    for r in row.values
                 ],
             }
-        )
+            for row in rows
+        ],
+    }
 
 
 @method_decorator(never_cache, name="dispatch")

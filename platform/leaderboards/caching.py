@@ -1,31 +1,41 @@
-"""HTTP caching of the captioner boards: an `ETag` of what the viewer is shown, a 304 to a
-conditional request before any table is built, and anonymous responses kept whole in the cache
-(Valkey) under their ETag.
+"""HTTP caching of the boards: an `ETag` of what the viewer is shown, a 304 to a conditional
+request before any table is built, and anonymous responses kept whole in the cache (Valkey) under
+their ETag.
 
-The validator covers everything a board response depends on: the columns and the rows of the
-snapshot this viewer may see (visibility read live, once per request: the board is built from the
-same set), the viewer (the page names them and may show their private rows), the query string and
-the templates. Nothing hidden moves it, so it tells no one that private work happened. Responses
-for a signed-in viewer are `private`: a shared cache never stores them; every response varies on
-Cookie and Authorization."""
+A captioner board's validator covers everything its response depends on: the columns and the rows
+of the snapshot this viewer may see (visibility read live, once per request: the board is built
+from the same set), the viewer (the page names them and may show their private rows), the query
+string and the deployment (templates and code). Nothing hidden moves it, so it tells no one that
+private work happened. Working it out reads the whole snapshot, so it is remembered under what it
+was worked out from (the snapshot's version, the visible ids, the viewer, the query): a request
+whose inputs are unchanged reads three small rows and two cache keys, and builds nothing.
+
+The metric board depends on no viewer (it shows public datasets' results only): its table is kept
+under a fingerprint of the tables it is read from (`selectors.metric_board_version`), and its
+validator is the table's digest.
+
+Responses for a signed-in viewer are `private`: a shared cache never stores them; every response
+varies on Cookie and Authorization. No Last-Modified: the only times at hand are the snapshots',
+which private work moves."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
-from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 
 from catalog.models import Dataset
-from leaderboards.selectors import systems_visible
+from leaderboards.selectors import BoardRequestState, board_request_state
 from leaderboards.snapshots import board_payload
 
 
@@ -34,48 +44,141 @@ class BoardRequest(Protocol):
 
     user: Any
     method: str | None
+    COOKIES: dict[str, str]
 
     def get_full_path(self) -> str: ...
 
 
 R = TypeVar("R", bound=HttpResponse)
-KEPT_SECONDS = 24 * 3600  # an anonymous response's life in the cache at most (a new snapshot misses it sooner)
-PREFIX = "board-response:"
+KEPT_SECONDS = 24 * 3600  # a kept response's or validator's life in the cache at most (new inputs miss it sooner)
+PREFIX = "board-response:"  # + ETag: an anonymous response, whole
+VALIDATOR_PREFIX = "board-etag:"  # + digest of the inputs: the captioner board validator they give
+
+
+class Kept:
+    """A process's own bounded copy of immutable cache entries (least recently used out first).
+
+    Only for keys whose value never changes once written (an ETag's response, the validator of a
+    given set of inputs): a copy here is never stale, and a hit costs no round trip to Valkey.
+    Valkey stays the level shared between processes."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self.entries: OrderedDict[str, tuple[Any, int]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> Any:
+        with self.lock:
+            found = self.entries.get(key)
+            if found is None:
+                return None
+            self.entries.move_to_end(key)
+            return found[0]
+
+    def put(self, key: str, value: Any, size: int) -> None:
+        if size > self.max_bytes // 4:  # one entry never pushes out most of the rest
+            return
+        with self.lock:
+            if key in self.entries:
+                return
+            self.entries[key] = (value, size)
+            self.size += size
+            while self.size > self.max_bytes:
+                _, (_, freed) = self.entries.popitem(last=False)
+                self.size -= freed
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.size = 0
+
+
+KEPT_HERE = Kept(settings.CAPBENCH_PAGE_MEMORY_BYTES)
+
+
+def kept_get(key: str) -> Any:
+    """From this process's copy, else from Valkey (then kept here too)."""
+    value = KEPT_HERE.get(key)
+    if value is None:
+        value = cache.get(key)
+        if value is not None:
+            KEPT_HERE.put(key, value, _size(value))
+    return value
+
+
+def kept_set(key: str, value: Any) -> None:
+    cache.set(key, value, KEPT_SECONDS)
+    KEPT_HERE.put(key, value, _size(value))
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, dict):
+        return sum(len(part) for part in value.values() if isinstance(part, bytes | str)) + 200
+    if isinstance(value, tuple):
+        return sum(len(part) for part in value if isinstance(part, str)) + 200
+    return len(value) + 200 if isinstance(value, str) else 200
 
 
 @functools.cache
-def templates_digest() -> str:
-    """The templates' content: a deployment that changes a page changes every validator."""
+def deployment_digest() -> str:
+    """The templates and the Python code of this deployment: changing a page, or how a board is
+    built, changes every validator. Read once per process."""
     digest = hashlib.sha256()
     engine: dict[str, Any] = settings.TEMPLATES[0]
-    for folder in engine["DIRS"]:
-        for path in sorted(Path(folder).rglob("*.html")):
+    folders = [(Path(folder), "*.html") for folder in engine["DIRS"]]
+    code = Path(__file__).resolve().parents[1]  # platform/
+    folders += [(code, "*.py"), (code.parent / "evaluation", "*.py")]
+    for folder, pattern in folders:
+        for path in sorted(folder.rglob(pattern)):
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def board_validators(request: BoardRequest, dataset: Dataset, visible: AbstractSet[int]) -> str:
-    """The ETag of the board response this request gets; `visible`: the ids of the systems this
-    viewer may see (selectors.systems_visible), read once per request and passed on to the board.
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def viewer_key(request: BoardRequest) -> str:
+    """Whom a response is for: "anonymous", or the account and its CSRF secret (a signed-in page
+    carries a token from it; signing in again makes a new one, and an old copy must not come back)."""
+    user = request.user
+    if not user.is_authenticated:
+        return "anonymous"
+    return f"user:{user.pk}:{_digest(request.COOKIES.get(settings.CSRF_COOKIE_NAME, ''))[:12]}"
+
+
+def board_validators(request: BoardRequest, state: BoardRequestState) -> str:
+    """The ETag of the captioner board response this request gets; `state`: the dataset, its
+    snapshot's version and the ids of the systems this viewer may see (selectors.board_request_state),
+    read once per request and passed on to the board.
 
     Made from what the viewer is shown (the columns and the visible rows of the snapshot), never
     from the snapshot's time: a private submission being scored rebuilds the snapshot, and a
-    validator that moved with it would tell anyone watching that something hidden happened."""
-    payload = board_payload(dataset)
-    shown = [row for row in payload["rows"] if row["system"]["id"] in visible]
-    user = request.user
-    viewer = f"user:{user.pk}" if user.is_authenticated else "anonymous"
-    raw = json.dumps(
-        [templates_digest(), dataset.pk, dataset.slug, payload["columns"], shown, viewer, request.get_full_path()],
-        sort_keys=True,
-        default=str,
-    )
-    return f'"{hashlib.sha256(raw.encode()).hexdigest()[:32]}"'
+    validator that moved with it would tell anyone watching that something hidden happened. Kept
+    under the inputs it was made from, so only a new snapshot, a change of visibility or a new
+    viewer reads the snapshot again."""
+    dataset = state.dataset
+    shown_to = (dataset.pk, dataset.slug, dataset.title, viewer_key(request), request.get_full_path())
+    remembered = None
+    if state.version is not None:
+        remembered = VALIDATOR_PREFIX + _digest(deployment_digest(), state.version, sorted(state.visible), *shown_to)
+        etag = kept_get(remembered)
+        if etag is not None:
+            return etag
+    payload, built = board_payload(dataset, with_version=True)
+    shown = [row for row in payload["rows"] if row["system"]["id"] in state.visible]
+    etag = f'"{_digest(deployment_digest(), payload["columns"], shown, *shown_to)}"'
+    if remembered is not None and built == state.version:  # (not rebuilt since the version was read)
+        kept_set(remembered, etag)
+    return etag
 
 
-def board_headers(response: R, request: BoardRequest, etag: str) -> R:
-    """No Last-Modified: the only time at hand is the snapshot's, which private work moves."""
-    response["ETag"] = etag
+def board_headers(response: R, request: BoardRequest, etag: str | None) -> R:
+    """The validator, and who may keep the response: anyone for an anonymous one (revalidated each
+    time), the viewer alone for a signed-in one."""
+    if etag is not None:
+        response["ETag"] = etag
     patch_vary_headers(response, ["Cookie", "Authorization"])
     if request.user.is_authenticated:
         patch_cache_control(response, private=True, no_cache=True)
@@ -90,33 +193,63 @@ def not_modified(request: HttpRequest, etag: str) -> HttpResponse | None:
     return get_conditional_response(request, etag=etag)
 
 
+def conditional_response(request: HttpRequest, etag: str, respond: Callable[[], HttpResponse]) -> HttpResponse:
+    """The response to a GET whose validator is `etag`: 304 when the client's copy is current; for
+    an anonymous visitor, the response kept under the ETag, or `respond()` kept there; for a
+    signed-in one, `respond()`, never kept."""
+    unchanged = not_modified(request, etag)
+    if unchanged is not None:
+        return board_headers(unchanged, request, etag)
+    anonymous = not request.user.is_authenticated
+    kept = kept_get(PREFIX + etag) if anonymous else None
+    if kept is not None:
+        response = HttpResponse(kept["content"], content_type=kept["type"])
+        if kept.get("disposition"):
+            response["Content-Disposition"] = kept["disposition"]
+        return board_headers(response, request, etag)
+    response = respond()
+    if anonymous and response.status_code == 200 and not response.streaming:
+        kept = {"content": response.content, "type": response["Content-Type"]}
+        if response.has_header("Content-Disposition"):
+            kept["disposition"] = response["Content-Disposition"]
+        kept_set(PREFIX + etag, kept)
+    return board_headers(response, request, etag if response.status_code == 200 else None)
+
+
 def conditional_board(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """For a view `(request, dataset, ..., visible=None)`: 304 when the client's copy is current;
-    anonymous 200s served from and kept in the cache under their validator. The view is passed the
-    visible systems the validator read (`visible`), so the board does not read them again."""
+    """For a view `(request, dataset, ..., visible=None)`, called as `(request, slug, ...)`: the
+    dataset read with its board's state (404 when the viewer may not see it), then
+    conditional_response with the board's validator. The view is passed the visible systems the
+    validator read (`visible`), so the board does not read them again."""
 
     @functools.wraps(view)
-    def wrapper(request: HttpRequest, dataset: Dataset, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, slug: str, *args, **kwargs) -> HttpResponse:
+        try:
+            state = board_request_state(slug, request.user)
+        except Dataset.DoesNotExist:
+            raise Http404("no such dataset") from None
         if request.method not in ("GET", "HEAD"):
-            return view(request, dataset, *args, **kwargs)
-        visible = systems_visible(dataset, request.user)
-        etag = board_validators(request, dataset, visible)
-        unchanged = not_modified(request, etag)
-        if unchanged is not None:
-            return board_headers(unchanged, request, etag)
-        anonymous = not request.user.is_authenticated
-        kept = cache.get(PREFIX + etag) if anonymous else None
-        if kept is not None:
-            response = HttpResponse(kept["content"], content_type=kept["type"])
-            if kept.get("disposition"):
-                response["Content-Disposition"] = kept["disposition"]
-            return board_headers(response, request, etag)
-        response = view(request, dataset, *args, visible=visible, **kwargs)
-        if anonymous and response.status_code == 200 and not response.streaming:
-            kept = {"content": response.content, "type": response["Content-Type"]}
-            if response.has_header("Content-Disposition"):
-                kept["disposition"] = response["Content-Disposition"]
-            cache.set(PREFIX + etag, kept, KEPT_SECONDS)
-        return board_headers(response, request, etag)
+            return view(request, state.dataset, *args, **kwargs)
+        etag = board_validators(request, state)
+        return conditional_response(
+            request, etag, lambda: view(request, state.dataset, *args, visible=state.visible, **kwargs)
+        )
 
     return wrapper
+
+
+def kept_fragment(name: str, version: str, query: object, build: Callable[[], str]) -> tuple[str, str]:
+    """A rendered part of a page shared by every viewer, kept under the version of what it is read
+    from and the query: (its HTML, its digest). `build` renders it on a miss."""
+    key = f"fragment:{name}:" + _digest(deployment_digest(), version, query)
+    kept = kept_get(key)
+    if kept is None:
+        html = build()
+        kept = (html, _digest(html))
+        kept_set(key, kept)
+    return kept
+
+
+def page_validator(request: BoardRequest, *parts: object) -> str:
+    """The ETag of a page made of `parts` (digests of what it shows) for this viewer and query."""
+    return f'"{_digest(deployment_digest(), viewer_key(request), request.get_full_path(), *parts)}"'

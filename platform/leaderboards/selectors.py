@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.contrib.auth.models import AnonymousUser
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.db import connection
+from django.db.models import F, OuterRef, QuerySet, Subquery
 
 from catalog.models import Caption, Dataset, Judgment, System
 from evaluation.metaeval.published import published_value
@@ -103,9 +108,67 @@ def captioner_board_query(
     return captioner_board(dataset, sort=params.get("sort"), descending=descending, viewer=viewer, visible=visible)
 
 
+@dataclass(frozen=True)
+class BoardRequestState:
+    """What a board request's validator is made from, read live in one query."""
+
+    dataset: Dataset
+    version: str | None  # snapshots.snapshot_version: None while the dataset has no snapshot
+    visible: frozenset[int]  # systems_visible(dataset, viewer)
+
+
+def board_request_state(slug: str, viewer) -> BoardRequestState:
+    """The dataset `viewer` may see by `slug` (Dataset.DoesNotExist otherwise), its snapshot's
+    version and the ids of its systems `viewer` may see (catalog.visibility): one query, the same
+    rules as Dataset.objects.visible_to, snapshot_version and systems_visible. For an anonymous
+    viewer the query's SQL is built once per process (_anonymous_board_sql)."""
+    if viewer is None or not viewer.is_authenticated:
+        sql, params, at = _anonymous_board_sql()
+        found = list(Dataset.objects.raw(sql, [*params[:at], slug, *params[at + 1 :]]))
+    else:
+        found = list(_board_state_queryset(slug, viewer)[:1])
+    if not found:
+        raise Dataset.DoesNotExist(slug)
+    dataset = found[0]
+    computed = dataset.board_computed_at  # type: ignore[attr-defined]  # (annotations)
+    ids = dataset.visible_ids  # type: ignore[attr-defined]
+    return BoardRequestState(dataset, None if computed is None else computed.isoformat(), frozenset(ids or ()))
+
+
+def _board_state_queryset(slug: str, viewer) -> QuerySet[Dataset]:
+    visible = (
+        System.objects.visible_to(viewer)
+        .filter(dataset=OuterRef("pk"))
+        .order_by()
+        .values("dataset")
+        .annotate(ids=ArrayAgg("id"))
+        .values("ids")
+    )
+    return (
+        Dataset.objects.visible_to(viewer)
+        .annotate(board_computed_at=F("board_snapshot__computed_at"), visible_ids=Subquery(visible))
+        .filter(slug=slug)
+        .order_by()
+    )
+
+
+_SLUG = "\x00slug\x00"  # stands for the slug while the SQL is built (no real slug holds a NUL)
+
+
+@functools.cache
+def _anonymous_board_sql() -> tuple[str, tuple, int]:
+    """board_request_state's query for an anonymous viewer, as Django builds it from the visibility
+    rule: its SQL, its parameters and where the slug goes among them. Building it costs more than
+    running it; it is the same for every anonymous request."""
+    sql, params = _board_state_queryset(_SLUG, AnonymousUser()).query.sql_with_params()
+    if list(params).count(_SLUG) != 1:
+        raise RuntimeError("the board query's slug parameter could not be located")
+    return sql, tuple(params), list(params).index(_SLUG)
+
+
 def systems_visible(dataset: Dataset, viewer) -> set[int]:
     """Ids of the dataset's systems `viewer` may see (catalog.visibility, read live)."""
-    return set(System.objects.visible_to(viewer).filter(dataset=dataset).values_list("id", flat=True))
+    return set(System.objects.visible_to(viewer).filter(dataset=dataset).order_by().values_list("id", flat=True))
 
 
 def captioner_board(
@@ -245,6 +308,34 @@ def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None
         np.array(values, dtype=float),
         failed=len(scores) - len(values),
     )
+
+
+def metric_board_version() -> str:
+    """A fingerprint of everything the metric board is read from, in one query: the correlation and
+    significance results (count, newest id, newest write: they are only ever saved, never updated in
+    bulk) and the datasets' and metrics' shown fields in full (small tables). Any write the board
+    would show changes it; a change the board does not show may change it too (the board's cache is
+    then rebuilt for nothing, never served stale)."""
+    table = {
+        model: connection.ops.quote_name(model._meta.db_table)
+        for model in (CorrelationResult, SignificanceResult, Dataset, Metric)
+    }
+    results = "SELECT concat_ws(':', count(*), max(id), max(computed_at)) FROM {}"
+    rows = "SELECT md5(string_agg(concat_ws('|', {}), ',' ORDER BY id)) FROM {}"
+    dataset_fields = "id, slug, title, is_public, source_format"
+    metric_fields = "id, slug, name, family, higher_is_better, needs::text, citation, description, is_registered"
+    query = "SELECT " + ", ".join(
+        f"({part})"
+        for part in (
+            results.format(table[CorrelationResult]),
+            results.format(table[SignificanceResult]),
+            rows.format(dataset_fields, table[Dataset]),
+            rows.format(metric_fields, table[Metric]),
+        )
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(query)
+        return "/".join(str(part) for part in cursor.fetchone())
 
 
 def significance_ranks(*, protocol_name: str, level: str = "caption") -> dict[tuple[int, str, str], dict[str, int]]:

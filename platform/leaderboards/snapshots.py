@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Literal, overload
 
 from django.db.models import F, Q
 
@@ -17,9 +17,25 @@ from scoring.models import EvaluationJob
 from scoring.selectors import system_values_shown
 
 
-def board_payload(dataset: Dataset) -> dict:
-    snapshot = BoardSnapshot.objects.filter(dataset=dataset).values_list("payload", flat=True).first()
-    return snapshot if snapshot is not None else board_refresh(dataset_id=dataset.pk)
+@overload
+def board_payload(dataset: Dataset) -> dict: ...
+@overload
+def board_payload(dataset: Dataset, *, with_version: Literal[True]) -> tuple[dict, str | None]: ...
+def board_payload(dataset: Dataset, *, with_version: bool = False) -> dict | tuple[dict, str | None]:
+    """The dataset's snapshot (built now when it has none); `with_version`: and its version
+    (snapshot_version), None when it was built by this call."""
+    found = BoardSnapshot.objects.filter(dataset=dataset).values_list("payload", "computed_at").first()
+    if found is None:
+        payload, version = board_refresh(dataset_id=dataset.pk), None
+    else:
+        payload, version = found[0], found[1].isoformat()
+    return (payload, version) if with_version else payload
+
+
+def snapshot_version(dataset: Dataset) -> str | None:
+    """When the dataset's snapshot was last rebuilt (None: it has none yet): one small row."""
+    computed = BoardSnapshot.objects.filter(dataset=dataset).values_list("computed_at", flat=True).first()
+    return None if computed is None else computed.isoformat()
 
 
 def board_refresh(*, dataset_id: int) -> dict:

@@ -6,31 +6,28 @@ import csv
 import io
 import json
 from collections.abc import Set as AbstractSet
+from dataclasses import astuple
 
 from csp.decorators import csp_update
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_safe
 
 from capbench import storage
 from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Dataset, Item
 from leaderboards import charts, selectors
-from leaderboards.caching import conditional_board
+from leaderboards.caching import conditional_board, conditional_response, kept_fragment, page_validator
 from leaderboards.items import item_page
 from leaderboards.rendering import board_rows_html
 from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
 from scoring.services.pictures import picture_name
 
 
-def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
-    return _captioner_board(request, dataset)
-
-
 @conditional_board
-def _captioner_board(
-    request: HttpRequest, dataset: Dataset, *, visible: AbstractSet[int] | None = None
-) -> HttpResponse:
+def captioner_board(request: HttpRequest, dataset: Dataset, *, visible: AbstractSet[int] | None = None) -> HttpResponse:
     sort, order = request.GET.get("sort"), request.GET.get("order")
     columns, rows = selectors.captioner_board_query(dataset, request.GET, viewer=request.user, visible=visible)
     download = request.GET.get("download")
@@ -52,15 +49,28 @@ def _captioner_board(
     )
 
 
+@require_safe
 def metric_board(request: HttpRequest) -> HttpResponse:
+    """The same table for every viewer (public datasets only): rendered once per version of what it
+    is read from and per query, then wrapped in the viewer's page."""
     query = selectors.metric_board_query(request.GET)
+    board, digest = kept_fragment(
+        "metric-board", selectors.metric_board_version(), astuple(query), lambda: _metric_board_html(query)
+    )
+    return conditional_response(
+        request,
+        page_validator(request, digest),
+        lambda: render(request, "leaderboards/metrics.html", {"board": mark_safe(board)}),  # noqa: S308  (our template's output)
+    )
+
+
+def _metric_board_html(query: selectors.MetricBoardQuery) -> str:
     headers, rows = selectors.metric_board(
         protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference
     )
     families = sorted({column.family for column in selectors.metric_columns()})
-    return render(
-        request,
-        "leaderboards/metrics.html",
+    return render_to_string(
+        "leaderboards/_metric_board.html",
         {
             "headers": headers,
             "rows": rows,

@@ -97,3 +97,128 @@ def test_the_api_board_answers_conditional_requests_per_token(demo_dataset, boar
     owner = api.get(path, HTTP_IF_NONE_MATCH=anonymous["ETag"])
     assert owner.status_code == 200 and "Private one" in [s["name"] for s in owner.json()["systems"]]
     assert "private" in owner["Cache-Control"]
+
+
+def test_the_anonymous_board_query_built_once_reads_as_the_orm_does(demo_dataset, board):  # noqa: F811
+    """The anonymous board state comes from SQL built once per process from the visibility rule:
+    it must give what the rule gives, for every slug, on every call."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from catalog.models import Dataset, System
+    from leaderboards.selectors import _board_state_queryset, board_request_state
+    from leaderboards.snapshots import snapshot_version
+
+    state = board_request_state(demo_dataset.slug, AnonymousUser())
+    rule = set(System.objects.visible_to(None).filter(dataset=demo_dataset).values_list("id", flat=True))
+    assert state.dataset == demo_dataset and state.visible == rule and board["hidden"].system_id not in rule
+    assert state.version == snapshot_version(demo_dataset)
+    orm = _board_state_queryset(demo_dataset.slug, AnonymousUser()).get()
+    assert set(orm.visible_ids) == rule
+    # The owner reads through the ORM and sees their private system.
+    assert board["hidden"].system_id in board_request_state(demo_dataset.slug, board["owner"]).visible
+    # Another slug, a private dataset, a slug that exists nowhere: the same SQL, other values.
+    other = Dataset.objects.create(slug="other", title="Other", source_format="test")
+    assert board_request_state("other", AnonymousUser()).dataset == other
+    assert board_request_state("other", AnonymousUser()).visible == frozenset()
+    Dataset.objects.filter(pk=other.pk).update(is_public=False)
+    for slug in ("other", "nowhere", "x' OR '1'='1"):
+        with pytest.raises(Dataset.DoesNotExist):
+            board_request_state(slug, AnonymousUser())
+
+
+def test_a_board_state_change_shows_at_once_though_validators_are_remembered(client, demo_dataset, board):  # noqa: F811
+    """Validators are remembered under their inputs (in Valkey and in the process): a withdrawal,
+    read live, changes the inputs, so the next anonymous response drops the row."""
+    from submissions.services import submission_withdraw
+
+    before = client.get(url(demo_dataset))
+    assert "Long captions" in before.content.decode()
+    assert client.get(url(demo_dataset), HTTP_IF_NONE_MATCH=before["ETag"]).status_code == 304
+    submission_withdraw(submission=Submission.objects.get(pk=board["long"].pk))
+    after = client.get(url(demo_dataset), HTTP_IF_NONE_MATCH=before["ETag"])
+    assert after.status_code == 200 and "Long captions" not in after.content.decode()
+    names = [
+        system["name"] for system in APIClient().get(f"/api/v1/leaderboards/{demo_dataset.slug}/").json()["systems"]
+    ]
+    assert "Long captions" not in names and "Short captions" in names
+
+
+def test_unknown_and_private_datasets_are_404_on_both_boards(client, demo_dataset):
+    from catalog.models import Dataset
+
+    Dataset.objects.filter(pk=demo_dataset.pk).update(is_public=False)
+    assert client.get(url(demo_dataset)).status_code == 404
+    assert client.get("/datasets/nowhere/leaderboard/").status_code == 404
+    assert APIClient().get(f"/api/v1/leaderboards/{demo_dataset.slug}/").status_code == 404
+
+
+def test_the_metric_board_answers_conditional_requests_and_follows_new_results(client, demo_dataset):
+    from catalog.models import Dataset
+    from scoring.models import CorrelationResult
+    from scoring.services.planning import dataset_plan
+    from tests.platform.scoring.inline import run_jobs
+
+    empty = client.get("/metrics/")
+    assert empty.status_code == 200 and "No correlations yet" in empty.content.decode()
+    assert client.get("/metrics/", HTTP_IF_NONE_MATCH=empty["ETag"]).status_code == 304
+    run_jobs(dataset_plan(dataset=demo_dataset, slugs=["test_words"]))
+    scored = client.get("/metrics/", HTTP_IF_NONE_MATCH=empty["ETag"])
+    assert scored.status_code == 200 and "test_words" in scored.content.decode()
+    assert scored["ETag"] != empty["ETag"] and "public" in scored["Cache-Control"]
+    # A result saved again with another value: a new table (the fingerprint reads every write).
+    result = CorrelationResult.objects.filter(level="caption", protocol_name="paper").first()
+    result.value = 0.123456
+    result.save()
+    changed = client.get("/metrics/", HTTP_IF_NONE_MATCH=scored["ETag"])
+    assert changed.status_code == 200 and "12.3" in changed.content.decode()
+    # A dataset renamed by a bulk update (no signal, no timestamp) still shows at once.
+    Dataset.objects.filter(pk=demo_dataset.pk).update(title="Renamed in bulk")
+    assert "Renamed in bulk" in client.get("/metrics/", HTTP_IF_NONE_MATCH=changed["ETag"]).content.decode()
+    # The JSON the same way.
+    api = APIClient()
+    first = api.get("/api/v1/leaderboards/metrics/")
+    assert (
+        first.status_code == 200
+        and api.get("/api/v1/leaderboards/metrics/", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    )
+    # A private dataset's results leave the board.
+    Dataset.objects.filter(pk=demo_dataset.pk).update(is_public=False)
+    assert "test_words" not in client.get("/metrics/").content.decode()
+
+
+def test_the_metric_board_table_is_shared_and_the_page_is_the_viewers(client, demo_dataset, django_user_model):
+    from scoring.services.planning import dataset_plan
+    from tests.platform.scoring.inline import run_jobs
+
+    run_jobs(dataset_plan(dataset=demo_dataset, slugs=["test_words"]))
+    anonymous = client.get("/metrics/")
+    user = django_user_model.objects.create_user("reader")
+    client.force_login(user)
+    mine = client.get("/metrics/")
+    page = mine.content.decode()
+    assert "Log out reader" in page and "test_words" in page and "Log out" not in anonymous.content.decode()
+    assert mine["ETag"] != anonymous["ETag"] and "private" in mine["Cache-Control"]
+    assert cache.get(PREFIX + mine["ETag"]) is None
+    # A new CSRF secret (signing in again makes one): the page carrying the old token is not a 304.
+    client.cookies["csrftoken"] = "a" * 32
+    first = client.get("/metrics/")
+    assert client.get("/metrics/", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    client.cookies["csrftoken"] = "b" * 32
+    assert client.get("/metrics/", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 200
+    assert client.post("/metrics/").status_code != 200
+
+
+def test_a_process_keeps_recently_used_entries_within_its_memory():
+    from leaderboards.caching import Kept
+
+    kept = Kept(max_bytes=1000)
+    for name in "abcd":
+        kept.put(name, name * 10, 200)
+    assert kept.get("a") == "a" * 10  # used: now the most recent
+    kept.put("e", "e", 200)  # 1,000 bytes: full
+    kept.put("f", "f", 200)  # "b", the least recently used, goes
+    assert kept.get("b") is None and kept.get("a") is not None and kept.size == 1000
+    kept.put("huge", "x", 251)  # over a quarter of the memory: never kept
+    assert kept.get("huge") is None and kept.get("f") == "f"
+    kept.put("f", "another", 200)  # a key's value never changes: the first stays
+    assert kept.get("f") == "f"
