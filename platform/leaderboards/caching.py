@@ -94,7 +94,7 @@ class Kept:
             self.size = 0
 
 
-KEPT_HERE = Kept(settings.CAPBENCH_PAGE_MEMORY_BYTES)
+KEPT_HERE = Kept(settings.PAGE_MEMORY_BYTES)
 
 
 def kept_get(key: str) -> Any:

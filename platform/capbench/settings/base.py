@@ -235,7 +235,7 @@ CONTENT_SECURITY_POLICY = {
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 # Each web process also keeps board responses and validators it has served (leaderboards/caching.py):
 # immutable entries, so a copy in memory is never stale and a hit costs no round trip to Valkey.
-CAPBENCH_PAGE_MEMORY_BYTES = config.typed("CAPBENCH_PAGE_MEMORY_MB", int) * 1024 * 1024
+PAGE_MEMORY_BYTES = config.typed("CAPBENCH_PAGE_MEMORY_MB", int) * 1024 * 1024
 
 # Records carry the job / batch / task they are about (capbench/logs.py); CAPBENCH_LOG_FORMAT=json
 # writes one JSON object a line for a log store. Celery workers log through the same handlers.
