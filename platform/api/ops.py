@@ -8,12 +8,12 @@ from __future__ import annotations
 import hmac
 
 import redis
-from django.conf import settings
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from capbench import valkey
 from evaluation import config
 from scoring.monitoring import prometheus_text, work_now
 
@@ -59,6 +59,6 @@ def _database_answers() -> bool:
 
 def _broker_answers() -> bool:
     try:
-        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2).ping())
+        return bool(valkey.client().ping())
     except redis.RedisError:
         return False

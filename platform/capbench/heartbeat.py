@@ -11,10 +11,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from functools import cache
 
 import redis
 from django.conf import settings
+
+from capbench import valkey
 
 log = logging.getLogger(__name__)
 
@@ -23,24 +24,19 @@ def _key(hostname: str) -> str:
     return f"{settings.CAPBENCH_QUEUE_PREFIX}worker-alive:{hostname}"
 
 
-@cache
-def _client(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
-
-
 def beat(hostname: str) -> None:
-    _client(settings.REDIS_URL).set(_key(hostname), "1", ex=settings.CAPBENCH_WORKER_HEARTBEAT)
+    valkey.client().set(_key(hostname), "1", ex=settings.CAPBENCH_WORKER_HEARTBEAT)
 
 
 def stopped(hostname: str) -> None:
-    _client(settings.REDIS_URL).delete(_key(hostname))
+    valkey.client().delete(_key(hostname))
 
 
 def alive(hostname: str) -> bool:
     """Whether the worker named `hostname` (a Celery hostname, "name@host") beat recently. When
     Redis cannot say, it is taken as alive: nothing is taken from a worker on a guess."""
     try:
-        return bool(_client(settings.REDIS_URL).exists(_key(hostname)))
+        return bool(valkey.client().exists(_key(hostname)))
     except redis.RedisError:
         log.warning("cannot read the heartbeat of %s: taken as alive", hostname)
         return True
@@ -50,7 +46,7 @@ def alive_workers() -> list[str] | None:
     """The hostnames of the workers beating now (None: Redis did not answer)."""
     prefix = _key("")
     try:
-        keys = _client(settings.REDIS_URL).scan_iter(match=f"{prefix}*", count=1000)
+        keys = valkey.client().scan_iter(match=f"{prefix}*", count=1000)
         return sorted(key.decode()[len(prefix) :] for key in keys)
     except redis.RedisError:
         return None

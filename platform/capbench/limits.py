@@ -28,6 +28,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 
+from capbench import valkey
+
 log = logging.getLogger(__name__)
 UNITS = {
     "s": 1,
@@ -67,11 +69,6 @@ class Decision:
     unavailable: bool = False  # refused because the counters could not be reached
 
 
-@functools.lru_cache(maxsize=4)
-def _client(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
-
-
 def _key(scope: str, identity: str) -> str:
     return f"{settings.CAPBENCH_QUEUE_PREFIX}limit:{scope}:{identity}"
 
@@ -94,7 +91,7 @@ def hit(scope: str, identity: str) -> Decision:
     rate = rate_of(scope)
     key = _key(scope, identity)
     try:
-        pipe = _client(settings.REDIS_URL).pipeline(transaction=True)
+        pipe = valkey.client().pipeline(transaction=True)
         pipe.set(key, 0, ex=rate.seconds, nx=True)
         pipe.incr(key)
         pipe.ttl(key)
@@ -117,7 +114,7 @@ def hit(scope: str, identity: str) -> Decision:
 def reset(scope: str, identity: str) -> None:
     """Forget the identity's count (a successful sign-in clears its failures)."""
     try:
-        _client(settings.REDIS_URL).delete(_key(scope, identity))
+        valkey.client().delete(_key(scope, identity))
     except redis.RedisError as error:
         log.error("rate limit %s not reset (Redis: %s)", scope, error)
 

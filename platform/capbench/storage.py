@@ -90,6 +90,27 @@ def put_path(name: str, path: Path, *, move: bool = False) -> str:
     return name
 
 
+def upload_folder(root: Path) -> tuple[int, int]:
+    """Every file of a local store's folder (an install's MEDIA_ROOT, moving to an object store) put
+    in the configured store under the same name: (stored now, there already). Names are content
+    addresses, so running it again, or after a crash, only adds what is missing. Skipped: uploads
+    still arriving (`submissions/.incoming/`) and partial files (names starting with a dot)."""
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such folder")
+    stored = there = 0
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if not path.is_file() or any(part.startswith(".") for part in relative.parts):
+            continue
+        name = relative.as_posix()
+        if exists(name):
+            there += 1
+            continue
+        put_path(name, path)
+        stored += 1
+    return stored, there
+
+
 def open_stored(name: str) -> IO[bytes]:
     """The stored file for reading (a view streams it); FileNotFoundError when it is not there."""
     if not store().exists(name):

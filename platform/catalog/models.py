@@ -91,7 +91,9 @@ class Media(models.Model):
     sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     size_bytes = models.BigIntegerField(null=True, blank=True)
     stored_path = models.CharField(
-        max_length=300, blank=True, help_text="path under MEDIA_ROOT; empty while only declared"
+        max_length=300,
+        blank=True,
+        help_text="its name in the file store (capbench/storage.py); empty while only declared",
     )
     attached_at = models.DateTimeField(null=True, blank=True)
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import redis
-from django.conf import settings
 from django.db.models import Count, Q, Sum
 
-from capbench import heartbeat
+from capbench import heartbeat, valkey
 from scoring.models import EvaluationJob, JobBatch
 from scoring.queues import KINDS, queue_name
 
@@ -39,7 +38,7 @@ class Work:
 
 
 def queue_lengths() -> dict[str, int | None]:
-    client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+    client = valkey.client()
     lengths: dict[str, int | None] = {}
     for kind in KINDS:
         name = queue_name(kind)

@@ -107,10 +107,12 @@ def submission_create(
         problems.raise_any()
         _duplicate_check(owner, dataset, staged.digest)
         submission_quota_check(owner=owner)  # before the file is kept: a refused user fills no disk
+        # In the store before the transaction: a crash never loses an upload, and a slow bucket never
+        # holds the owner's lock. Refused below, the kept file is removed (staged_upload).
+        stored = staged.keep(file_format)
         with transaction.atomic():
             submission_quota_check(owner=owner, lock=True)  # serialises this owner's uploads
             _duplicate_check(owner, dataset, staged.digest)
-            stored = staged.keep(file_format)  # on disk before the commit: a crash never loses an upload
             system = System.objects.create(
                 dataset=dataset,
                 slug=_system_slug(method.name),

@@ -70,3 +70,40 @@ def test_a_workers_copy_is_fetched_once_and_checked(settings, tmp_path, monkeypa
         "gh/ghi.png": b"stored picture",
         "ef/efg.png": b"stored picture",
     }
+
+
+@mock_aws
+def test_an_install_moves_its_local_files_to_a_bucket_with_one_command(settings, tmp_path, monkeypatch):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    old = tmp_path / "media"
+    for name, content in {
+        "ab/abc.png": b"image",
+        "submissions/cd/cde-1234.json": b"[]",
+        "generated/ef/efg.png": b"picture",
+        "submissions/.incoming/0123.part": b"half an upload",
+        "ab/.abd.png.5f5f": b"partial",
+    }.items():
+        (old / name).parent.mkdir(parents=True, exist_ok=True)
+        (old / name).write_bytes(content)
+    settings.MEDIA_ROOT = old
+    with pytest.raises(CommandError, match="is the configured store itself"):
+        call_command("files", "upload", str(old))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="files")
+    settings.STORAGES = {**settings.STORAGES, "default": object_storage("files", None, "us-east-1", "lab")}
+    storage.put_path("ab/abc.png", old / "ab" / "abc.png")  # one there already
+    out = StringIO()
+    call_command("files", "upload", str(old), stdout=out)
+    assert out.getvalue().strip() == "2 file(s) stored in bucket files, 1 there already"
+    assert storage.open_stored("generated/ef/efg.png").read() == b"picture"
+    assert storage.open_stored("submissions/cd/cde-1234.json").read() == b"[]"
+    assert not storage.exists("submissions/.incoming/0123.part") and not storage.exists("ab/.abd.png.5f5f")
+    again = StringIO()
+    call_command("files", "upload", str(old), stdout=again)
+    assert again.getvalue().strip() == "0 file(s) stored in bucket files, 3 there already"
+    with pytest.raises(CommandError, match="no such folder"):
+        call_command("files", "upload", str(tmp_path / "nowhere"))

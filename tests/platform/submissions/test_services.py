@@ -66,6 +66,34 @@ def test_a_valid_file_becomes_system_captions_and_submission(demo_dataset, capti
     assert submission.dispatched_at is not None  # the planning task reached the real broker
 
 
+def test_the_file_is_kept_before_the_transaction_and_removed_when_the_transaction_fails(
+    demo_dataset, captioner, monkeypatch
+):
+    """The upload reaches the store before the owner's row is locked (a slow bucket holds no lock);
+    a failure inside the transaction stores no rows and leaves no file."""
+    import submissions.services as services
+
+    seen = {}
+    keep = services.StagedUpload.keep
+
+    def keep_outside_a_transaction(staged, file_format):
+        from django.db import connection
+
+        seen["in_transaction"] = connection.in_atomic_block
+        seen["name"] = keep(staged, file_format)
+        return seen["name"]
+
+    def fail(name):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(services.StagedUpload, "keep", keep_outside_a_transaction)
+    monkeypatch.setattr(services, "_system_slug", fail)
+    with pytest.raises(RuntimeError):
+        create(captioner, demo_dataset, results(demo_dataset))
+    assert seen["in_transaction"] is False and stored_counts() == (0, 0, 0)
+    assert not (Path(settings.MEDIA_ROOT) / seen["name"]).exists()
+
+
 def test_unknown_duplicate_and_missing_ids_are_all_reported_and_nothing_is_stored(demo_dataset, captioner):
     entries = results(demo_dataset)
     first_id = entries[0]["image_id"]
