@@ -5,16 +5,23 @@ engine with every level in the detail."""
 
 import hashlib
 import io
+import shutil
 
+import boto3
 import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from moto import mock_aws
 from PIL import Image
 
+from capbench import storage
+from capbench.settings.files import object_storage
 from catalog.models import Caption, Dataset, Item, Judgment, Media, System
+from evaluation.backbones.t2i import generated_path
 from evaluation.metrics.vision.levels import harmonic_mean
 from scoring.models import Metric, Score
+from scoring.services.pictures import picture_name
 from scoring.services.planning import dataset_plan
 from scoring.services.training import item_split
 from tests.platform.scoring.inline import run_jobs
@@ -71,6 +78,35 @@ def test_the_t2i_cycle_score_is_stored_with_its_picture_and_shown_on_the_item_pa
         assert Image.open(io.BytesIO(b"".join(response.streaming_content))).size == (64, 64)
     assert client.get(f"/generated/{'0' * 64}.png").status_code == 404
     assert client.get("/generated/..%2F..%2Fsecret.png").status_code == 404
+
+
+@pytest.mark.slow
+@mock_aws
+def test_a_generated_picture_reaches_the_web_through_the_bucket(
+    client, vision_store, rated, settings, tmp_path, monkeypatch
+):
+    """With an object store, the worker publishes the picture it generated before the score is stored,
+    and the web view serves it from the bucket: no file on the worker's disk is read."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="files")
+    local = settings.MEDIA_ROOT
+    settings.STORAGES = {**settings.STORAGES, "default": object_storage("files", None, "us-east-1", "lab")}
+    settings.CAPBENCH_FILE_CACHE = tmp_path / "worker-cache"
+    for media in Media.objects.filter(dataset=rated):
+        storage.put_path(media.stored_path, local / media.stored_path)
+    shutil.rmtree(local)  # the dataset's pictures are in the bucket only
+    item = Item.objects.filter(dataset=rated).order_by("id").first()
+    Caption.objects.exclude(item=item).delete()
+    run_jobs(dataset_plan(dataset=rated, slugs=["t2i_cycle"]))
+    keys = [score.detail["generated_image"] for score in Score.objects.filter(metric_version__metric__slug="t2i_cycle")]
+    assert len(keys) == 2
+    for key in keys:
+        assert storage.exists(picture_name(key))
+        generated_path(key).unlink()  # the worker's own copy gone: the web reads the bucket
+        response = client.get(f"/generated/{key}.png")
+        assert response.status_code == 200
+        assert Image.open(io.BytesIO(b"".join(response.streaming_content))).size == (64, 64)
 
 
 @pytest.mark.slow
