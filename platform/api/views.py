@@ -239,7 +239,7 @@ class LeaderboardView(APIView):
             state = boards.board_request_state(slug, request.user)
         except Dataset.DoesNotExist:
             raise NotFound("no such dataset") from None
-        etag = board_validators(request, state)
+        etag = board_validators(request, state, request.accepted_renderer.format)
         unchanged = not_modified(request._request, etag)  # (the same headers; the user is this request's)
         if unchanged is not None:
             return board_headers(unchanged, request, etag)
@@ -265,7 +265,7 @@ class MetricBoardView(APIView):
             astuple(query),
             lambda: json.dumps(_metric_board_json(query)),
         )
-        etag = page_validator(request, digest)
+        etag = page_validator(request, digest, request.accepted_renderer.format)
         unchanged = not_modified(request._request, etag)
         if unchanged is not None:
             return board_headers(unchanged, request, etag)

@@ -26,6 +26,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -44,7 +45,9 @@ class BoardRequest(Protocol):
 
     user: Any
     method: str | None
-    COOKIES: dict[str, str]
+    path: str
+    COOKIES: Any
+    GET: Any
 
     def get_full_path(self) -> str: ...
 
@@ -148,28 +151,51 @@ def viewer_key(request: BoardRequest) -> str:
     return f"user:{user.pk}:{_digest(request.COOKIES.get(settings.CSRF_COOKIE_NAME, ''))[:12]}"
 
 
-def board_validators(request: BoardRequest, state: BoardRequestState) -> str:
+# The query parameters a captioner board reads (selectors.captioner_board_query, the page's
+# download, the API's format): any other, or another value, gives the same response.
+BOARD_ORDERS = ("asc", "desc")
+BOARD_DOWNLOADS = ("json", "csv")
+API_FORMATS = ("json", "api")
+
+
+def board_query(request: BoardRequest, column_slugs: AbstractSet[str]) -> dict[str, str]:
+    """The part of the query string that changes a board response: `sort` when it names a column,
+    `order`, `download` and `format` when they are values the board knows."""
+    known = {"order": BOARD_ORDERS, "download": BOARD_DOWNLOADS, "format": API_FORMATS}
+    return {
+        name: value
+        for name, value in request.GET.items()
+        if (name == "sort" and value in column_slugs) or value in known.get(name, ())
+    }
+
+
+def board_validators(request: BoardRequest, state: BoardRequestState, variant: str = "") -> str:
     """The ETag of the captioner board response this request gets; `state`: the dataset, its
     snapshot's version and the ids of the systems this viewer may see (selectors.board_request_state),
     read once per request and passed on to the board.
 
-    Made from what the viewer is shown (the columns and the visible rows of the snapshot), never
-    from the snapshot's time: a private submission being scored rebuilds the snapshot, and a
-    validator that moved with it would tell anyone watching that something hidden happened. Kept
-    under the inputs it was made from, so only a new snapshot, a change of visibility or a new
-    viewer reads the snapshot again."""
+    Made from what the viewer is shown (the columns and the visible rows of the snapshot, the query
+    parameters that change the response), never from the snapshot's time: a private submission
+    being scored rebuilds the snapshot, and a validator that moved with it would tell anyone
+    watching that something hidden happened. Remembered under the inputs it was made from, so only a
+    new snapshot, a change of visibility or a new viewer reads the snapshot again; remembered only
+    for a query string with nothing unknown in it, so made-up parameters fill no cache. `variant`:
+    anything else the response depends on (the API's negotiated format)."""
     dataset = state.dataset
-    shown_to = (dataset.pk, dataset.slug, dataset.title, viewer_key(request), request.get_full_path())
+    shown_to = (dataset.pk, dataset.slug, dataset.title, viewer_key(request), request.path, variant)
     remembered = None
     if state.version is not None:
-        remembered = VALIDATOR_PREFIX + _digest(deployment_digest(), state.version, sorted(state.visible), *shown_to)
+        inputs = (state.version, sorted(state.visible), request.get_full_path())
+        remembered = VALIDATOR_PREFIX + _digest(deployment_digest(), *inputs, *shown_to)
         etag = kept_get(remembered)
         if etag is not None:
             return etag
     payload, built = board_payload(dataset, with_version=True)
     shown = [row for row in payload["rows"] if row["system"]["id"] in state.visible]
-    etag = f'"{_digest(deployment_digest(), payload["columns"], shown, *shown_to)}"'
-    if remembered is not None and built == state.version:  # (not rebuilt since the version was read)
+    query = board_query(request, {column["slug"] for column in payload["columns"]})
+    etag = f'"{_digest(deployment_digest(), payload["columns"], shown, sorted(query.items()), *shown_to)}"'
+    canonical = len(request.GET) == len(query) and all(len(request.GET.getlist(name)) == 1 for name in query)
+    if remembered is not None and built == state.version and canonical:  # (not rebuilt since the version was read)
         kept_set(remembered, etag)
     return etag
 
@@ -251,5 +277,7 @@ def kept_fragment(name: str, version: str, query: object, build: Callable[[], st
 
 
 def page_validator(request: BoardRequest, *parts: object) -> str:
-    """The ETag of a page made of `parts` (digests of what it shows) for this viewer and query."""
-    return f'"{_digest(deployment_digest(), viewer_key(request), request.get_full_path(), *parts)}"'
+    """The ETag of a page made of `parts` (digests of what it shows, which cover the query string's
+    effect) for this viewer at this path: made-up query parameters give the same validator, so they
+    fill no cache."""
+    return f'"{_digest(deployment_digest(), viewer_key(request), request.path, *parts)}"'

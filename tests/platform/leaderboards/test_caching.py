@@ -222,3 +222,35 @@ def test_a_process_keeps_recently_used_entries_within_its_memory():
     assert kept.get("huge") is None and kept.get("f") == "f"
     kept.put("f", "another", 200)  # a key's value never changes: the first stays
     assert kept.get("f") == "f"
+
+
+def test_made_up_query_parameters_fill_no_cache(client, demo_dataset, board):  # noqa: F811
+    """Anyone can invent query strings: they must map to the responses that exist, not to new
+    entries in Valkey (which is also the broker) for each."""
+    from leaderboards.caching import VALIDATOR_PREFIX
+
+    plain = client.get(url(demo_dataset))
+    sorted_ = client.get(url(demo_dataset, "?sort=test_words&order=asc"))
+    assert sorted_["ETag"] != plain["ETag"]
+    validators, responses = _keys(VALIDATOR_PREFIX), _keys(PREFIX)
+    for junk in ("?junk=1", "?junk=2&sort=no_such_metric", "?order=sideways", "?download=exe", "?sort=a&sort=b"):
+        made_up = client.get(url(demo_dataset, junk))
+        assert made_up.status_code == 200 and made_up["ETag"] == plain["ETag"], junk
+        assert made_up.content == plain.content
+    assert client.get(url(demo_dataset, "?sort=test_words&order=asc&x=1"))["ETag"] == sorted_["ETag"]
+    assert (_keys(VALIDATOR_PREFIX), _keys(PREFIX)) == (validators, responses)
+    # The metric board the same way; the API's formats are told apart.
+    metrics = client.get("/metrics/")
+    responses = _keys(PREFIX)
+    assert client.get("/metrics/?junk=1")["ETag"] == metrics["ETag"] and _keys(PREFIX) == responses
+    assert client.get("/metrics/?protocol=canonical")["ETag"] != metrics["ETag"]
+    api = APIClient()
+    path = f"/api/v1/leaderboards/{demo_dataset.slug}/"
+    assert api.get(path)["ETag"] != api.get(path + "?format=api")["ETag"]
+    assert (
+        api.get("/api/v1/leaderboards/metrics/")["ETag"] != api.get("/api/v1/leaderboards/metrics/?format=api")["ETag"]
+    )
+
+
+def _keys(pattern: str) -> int:
+    return len(list(cache._cache.get_client().scan_iter(match=f"*{pattern}*")))
