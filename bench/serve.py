@@ -7,6 +7,10 @@ the median time of a conditional request answered 304.
     DATABASE_URL=... REDIS_URL=... python bench/serve.py [--seconds 30] [--clients 20]
     (or: python -m capbench.embedded -- python bench/serve.py)
 
+Point it at a scratch database: it adds (and at the end removes) datasets named bench-serve-* and
+metrics named bench_*. The API row is the REST board (built per request: only anonymous pages and
+downloads are kept whole).
+
 Targets (this 2-core machine): board HTML and JSON ≥ 400 req/s with p99 < 100 ms; /metrics/ ≥ 200
 req/s; zero errors; 304s in < 5 ms median (measured with one client: under 20 in a closed loop the
 median is about 20 / throughput for any path). The load generator runs on the same cores as the server.
@@ -36,7 +40,6 @@ os.environ["CAPBENCH_RATE_LIMITS_ENABLED"] = "0"
 django.setup()
 
 import numpy as np  # noqa: E402
-from django.core.cache import cache  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
@@ -128,7 +131,6 @@ def build() -> tuple[str, int]:
         )
     for dataset in datasets:
         board_refresh(dataset_id=dataset.pk)
-    cache.clear()
     return datasets[0].slug, items[0].pk
 
 
@@ -246,6 +248,7 @@ def main() -> int:
     paths = {
         "board HTML": f"/datasets/{slug}/leaderboard/",
         "board JSON": f"/datasets/{slug}/leaderboard/?download=json",
+        "board API": f"/api/v1/leaderboards/{slug}/",
         "/metrics/": "/metrics/",
         "item page": f"/datasets/{slug}/items/{item}/",
     }

@@ -6,9 +6,11 @@ import json
 import tempfile
 from dataclasses import astuple
 from pathlib import Path
+from typing import TypeVar, cast
 
 from django.contrib.auth.models import User
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
+from django.utils.cache import patch_vary_headers
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from drf_spectacular.types import OpenApiTypes
@@ -17,6 +19,7 @@ from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotAuthenticated, NotFound, ValidationError
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -30,7 +33,15 @@ from catalog.importers.registry import read_bundle
 from catalog.models import Dataset, Item, System
 from catalog.services.imports import dataset_import
 from leaderboards import selectors as boards
-from leaderboards.caching import board_headers, board_validators, kept_fragment, not_modified, page_validator
+from leaderboards.caching import (
+    board_headers,
+    board_validators,
+    conditional_response,
+    kept_fragment,
+    not_modified,
+    page_validator,
+)
+from leaderboards.snapshots import board_payload
 from leaderboards.views import board_json
 from scoring.models import CorrelationResult, Metric, Score
 from submissions import selectors as submission_selectors
@@ -239,14 +250,29 @@ class LeaderboardView(APIView):
             state = boards.board_request_state(slug, request.user)
         except Dataset.DoesNotExist:
             raise NotFound("no such dataset") from None
-        etag = board_validators(request, state, request.accepted_renderer.format)
+        etag = board_validators(request, state, variant=request.accepted_media_type, api=True)
+
+        def board() -> tuple[dict, bool]:
+            """The board, and whether it is the snapshot the ETag was made from (not rebuilt since)."""
+            payload, built = board_payload(state.dataset, with_version=True)
+            columns, rows = boards.captioner_board_query(
+                state.dataset, request.query_params, viewer=request.user, visible=state.visible, payload=payload
+            )
+            return board_json(state.dataset, columns, rows), built is not None and built == state.version
+
+        if request.accepted_renderer.format == "json":
+            # Rendered here, so that an anonymous answer is kept whole like the page's (the request is
+            # DRF's: its user is the token's, its headers the same).
+            def respond() -> tuple[HttpResponse, bool]:
+                data, current = board()
+                return HttpResponse(JSONRenderer().render(data), content_type="application/json"), current
+
+            return _api_headers(conditional_response(cast(HttpRequest, request), etag, respond))
         unchanged = not_modified(request._request, etag)  # (the same headers; the user is this request's)
         if unchanged is not None:
-            return board_headers(unchanged, request, etag)
-        columns, rows = boards.captioner_board_query(
-            state.dataset, request.query_params, viewer=request.user, visible=state.visible
-        )
-        return board_headers(Response(board_json(state.dataset, columns, rows)), request, etag)
+            return _api_headers(board_headers(unchanged, request, etag))
+        data, current = board()
+        return _api_headers(board_headers(Response(data), request, etag if current else None))
 
 
 class MetricBoardView(APIView):
@@ -255,21 +281,28 @@ class MetricBoardView(APIView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> HttpResponse:
+        version = boards.metric_board_version()
         try:
-            query = boards.metric_board_query(request.query_params, strict=True)
-        except boards.UnknownProtocol as error:
+            query = boards.metric_board_query(request.query_params, strict=True, families=version.families)
+        except (boards.UnknownProtocol, boards.UnknownFamily) as error:
             raise NotFound(str(error)) from None
         text, digest = kept_fragment(
-            "metric-board-json",
-            boards.metric_board_version(),
-            astuple(query),
-            lambda: json.dumps(_metric_board_json(query)),
+            "metric-board-json", version.key, astuple(query), lambda: json.dumps(_metric_board_json(query))
         )
-        etag = page_validator(request, digest, request.accepted_renderer.format)
+        etag = page_validator(request, digest, request.accepted_media_type)
         unchanged = not_modified(request._request, etag)
         if unchanged is not None:
-            return board_headers(unchanged, request, etag)
-        return board_headers(Response(json.loads(text)), request, etag)
+            return _api_headers(board_headers(unchanged, request, etag))
+        return _api_headers(board_headers(Response(json.loads(text)), request, etag))
+
+
+R = TypeVar("R", bound=HttpResponse)
+
+
+def _api_headers(response: R) -> R:
+    """The API negotiates its format from Accept: a cache must keep one copy per Accept."""
+    patch_vary_headers(response, ["Accept"])
+    return response
 
 
 def _metric_board_json(query: boards.MetricBoardQuery) -> dict:

@@ -1,35 +1,41 @@
 """HTTP caching of the boards: an `ETag` of what the viewer is shown, a 304 to a conditional
-request before any table is built, and anonymous responses kept whole in the cache (Valkey) under
-their ETag.
+request before any table is built, and anonymous responses kept whole (in Valkey, and in each web
+process) under their ETag.
 
 A captioner board's validator covers everything its response depends on: the columns and the rows
 of the snapshot this viewer may see (visibility read live, once per request: the board is built
 from the same set), the viewer (the page names them and may show their private rows), the query
-string and the deployment (templates and code). Nothing hidden moves it, so it tells no one that
-private work happened. Working it out reads the whole snapshot, so it is remembered under what it
-was worked out from (the snapshot's version, the visible ids, the viewer, the query): a request
-whose inputs are unchanged reads three small rows and two cache keys, and builds nothing.
+parameters the board reads and the deployment (templates, code, static files). Nothing hidden moves
+it, so it tells no one that private work happened. It is made from digests stored with the
+snapshot (snapshots.payload_digests), read in the same query as the visibility: every request does
+the same work whatever happened in private, and none reads the snapshot itself to validate.
 
 The metric board depends on no viewer (it shows public datasets' results only): its table is kept
 under a fingerprint of the tables it is read from (`selectors.metric_board_version`), and its
 validator is the table's digest.
 
-Responses for a signed-in viewer are `private`: a shared cache never stores them; every response
-varies on Cookie and Authorization. No Last-Modified: the only times at hand are the snapshots',
-which private work moves."""
+Only what a request may name is kept: a response under its ETag, made from the query parameters
+the board knows (made-up ones give the same ETag), so the number of entries is bounded by the
+boards and their real variants, never by what a visitor types. Responses for a signed-in viewer are
+`private` and never kept: a shared cache never stores them; every response varies on Cookie and
+Authorization. No Last-Modified: the only times at hand are the snapshots', which private work
+moves. Valkey out of reach is a miss, never an error."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 import json
+import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+import redis
 from django.conf import settings
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
@@ -37,7 +43,9 @@ from django.utils.cache import get_conditional_response, patch_cache_control, pa
 
 from catalog.models import Dataset
 from leaderboards.selectors import BoardRequestState, board_request_state
-from leaderboards.snapshots import board_payload
+from leaderboards.snapshots import board_payload, payload_digests
+
+log = logging.getLogger(__name__)
 
 
 class BoardRequest(Protocol):
@@ -49,32 +57,31 @@ class BoardRequest(Protocol):
     COOKIES: Any
     GET: Any
 
-    def get_full_path(self) -> str: ...
-
 
 R = TypeVar("R", bound=HttpResponse)
-KEPT_SECONDS = 24 * 3600  # a kept response's or validator's life in the cache at most (new inputs miss it sooner)
+KEPT_SECONDS = 24 * 3600  # a kept response's life at most (a new snapshot misses it sooner)
 PREFIX = "board-response:"  # + ETag: an anonymous response, whole
-VALIDATOR_PREFIX = "board-etag:"  # + digest of the inputs: the captioner board validator they give
 
 
 class Kept:
-    """A process's own bounded copy of immutable cache entries (least recently used out first).
+    """A process's own bounded copy of immutable entries (least recently used out first, none kept
+    past KEPT_SECONDS). Only for keys whose value never changes once written (an ETag's response,
+    a table under the fingerprint of what it was read from): a copy here is never stale, and a hit
+    costs no round trip to Valkey. Valkey stays the level shared between processes."""
 
-    Only for keys whose value never changes once written (an ETag's response, the validator of a
-    given set of inputs): a copy here is never stale, and a hit costs no round trip to Valkey.
-    Valkey stays the level shared between processes."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
+    def __init__(self, max_bytes: int, seconds: float = KEPT_SECONDS) -> None:
+        self.max_bytes, self.seconds = max_bytes, seconds
         self.size = 0
-        self.entries: OrderedDict[str, tuple[Any, int]] = OrderedDict()
+        self.entries: OrderedDict[str, tuple[Any, int, float]] = OrderedDict()
         self.lock = threading.Lock()
 
     def get(self, key: str) -> Any:
         with self.lock:
             found = self.entries.get(key)
             if found is None:
+                return None
+            if found[2] < time.monotonic():
+                self._drop(key)
                 return None
             self.entries.move_to_end(key)
             return found[0]
@@ -85,11 +92,14 @@ class Kept:
         with self.lock:
             if key in self.entries:
                 return
-            self.entries[key] = (value, size)
+            self.entries[key] = (value, size, time.monotonic() + self.seconds)
             self.size += size
             while self.size > self.max_bytes:
-                _, (_, freed) = self.entries.popitem(last=False)
-                self.size -= freed
+                self._drop(next(iter(self.entries)))
+
+    def _drop(self, key: str) -> None:
+        _, freed, _ = self.entries.pop(key)
+        self.size -= freed
 
     def clear(self) -> None:
         with self.lock:
@@ -101,18 +111,26 @@ KEPT_HERE = Kept(settings.PAGE_MEMORY_BYTES)
 
 
 def kept_get(key: str) -> Any:
-    """From this process's copy, else from Valkey (then kept here too)."""
+    """From this process's copy, else from Valkey (then kept here too); None when it is in neither
+    or Valkey cannot be reached."""
     value = KEPT_HERE.get(key)
     if value is None:
-        value = cache.get(key)
+        try:
+            value = cache.get(key)
+        except redis.RedisError as error:
+            log.warning("page cache unreachable, serving without it: %s", error)
+            return None
         if value is not None:
             KEPT_HERE.put(key, value, _size(value))
     return value
 
 
 def kept_set(key: str, value: Any) -> None:
-    cache.set(key, value, KEPT_SECONDS)
     KEPT_HERE.put(key, value, _size(value))
+    try:
+        cache.set(key, value, KEPT_SECONDS)
+    except redis.RedisError as error:
+        log.warning("page cache unreachable, response not kept: %s", error)
 
 
 def _size(value: Any) -> int:
@@ -125,8 +143,9 @@ def _size(value: Any) -> int:
 
 @functools.cache
 def deployment_digest() -> str:
-    """The templates and the Python code of this deployment: changing a page, or how a board is
-    built, changes every validator. Read once per process."""
+    """The templates, the Python code and the static files' manifest (hashed names the pages link
+    to) of this deployment: changing a page, how a board is built or a stylesheet changes every
+    validator. Read once per process."""
     digest = hashlib.sha256()
     engine: dict[str, Any] = settings.TEMPLATES[0]
     folders = [(Path(folder), "*.html") for folder in engine["DIRS"]]
@@ -135,6 +154,9 @@ def deployment_digest() -> str:
     for folder, pattern in folders:
         for path in sorted(folder.rglob(pattern)):
             digest.update(path.read_bytes())
+    manifest = Path(settings.STATIC_ROOT) / "staticfiles.json"
+    if manifest.is_file():
+        digest.update(manifest.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -151,53 +173,54 @@ def viewer_key(request: BoardRequest) -> str:
     return f"user:{user.pk}:{_digest(request.COOKIES.get(settings.CSRF_COOKIE_NAME, ''))[:12]}"
 
 
-# The query parameters a captioner board reads (selectors.captioner_board_query, the page's
-# download, the API's format): any other, or another value, gives the same response.
-BOARD_ORDERS = ("asc", "desc")
-BOARD_DOWNLOADS = ("json", "csv")
-API_FORMATS = ("json", "api")
+# The query parameters each captioner board response reads (selectors.captioner_board_query, the
+# page's downloads, the API's format): any other, or another value, gives the same response.
+PAGE_PARAMETERS = {"download": ("json", "csv")}
+API_PARAMETERS = {"format": ("json", "api")}
+ORDERS = ("asc", "desc")
 
 
-def board_query(request: BoardRequest, column_slugs: AbstractSet[str]) -> dict[str, str]:
+def board_query(request: BoardRequest, column_slugs: AbstractSet[str], *, api: bool = False) -> dict[str, str]:
     """The part of the query string that changes a board response: `sort` when it names a column,
-    `order`, `download` and `format` when they are values the board knows."""
-    known = {"order": BOARD_ORDERS, "download": BOARD_DOWNLOADS, "format": API_FORMATS}
-    return {
-        name: value
-        for name, value in request.GET.items()
-        if (name == "sort" and value in column_slugs) or value in known.get(name, ())
-    }
+    `order` beside it, and the page's `download` or the API's `format` when it is one they know."""
+    query = {}
+    sort = request.GET.get("sort")
+    if sort in column_slugs:
+        query["sort"] = sort
+        if request.GET.get("order") in ORDERS:
+            query["order"] = request.GET["order"]
+    for name, values in (API_PARAMETERS if api else PAGE_PARAMETERS).items():
+        if request.GET.get(name) in values:
+            query[name] = request.GET[name]
+    return query
 
 
-def board_validators(request: BoardRequest, state: BoardRequestState, variant: str = "") -> str:
+def board_validators(request: BoardRequest, state: BoardRequestState, *, variant: str = "", api: bool = False) -> str:
     """The ETag of the captioner board response this request gets; `state`: the dataset, its
-    snapshot's version and the ids of the systems this viewer may see (selectors.board_request_state),
-    read once per request and passed on to the board.
+    snapshot's version and digests, and the ids of the systems this viewer may see
+    (selectors.board_request_state), read once per request and passed on to the board.
 
-    Made from what the viewer is shown (the columns and the visible rows of the snapshot, the query
-    parameters that change the response), never from the snapshot's time: a private submission
-    being scored rebuilds the snapshot, and a validator that moved with it would tell anyone
-    watching that something hidden happened. Remembered under the inputs it was made from, so only a
-    new snapshot, a change of visibility or a new viewer reads the snapshot again; remembered only
-    for a query string with nothing unknown in it, so made-up parameters fill no cache. `variant`:
-    anything else the response depends on (the API's negotiated format)."""
+    Made from what the viewer is shown (the digests of the snapshot's columns and of its visible
+    rows, the query parameters the board reads), never from the snapshot's time: a private
+    submission being scored rebuilds the snapshot, and a validator that moved with it would tell
+    anyone watching that something hidden happened. `variant`: anything else the response depends
+    on (the API's negotiated media type)."""
     dataset = state.dataset
-    shown_to = (dataset.pk, dataset.slug, dataset.title, viewer_key(request), request.path, variant)
-    remembered = None
-    if state.version is not None:
-        inputs = (state.version, sorted(state.visible), request.get_full_path())
-        remembered = VALIDATOR_PREFIX + _digest(deployment_digest(), *inputs, *shown_to)
-        etag = kept_get(remembered)
-        if etag is not None:
-            return etag
-    payload, built = board_payload(dataset, with_version=True)
-    shown = [row for row in payload["rows"] if row["system"]["id"] in state.visible]
-    query = board_query(request, {column["slug"] for column in payload["columns"]})
-    etag = f'"{_digest(deployment_digest(), payload["columns"], shown, sorted(query.items()), *shown_to)}"'
-    canonical = len(request.GET) == len(query) and all(len(request.GET.getlist(name)) == 1 for name in query)
-    if remembered is not None and built == state.version and canonical:  # (not rebuilt since the version was read)
-        kept_set(remembered, etag)
-    return etag
+    digests = state.digests or payload_digests(board_payload(dataset))  # (a snapshot from before digests)
+    shown = [digest for system, digest in digests["rows"] if system in state.visible]
+    query = board_query(request, set(digests["slugs"]), api=api)
+    return '"{}"'.format(
+        _digest(
+            deployment_digest(),
+            digests["columns"],
+            shown,
+            sorted(query.items()),
+            (dataset.pk, dataset.slug, dataset.title),
+            viewer_key(request),
+            request.path,
+            variant,
+        )
+    )
 
 
 def board_headers(response: R, request: BoardRequest, etag: str | None) -> R:
@@ -219,10 +242,13 @@ def not_modified(request: HttpRequest, etag: str) -> HttpResponse | None:
     return get_conditional_response(request, etag=etag)
 
 
-def conditional_response(request: HttpRequest, etag: str, respond: Callable[[], HttpResponse]) -> HttpResponse:
+def conditional_response(
+    request: HttpRequest, etag: str, respond: Callable[[], tuple[HttpResponse, bool]]
+) -> HttpResponse:
     """The response to a GET whose validator is `etag`: 304 when the client's copy is current; for
-    an anonymous visitor, the response kept under the ETag, or `respond()` kept there; for a
-    signed-in one, `respond()`, never kept."""
+    an anonymous visitor, the response kept under the ETag, or the one `respond()` makes, kept there
+    when it says it is what the ETag was made from; for a signed-in one, `respond()`, never kept. A
+    response made from something newer than its ETag goes out without one."""
     unchanged = not_modified(request, etag)
     if unchanged is not None:
         return board_headers(unchanged, request, etag)
@@ -233,40 +259,45 @@ def conditional_response(request: HttpRequest, etag: str, respond: Callable[[], 
         if kept.get("disposition"):
             response["Content-Disposition"] = kept["disposition"]
         return board_headers(response, request, etag)
-    response = respond()
-    if anonymous and response.status_code == 200 and not response.streaming:
+    response, matches = respond()
+    ok = response.status_code == 200 and matches
+    if anonymous and ok and not response.streaming:
         kept = {"content": response.content, "type": response["Content-Type"]}
         if response.has_header("Content-Disposition"):
             kept["disposition"] = response["Content-Disposition"]
         kept_set(PREFIX + etag, kept)
-    return board_headers(response, request, etag if response.status_code == 200 else None)
+    return board_headers(response, request, etag if ok else None)
 
 
 def conditional_board(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """For a view `(request, dataset, ..., visible=None)`, called as `(request, slug, ...)`: the
-    dataset read with its board's state (404 when the viewer may not see it), then
-    conditional_response with the board's validator. The view is passed the visible systems the
-    validator read (`visible`), so the board does not read them again."""
+    """For a view `(request, dataset, *, visible, payload)`, called as `(request, slug)`: the dataset
+    read with its board's state (404 when the viewer may not see it), then conditional_response with
+    the board's validator. The view is passed the visible systems the validator was made from and
+    the snapshot it is to show; the response is kept only when that snapshot is the one the
+    validator's digests describe (not rebuilt in between)."""
 
     @functools.wraps(view)
-    def wrapper(request: HttpRequest, slug: str, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             state = board_request_state(slug, request.user)
         except Dataset.DoesNotExist:
             raise Http404("no such dataset") from None
-        if request.method not in ("GET", "HEAD"):
-            return view(request, state.dataset, *args, **kwargs)
         etag = board_validators(request, state)
-        return conditional_response(
-            request, etag, lambda: view(request, state.dataset, *args, visible=state.visible, **kwargs)
-        )
+
+        def respond() -> tuple[HttpResponse, bool]:
+            payload, built = board_payload(state.dataset, with_version=True)
+            response = view(request, state.dataset, visible=state.visible, payload=payload)
+            return response, built is not None and built == state.version
+
+        return conditional_response(request, etag, respond)
 
     return wrapper
 
 
 def kept_fragment(name: str, version: str, query: object, build: Callable[[], str]) -> tuple[str, str]:
     """A rendered part of a page shared by every viewer, kept under the version of what it is read
-    from and the query: (its HTML, its digest). `build` renders it on a miss."""
+    from and the query (known values only: the caller's to check): (its HTML, its digest). `build`
+    renders it on a miss."""
     key = f"fragment:{name}:" + _digest(deployment_digest(), version, query)
     kept = kept_get(key)
     if kept is None:

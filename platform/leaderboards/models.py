@@ -11,6 +11,10 @@ class BoardSnapshot(models.Model):
 
     dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="board_snapshot")
     payload = models.JSONField()
+    digests = models.JSONField(
+        default=dict,
+        help_text="digests of the payload's parts (snapshots.payload_digests): a board's validator without reading it",
+    )
     computed_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -18,7 +19,15 @@ from catalog.models import Caption, Dataset, Judgment, System
 from evaluation.metaeval.published import published_value
 from leaderboards.columns import Column, metric_columns
 from leaderboards.snapshots import board_payload
-from scoring.models import CorrelationResult, EvaluationJob, Metric, Score, SignificanceResult
+from scoring.models import (
+    CorrelationResult,
+    EvaluationJob,
+    Metric,
+    MetricVersion,
+    ResultsRevision,
+    Score,
+    SignificanceResult,
+)
 
 
 @dataclass
@@ -75,6 +84,11 @@ class UnknownProtocol(ValueError):
         super().__init__(f"no protocol {protocol!r} ({' or '.join(PROTOCOLS)})")
 
 
+class UnknownFamily(ValueError):
+    def __init__(self, family: str):
+        super().__init__(f"no metric family {family!r}")
+
+
 @dataclass(frozen=True)
 class MetricBoardQuery:
     protocol: str
@@ -83,11 +97,12 @@ class MetricBoardQuery:
     reference: str | None = None
 
 
-def metric_board_query(params, *, strict: bool = False) -> MetricBoardQuery:
+def metric_board_query(params, *, strict: bool = False, families: AbstractSet[str] | None = None) -> MetricBoardQuery:
     """The metric board's query string as the page and the API read it:
     `?protocol=paper|canonical&level=caption|system&family=<family>&reference=free|based`. Another
     level reads as "caption", another reference as none; another protocol as "paper", or (`strict`,
-    the API) UnknownProtocol."""
+    the API) UnknownProtocol; a family not among `families` (the registered metrics') as none, or
+    (`strict`) UnknownFamily."""
     protocol = params.get("protocol", PROTOCOLS[0])
     if protocol not in PROTOCOLS:
         if strict:
@@ -95,17 +110,24 @@ def metric_board_query(params, *, strict: bool = False) -> MetricBoardQuery:
         protocol = PROTOCOLS[0]
     level = params.get("level") if params.get("level") in LEVELS else LEVELS[0]
     reference = params.get("reference") if params.get("reference") in REFERENCES else None
-    return MetricBoardQuery(protocol, level, params.get("family") or None, reference)
+    family = params.get("family") or None
+    if families is not None and family is not None and family not in families:
+        if strict:
+            raise UnknownFamily(family)
+        family = None
+    return MetricBoardQuery(protocol, level, family, reference)
 
 
 def captioner_board_query(
-    dataset: Dataset, params, *, viewer=None, visible: AbstractSet[int] | None = None
+    dataset: Dataset, params, *, viewer=None, visible: AbstractSet[int] | None = None, payload: dict | None = None
 ) -> tuple[list[Column], list[BoardRow]]:
     """The captioner board as the page and the API read it from the query string:
     `?sort=<metric slug>&order=asc|desc` (another order: each metric's own direction)."""
     order = params.get("order")
     descending = None if order not in ("asc", "desc") else order == "desc"
-    return captioner_board(dataset, sort=params.get("sort"), descending=descending, viewer=viewer, visible=visible)
+    return captioner_board(
+        dataset, sort=params.get("sort"), descending=descending, viewer=viewer, visible=visible, payload=payload
+    )
 
 
 @dataclass(frozen=True)
@@ -115,13 +137,14 @@ class BoardRequestState:
     dataset: Dataset
     version: str | None  # snapshots.snapshot_version: None while the dataset has no snapshot
     visible: frozenset[int]  # systems_visible(dataset, viewer)
+    digests: dict  # the snapshot's snapshots.payload_digests ({} when it has none yet)
 
 
 def board_request_state(slug: str, viewer) -> BoardRequestState:
     """The dataset `viewer` may see by `slug` (Dataset.DoesNotExist otherwise), its snapshot's
-    version and the ids of its systems `viewer` may see (catalog.visibility): one query, the same
-    rules as Dataset.objects.visible_to, snapshot_version and systems_visible. For an anonymous
-    viewer the query's SQL is built once per process (_anonymous_board_sql)."""
+    version and digests, and the ids of its systems `viewer` may see (catalog.visibility): one
+    query, the same rules as Dataset.objects.visible_to and systems_visible. For an anonymous viewer
+    the query's SQL is built once per process (_anonymous_board_sql)."""
     if viewer is None or not viewer.is_authenticated:
         sql, params, at = _anonymous_board_sql()
         found = list(Dataset.objects.raw(sql, [*params[:at], slug, *params[at + 1 :]]))
@@ -132,7 +155,10 @@ def board_request_state(slug: str, viewer) -> BoardRequestState:
     dataset = found[0]
     computed = dataset.board_computed_at  # type: ignore[attr-defined]  # (annotations)
     ids = dataset.visible_ids  # type: ignore[attr-defined]
-    return BoardRequestState(dataset, None if computed is None else computed.isoformat(), frozenset(ids or ()))
+    digests = dataset.board_digests or {}  # type: ignore[attr-defined]
+    if isinstance(digests, str):  # (a raw query's JSON column comes as text)
+        digests = json.loads(digests)
+    return BoardRequestState(dataset, None if computed is None else computed.isoformat(), frozenset(ids or ()), digests)
 
 
 def _board_state_queryset(slug: str, viewer) -> QuerySet[Dataset]:
@@ -146,7 +172,11 @@ def _board_state_queryset(slug: str, viewer) -> QuerySet[Dataset]:
     )
     return (
         Dataset.objects.visible_to(viewer)
-        .annotate(board_computed_at=F("board_snapshot__computed_at"), visible_ids=Subquery(visible))
+        .annotate(
+            board_computed_at=F("board_snapshot__computed_at"),
+            board_digests=F("board_snapshot__digests"),
+            visible_ids=Subquery(visible),
+        )
         .filter(slug=slug)
         .order_by()
     )
@@ -178,11 +208,14 @@ def captioner_board(
     descending: bool | None = None,
     viewer=None,
     visible: AbstractSet[int] | None = None,
+    payload: dict | None = None,
 ) -> tuple[list[Column], list[BoardRow]]:
-    """The board from the dataset's precomputed snapshot, keeping the systems `viewer` may see
-    (catalog.visibility, read live: a change of visibility shows at once; `visible`: those ids, when
-    the caller has already read them for the same viewer), sorted by `sort` with ranks."""
-    payload = board_payload(dataset)
+    """The board from the dataset's precomputed snapshot (`payload`, when the caller has read it),
+    keeping the systems `viewer` may see (catalog.visibility, read live: a change of visibility
+    shows at once; `visible`: those ids, when the caller has already read them for the same viewer),
+    sorted by `sort` with ranks."""
+    if payload is None:
+        payload = board_payload(dataset)
     columns = [Column(**column) for column in payload["columns"]]
     if visible is None:
         visible = systems_visible(dataset, viewer)
@@ -310,32 +343,36 @@ def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None
     )
 
 
-def metric_board_version() -> str:
-    """A fingerprint of everything the metric board is read from, in one query: the correlation and
-    significance results (count, newest id, newest write: they are only ever saved, never updated in
-    bulk) and the datasets' and metrics' shown fields in full (small tables). Any write the board
-    would show changes it; a change the board does not show may change it too (the board's cache is
-    then rebuilt for nothing, never served stale)."""
+@dataclass(frozen=True)
+class MetricBoardVersion:
+    key: str  # changes with anything the metric board shows
+    families: frozenset[str]  # the registered metrics' families (the board's `family` filter)
+
+
+def metric_board_version() -> MetricBoardVersion:
+    """What the metric board is read from, fingerprinted in one query: the results revision (moved
+    in the transaction of every write of correlation or significance results, and by their deletion),
+    the metric versions (count, newest), and the datasets' and metrics' shown fields in full (small
+    tables, whatever wrote them); and the metrics' families. A change the board does not show may
+    change it too (the table is then rendered again for nothing, never served stale)."""
     table = {
         model: connection.ops.quote_name(model._meta.db_table)
-        for model in (CorrelationResult, SignificanceResult, Dataset, Metric)
+        for model in (ResultsRevision, MetricVersion, Dataset, Metric)
     }
-    results = "SELECT concat_ws(':', count(*), max(id), max(computed_at)) FROM {}"
     rows = "SELECT md5(string_agg(concat_ws('|', {}), ',' ORDER BY id)) FROM {}"
     dataset_fields = "id, slug, title, is_public, source_format"
     metric_fields = "id, slug, name, family, higher_is_better, needs::text, citation, description, is_registered"
-    query = "SELECT " + ", ".join(
-        f"({part})"
-        for part in (
-            results.format(table[CorrelationResult]),
-            results.format(table[SignificanceResult]),
-            rows.format(dataset_fields, table[Dataset]),
-            rows.format(metric_fields, table[Metric]),
-        )
+    parts = (
+        f"SELECT coalesce(max(number), 0) FROM {table[ResultsRevision]}",
+        f"SELECT concat_ws(':', count(*), max(id)) FROM {table[MetricVersion]}",
+        rows.format(dataset_fields, table[Dataset]),
+        rows.format(metric_fields, table[Metric]),
+        f"SELECT string_agg(DISTINCT family, ',') FROM {table[Metric]} WHERE is_registered",
     )
     with connection.cursor() as cursor:
-        cursor.execute(query)
-        return "/".join(str(part) for part in cursor.fetchone())
+        cursor.execute("SELECT " + ", ".join(f"({part})" for part in parts))
+        *key, families = cursor.fetchone()
+    return MetricBoardVersion("/".join(str(part) for part in key), frozenset((families or "").split(",")) - {""})
 
 
 def significance_ranks(*, protocol_name: str, level: str = "caption") -> dict[tuple[int, str, str], dict[str, int]]:

@@ -3,6 +3,8 @@ ends or a submission's visibility changes, so a page read is one row, not 8,000 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import asdict
 from typing import Any, Literal, overload
@@ -40,8 +42,26 @@ def snapshot_version(dataset: Dataset) -> str | None:
 
 def board_refresh(*, dataset_id: int) -> dict:
     payload = board_build(Dataset.objects.get(pk=dataset_id))
-    BoardSnapshot.objects.update_or_create(dataset_id=dataset_id, defaults={"payload": payload})
+    BoardSnapshot.objects.update_or_create(
+        dataset_id=dataset_id, defaults={"payload": payload, "digests": payload_digests(payload)}
+    )
     return payload
+
+
+def digest_of(value: object) -> str:
+    """A short digest of any JSON-able value (keys sorted)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def payload_digests(payload: dict) -> dict:
+    """What a board's validator is made from, stored beside the payload so that a request never
+    reads the payload to make one: the columns' digest, their slugs, and each row's digest with its
+    system id, in the payload's order."""
+    return {
+        "columns": digest_of(payload["columns"]),
+        "slugs": [column["slug"] for column in payload["columns"]],
+        "rows": [[row["system"]["id"], digest_of(row)] for row in payload["rows"]],
+    }
 
 
 def board_build(dataset: Dataset) -> dict:

@@ -26,10 +26,15 @@ from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
 from scoring.services.pictures import picture_name
 
 
+@require_safe
 @conditional_board
-def captioner_board(request: HttpRequest, dataset: Dataset, *, visible: AbstractSet[int] | None = None) -> HttpResponse:
+def captioner_board(
+    request: HttpRequest, dataset: Dataset, *, visible: AbstractSet[int], payload: dict
+) -> HttpResponse:
     sort, order = request.GET.get("sort"), request.GET.get("order")
-    columns, rows = selectors.captioner_board_query(dataset, request.GET, viewer=request.user, visible=visible)
+    columns, rows = selectors.captioner_board_query(
+        dataset, request.GET, viewer=request.user, visible=visible, payload=payload
+    )
     download = request.GET.get("download")
     if download == "json":
         return JsonResponse(board_json(dataset, columns, rows), json_dumps_params={"indent": 1})
@@ -53,14 +58,14 @@ def captioner_board(request: HttpRequest, dataset: Dataset, *, visible: Abstract
 def metric_board(request: HttpRequest) -> HttpResponse:
     """The same table for every viewer (public datasets only): rendered once per version of what it
     is read from and per query, then wrapped in the viewer's page."""
-    query = selectors.metric_board_query(request.GET)
-    board, digest = kept_fragment(
-        "metric-board", selectors.metric_board_version(), astuple(query), lambda: _metric_board_html(query)
-    )
+    version = selectors.metric_board_version()
+    query = selectors.metric_board_query(request.GET, families=version.families)
+    board, digest = kept_fragment("metric-board", version.key, astuple(query), lambda: _metric_board_html(query))
+    page = mark_safe(board)  # noqa: S308  (our template's output)
     return conditional_response(
         request,
         page_validator(request, digest),
-        lambda: render(request, "leaderboards/metrics.html", {"board": mark_safe(board)}),  # noqa: S308  (our template's output)
+        lambda: (render(request, "leaderboards/metrics.html", {"board": page}), True),
     )
 
 

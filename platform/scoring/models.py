@@ -327,3 +327,15 @@ class SignificanceResult(ProtocolColumns, models.Model):
 
     def __str__(self) -> str:
         return f"significance on {self.protocol} ({self.level})"
+
+
+class ResultsRevision(models.Model):
+    """One row counting the writes of correlation and significance results: every transaction that
+    saves or deletes some moves it, in that transaction (scoring.services.correlations). The metric
+    board's table is kept under it (leaderboards.selectors.metric_board_version): a database-side
+    counter, so neither commit order nor the clocks of workers on other machines can hide a write."""
+
+    number = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"results revision {self.number}"

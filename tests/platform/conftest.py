@@ -32,6 +32,14 @@ def _fresh_rate_limits(settings):
     settings.CAPBENCH_RATES = dict(settings.CAPBENCH_RATES)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_page_memory():
+    """Each test starts with nothing in this process's copy of kept board responses and tables."""
+    from leaderboards.caching import KEPT_HERE
+
+    KEPT_HERE.clear()
+
+
 @pytest.fixture
 def demo_dataset(repo_root: Path):
     """The 100-image Flickr8k-Expert slice the platform ships as its demo."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from django.db import transaction
+from django.db.models import F
 
 from catalog.models import Caption, Dataset, Judgment, PairJudgment, System
 from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
@@ -13,7 +14,15 @@ from evaluation.metaeval.pairwise import pairwise_accuracy
 from evaluation.metaeval.protocols import PROTOCOLS, RATING_STATISTICS, Protocol, rating_cells_with_draws
 from evaluation.metaeval.significance import paired_draws_p_values, significance_clusters
 from evaluation.metaeval.system_level import MIN_SYSTEMS, system_level_intervals
-from scoring.models import CorrelationDraws, CorrelationResult, MetricVersion, Score, SignificanceResult, protocol_parts
+from scoring.models import (
+    CorrelationDraws,
+    CorrelationResult,
+    MetricVersion,
+    ResultsRevision,
+    Score,
+    SignificanceResult,
+    protocol_parts,
+)
 from scoring.services.training import SPLITS, item_split
 
 PAIRWISE_STATISTICS = ("accuracy", "accuracy_ties_half")
@@ -69,7 +78,15 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
                     result=result, defaults={"values": np.asarray(draws, dtype=np.float32).tobytes()}
                 )
             results.append(result)
+        results_revision_bump()
     return results
+
+
+def results_revision_bump() -> None:
+    """Move ResultsRevision on, inside the caller's transaction (last, so its row lock is held only
+    until the commit): the metric board sees the new results and the new revision together."""
+    if not ResultsRevision.objects.filter(pk=1).update(number=F("number") + 1):
+        ResultsRevision.objects.get_or_create(pk=1, defaults={"number": 1})
 
 
 def _held_out(dataset: Dataset, metric_version: MetricVersion) -> tuple[str, str]:
@@ -243,20 +260,17 @@ def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
     columns: dict[tuple, list] = {}
     for (protocol, dimension, statistic, slug), (value, draws) in newest.items():
         columns.setdefault((protocol, dimension, statistic), []).append((value, slug, draws))
-    results = []
+    written: list[tuple[dict, dict]] = []
     for (protocol, dimension, statistic), entries in columns.items():
         name, version = protocol_parts(protocol)
         entries.sort(key=lambda entry: -entry[0])
         p_values = paired_draws_p_values([draws for _, _, draws in entries])
         ranks = significance_clusters([value for value, _, _ in entries], p_values, alpha=alpha)
-        results.append(
-            SignificanceResult.objects.update_or_create(
-                dataset=dataset,
-                protocol=protocol,
-                level=CorrelationResult.Level.CAPTION,
-                dimension=dimension,
-                statistic=statistic,
-                defaults={
+        key = {"protocol": protocol, "dimension": dimension, "statistic": statistic}
+        written.append(
+            (
+                key,
+                {
                     "metrics": [slug for _, slug, _ in entries],
                     "values": [value for value, _, _ in entries],
                     "p_values": [[None if np.isnan(p) else float(p) for p in row] for row in p_values],
@@ -265,6 +279,14 @@ def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
                     "protocol_name": name,
                     "protocol_version": version,
                 },
-            )[0]
+            )
         )
+    with transaction.atomic():
+        results = [
+            SignificanceResult.objects.update_or_create(
+                dataset=dataset, level=CorrelationResult.Level.CAPTION, **key, defaults=defaults
+            )[0]
+            for key, defaults in written
+        ]
+        results_revision_bump()
     return results
