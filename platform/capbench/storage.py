@@ -91,8 +91,8 @@ def put_path(name: str, path: Path, *, move: bool = False) -> str:
 
 
 def upload_folder(root: Path) -> tuple[int, int]:
-    """Every file of a local store's folder (an install's MEDIA_ROOT, moving to an object store) put
-    in the configured store under the same name: (stored now, there already). Names are content
+    """Every file of a local store's folder (an install's MEDIA_ROOT, moving to an object store) copied
+    into the configured store under the same name: (stored now, there already). Names are content
     addresses, so running it again, or after a crash, only adds what is missing. Skipped: uploads
     still arriving (`submissions/.incoming/`) and partial files (names starting with a dot)."""
     if not root.is_dir():

@@ -1,9 +1,10 @@
-"""`manage.py files upload FOLDER`: move an install's stored files into the configured store.
+"""`manage.py files upload FOLDER`: copy an install's stored files into the configured store.
 
 An install that started with files on local disk (MEDIA_ROOT) and now sets CAPBENCH_S3_BUCKET runs
 this once, with the bucket's settings, from a machine that has the old folder: every dataset image,
 uploaded results file and generated picture is put in the bucket under the name the database already
-records. Run it again at any time: what is there already is left alone."""
+records. Run it again at any time: what is there already is left alone. The local folder is left
+as it is: delete it once the bucket serves."""
 
 from __future__ import annotations
 
