@@ -168,10 +168,8 @@ def test_the_metric_board_answers_conditional_requests_and_follows_new_results(c
     assert scored.status_code == 200 and "test_words" in scored.content.decode()
     assert scored["ETag"] != empty["ETag"] and "public" in scored["Cache-Control"]
     # Results written again with other values (in the service's transaction): a new table.
-    from scoring.models import MetricVersion
+    from scoring.models import MetricVersion, Score
     from scoring.services.correlations import dataset_correlations
-
-    from scoring.models import Score
 
     version = MetricVersion.objects.get(metric__slug="test_words")
     dataset_correlations(dataset=demo_dataset, metric_version=version)
