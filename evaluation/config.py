@@ -233,7 +233,7 @@ VARIABLES: dict[str, Variable] = {
             "CAPBENCH_PAGE_MEMORY_MB",
             "int",
             32,
-            "Memory each web process keeps for board responses and validators (beside Valkey's shared copy).",
+            "Memory each web process keeps for board responses and tables (beside Valkey's shared copy).",
             P,
         ),
         _v(

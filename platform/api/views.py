@@ -250,7 +250,7 @@ class LeaderboardView(APIView):
             state = boards.board_request_state(slug, request.user)
         except Dataset.DoesNotExist:
             raise NotFound("no such dataset") from None
-        etag = board_validators(request, state, variant=request.accepted_media_type, api=True)
+        etag = board_validators(request, state, variant=request.accepted_renderer.format, api=True)
 
         def board() -> tuple[dict, bool]:
             """The board, and whether it is the snapshot the ETag was made from (not rebuilt since)."""

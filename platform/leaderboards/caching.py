@@ -165,12 +165,14 @@ def _digest(*parts: object) -> str:
 
 
 def viewer_key(request: BoardRequest) -> str:
-    """Whom a response is for: "anonymous", or the account and its CSRF secret (a signed-in page
-    carries a token from it; signing in again makes a new one, and an old copy must not come back)."""
+    """Whom a response is for: "anonymous", or the account as its pages show it (name, staff link)
+    and its CSRF secret (a signed-in page carries a token from it; signing in again makes a new one,
+    and an old copy must not come back)."""
     user = request.user
     if not user.is_authenticated:
         return "anonymous"
-    return f"user:{user.pk}:{_digest(request.COOKIES.get(settings.CSRF_COOKIE_NAME, ''))[:12]}"
+    shown = (user.pk, user.get_username(), user.is_staff, request.COOKIES.get(settings.CSRF_COOKIE_NAME, ""))
+    return f"user:{user.pk}:{_digest(*shown)[:16]}"
 
 
 # The query parameters each captioner board response reads (selectors.captioner_board_query, the

@@ -351,7 +351,7 @@ class MetricBoardVersion:
 
 def metric_board_version() -> MetricBoardVersion:
     """What the metric board is read from, fingerprinted in one query: the results revision (moved
-    in the transaction of every write of correlation or significance results, and by their deletion),
+    in the transaction of every statement that writes correlation or significance results),
     the metric versions (count, newest), and the datasets' and metrics' shown fields in full (small
     tables, whatever wrote them); and the metrics' families. A change the board does not show may
     change it too (the table is then rendered again for nothing, never served stale)."""
@@ -363,7 +363,8 @@ def metric_board_version() -> MetricBoardVersion:
     dataset_fields = "id, slug, title, is_public, source_format"
     metric_fields = "id, slug, name, family, higher_is_better, needs::text, citation, description, is_registered"
     parts = (
-        f"SELECT coalesce(max(number), 0) FROM {table[ResultsRevision]}",
+        # The counter and its row's transaction id (a restored backup's counter may repeat; its xmin would not).
+        f"SELECT concat_ws(':', max(number), max(xmin::text)) FROM {table[ResultsRevision]}",
         f"SELECT concat_ws(':', count(*), max(id)) FROM {table[MetricVersion]}",
         rows.format(dataset_fields, table[Dataset]),
         rows.format(metric_fields, table[Metric]),

@@ -330,10 +330,12 @@ class SignificanceResult(ProtocolColumns, models.Model):
 
 
 class ResultsRevision(models.Model):
-    """One row counting the writes of correlation and significance results: every transaction that
-    saves or deletes some moves it, in that transaction (scoring.services.correlations). The metric
-    board's table is kept under it (leaderboards.selectors.metric_board_version): a database-side
-    counter, so neither commit order nor the clocks of workers on other machines can hide a write."""
+    """One row counting the writes of correlation and significance results: every statement that
+    inserts, updates or deletes some moves it, in its transaction, by a PostgreSQL trigger
+    (migration scoring 0009), whoever writes (the services, the admin, a cascade, a bulk update).
+    The metric board's table is kept under it (leaderboards.selectors.metric_board_version): a
+    database-side counter, so neither commit order nor the clocks of workers on other machines can
+    hide a write."""
 
     number = models.BigIntegerField(default=0)
 

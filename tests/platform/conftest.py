@@ -34,10 +34,18 @@ def _fresh_rate_limits(settings):
 
 @pytest.fixture(autouse=True)
 def _fresh_page_memory():
-    """Each test starts with nothing in this process's copy of kept board responses and tables."""
+    """Each test starts with no kept board response or table, in this process or in Valkey: a flushed
+    database starts its results revision again, so a table kept by an earlier test could match."""
+    from django.core.cache import cache
+
     from leaderboards.caching import KEPT_HERE
 
     KEPT_HERE.clear()
+    client = cache._cache.get_client()
+    for pattern in ("board-response:", "fragment:"):
+        keys = list(client.scan_iter(cache.make_key(pattern) + "*", count=1000))
+        if keys:
+            client.delete(*keys)
 
 
 @pytest.fixture

@@ -232,8 +232,16 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # Throttle counters need a cache shared by every web process: the Redis the broker uses.
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
-# Each web process also keeps board responses and validators it has served (leaderboards/caching.py):
+# Short timeouts: a Valkey that stops answering slows a page by half a second, never hangs it.
+CACHE_OPTIONS = {"socket_timeout": 0.5, "socket_connect_timeout": 0.5}
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "OPTIONS": CACHE_OPTIONS,
+    }
+}
+# Each web process also keeps board responses and tables it has served (leaderboards/caching.py):
 # immutable entries, so a copy in memory is never stale and a hit costs no round trip to Valkey.
 PAGE_MEMORY_BYTES = config.typed("CAPBENCH_PAGE_MEMORY_MB", int) * 1024 * 1024
 

@@ -1,7 +1,7 @@
 """The test suite: real PostgreSQL and Redis (DATABASE_URL / REDIS_URL), never SQLite or mocks."""
 
 from capbench.settings.base import *  # noqa: F401,F403
-from capbench.settings.base import REDIS_URL, STATE_DIR
+from capbench.settings.base import CACHE_OPTIONS, REDIS_URL, STATE_DIR
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -25,6 +25,7 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": CAPBENCH_QUEUE_PREFIX,
+        "OPTIONS": CACHE_OPTIONS,
     }
 }
 # The abuse limits stay on, with rates no ordinary test reaches (each test starts from zero: see

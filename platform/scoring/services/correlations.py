@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 from django.db import transaction
-from django.db.models import F
 
 from catalog.models import Caption, Dataset, Judgment, PairJudgment, System
 from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
@@ -18,7 +17,6 @@ from scoring.models import (
     CorrelationDraws,
     CorrelationResult,
     MetricVersion,
-    ResultsRevision,
     Score,
     SignificanceResult,
     protocol_parts,
@@ -78,15 +76,7 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
                     result=result, defaults={"values": np.asarray(draws, dtype=np.float32).tobytes()}
                 )
             results.append(result)
-        results_revision_bump()
     return results
-
-
-def results_revision_bump() -> None:
-    """Move ResultsRevision on, inside the caller's transaction (last, so its row lock is held only
-    until the commit): the metric board sees the new results and the new revision together."""
-    if not ResultsRevision.objects.filter(pk=1).update(number=F("number") + 1):
-        ResultsRevision.objects.get_or_create(pk=1, defaults={"number": 1})
 
 
 def _held_out(dataset: Dataset, metric_version: MetricVersion) -> tuple[str, str]:
@@ -281,12 +271,11 @@ def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
                 },
             )
         )
-    with transaction.atomic():
-        results = [
+    written.sort(key=lambda entry: (entry[0]["protocol"], entry[0]["dimension"], entry[0]["statistic"]))
+    with transaction.atomic():  # rows locked in one order by every writer
+        return [
             SignificanceResult.objects.update_or_create(
                 dataset=dataset, level=CorrelationResult.Level.CAPTION, **key, defaults=defaults
             )[0]
             for key, defaults in written
         ]
-        results_revision_bump()
-    return results

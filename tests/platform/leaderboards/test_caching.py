@@ -279,8 +279,9 @@ def test_made_up_query_parameters_fill_no_cache(client, demo_dataset, board):  #
     assert api.get(metric_api + "?family=a1").status_code == 404 and _keys("fragment:") == tables
 
 
-def _keys(pattern: str) -> int:
-    return len(list(cache._cache.get_client().scan_iter(match=f"*{pattern}*")))
+def _keys(prefix: str) -> int:
+    """This run's keys under `prefix` in Valkey."""
+    return len(list(cache._cache.get_client().scan_iter(match=cache.make_key(prefix) + "*")))
 
 
 def test_a_response_made_from_a_newer_snapshot_than_its_validator_is_not_kept(client, demo_dataset, board, monkeypatch):  # noqa: F811
@@ -353,3 +354,60 @@ def test_the_api_board_is_kept_whole_for_anonymous_clients_only(demo_dataset, bo
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=board['owner']).key}")
     owner = api.get(path)
     assert "Private one" in [s["name"] for s in owner.json()["systems"]] and cache.get(PREFIX + owner["ETag"]) is None
+
+
+def test_accept_parameters_fill_no_cache(demo_dataset, board):  # noqa: F811
+    api = APIClient()
+    path = f"/api/v1/leaderboards/{demo_dataset.slug}/"
+    first = api.get(path)
+    kept = _keys(PREFIX)
+    for n in range(5):
+        answer = api.get(path, HTTP_ACCEPT=f"application/json; junk={n}")
+        assert answer.status_code == 200 and answer["ETag"] == first["ETag"]
+    assert _keys(PREFIX) == kept
+
+
+def test_a_snapshot_from_before_digests_is_validated_the_same(client, demo_dataset, board):  # noqa: F811
+    from leaderboards.models import BoardSnapshot
+
+    before = client.get(url(demo_dataset))
+    BoardSnapshot.objects.filter(dataset=demo_dataset).update(digests={})
+    assert client.get(url(demo_dataset), HTTP_IF_NONE_MATCH=before["ETag"]).status_code == 304
+
+
+def test_the_boards_answer_while_valkey_hangs(client, demo_dataset, board, settings):  # noqa: F811
+    """A Valkey that accepts connections and never answers costs a page its timeouts, not a hang."""
+    import socket
+    import time
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)  # connections complete in the kernel's backlog; nothing ever reads them
+    try:
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": f"redis://127.0.0.1:{silent.getsockname()[1]}/0",
+                "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
+            }
+        }
+        started = time.monotonic()
+        page = client.get(url(demo_dataset))
+        assert page.status_code == 200 and "Long captions" in page.content.decode()
+        assert time.monotonic() - started < 5
+    finally:
+        silent.close()
+
+
+def test_the_metric_board_follows_any_write_of_results(client, demo_dataset):
+    """A trigger moves the results revision on every statement writing results: a bulk update
+    (no signal, no timestamp) shows at once too."""
+    from scoring.models import CorrelationResult
+    from scoring.services.planning import dataset_plan
+    from tests.platform.scoring.inline import run_jobs
+
+    run_jobs(dataset_plan(dataset=demo_dataset, slugs=["test_words"]))
+    before = client.get("/metrics/")
+    CorrelationResult.objects.filter(level="caption", protocol_name="paper").update(value=0.123456)
+    after = client.get("/metrics/", HTTP_IF_NONE_MATCH=before["ETag"])
+    assert after.status_code == 200 and "12.3" in after.content.decode()
