@@ -38,7 +38,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect(safe_next(request, "/submissions/mine/"))
-    return render(request, "accounts/signup.html", {"form": form})
+    return render(request, "accounts/signup.html", {"form": form, "next": safe_next(request, "")})
 
 
 @never_cache

@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Q
 
-from catalog.visibility import own_q, visible_q
+from catalog.visibility import own_q, submitted_q, visible_q
+
+
+def ranked_q(*, to_system: str = "") -> Q:
+    """The systems a captioner board ranks, over the path `to_system`: every submission's but the
+    withdrawn, the dataset's own captioning models and human references, and the baselines (not
+    the dataset's other caption sources). Counts of "systems" use it too, so a page never counts
+    what the board does not show."""
+    own_ranked = own_q(to_system=to_system) & Q(**{f"{to_system}kind__in": ["model", "human"]})
+    return submitted_q(to_system=to_system) | own_ranked | Q(**{f"{to_system}is_baseline": True})
 
 
 class DatasetQuerySet(models.QuerySet["Dataset"]):
@@ -20,6 +30,10 @@ class SystemQuerySet(models.QuerySet["System"]):
     def own(self) -> SystemQuerySet:
         """The dataset's own systems: none of them came from a submission."""
         return self.filter(own_q())
+
+    def ranked(self) -> SystemQuerySet:
+        """The systems a captioner board ranks (ranked_q)."""
+        return self.filter(ranked_q())
 
 
 class CaptionQuerySet(models.QuerySet["Caption"]):

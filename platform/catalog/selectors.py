@@ -4,24 +4,30 @@ from __future__ import annotations
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System
+from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System, ranked_q
 from catalog.visibility import visible_q
 
 
 def dataset_list_public(*, viewer=None) -> QuerySet[Dataset]:
-    """Public datasets with their item count and the number of systems `viewer` may see."""
+    """Public datasets with their item count and the number of systems `viewer` may see on their
+    boards."""
     return (
         Dataset.objects.visible_to(viewer)
         .annotate(
             item_count=Count("items", distinct=True),
-            system_count=Count("systems", distinct=True, filter=visible_q(viewer, to_system="systems__")),
+            system_count=Count(
+                "systems",
+                distinct=True,
+                filter=visible_q(viewer, to_system="systems__") & ranked_q(to_system="systems__"),
+            ),
         )
         .order_by("title")
     )
 
 
 def dataset_counts(*, dataset: Dataset, viewer=None) -> dict[str, int]:
-    """What the dataset page counts; captions and systems only as far as `viewer` may see them."""
+    """What the dataset page counts; captions as far as `viewer` may see them, systems as far as
+    `viewer` sees them on the board."""
     media = Media.objects.filter(dataset=dataset).aggregate(
         declared=Count("id"),
         available=Count("id", filter=~Q(stored_path="")),
@@ -32,7 +38,7 @@ def dataset_counts(*, dataset: Dataset, viewer=None) -> dict[str, int]:
         "captions": Caption.objects.visible_to(viewer).filter(item__dataset=dataset).count(),
         "judgments": Judgment.objects.filter(caption__item__dataset=dataset).count(),
         "pairs": PairJudgment.objects.filter(dataset=dataset).count(),
-        "systems": System.objects.visible_to(viewer).filter(dataset=dataset).count(),
+        "systems": System.objects.visible_to(viewer).ranked().filter(dataset=dataset).count(),
         "media_declared": media["declared"],
         "media_available": media["available"],
         "media_with_checksum": media["with_checksum"],

@@ -12,7 +12,6 @@ from typing import Any, Literal, overload
 from django.db.models import F, Q
 
 from catalog.models import Dataset, System
-from catalog.visibility import own_q, submitted_q
 from leaderboards.columns import metric_columns
 from leaderboards.models import BoardSnapshot
 from scoring.models import EvaluationJob
@@ -67,10 +66,9 @@ def payload_digests(payload: dict) -> dict:
 def board_build(dataset: Dataset) -> dict:
     columns = metric_columns()
     slugs = {column.slug for column in columns}
-    eligible = submitted_q() | (own_q() & Q(kind__in=[System.Kind.MODEL, System.Kind.HUMAN])) | Q(is_baseline=True)
     systems = (
         System.objects.filter(dataset=dataset)
-        .filter(eligible)
+        .ranked()
         .order_by("name")
         .values(
             "id",

@@ -19,7 +19,13 @@ class SubmissionForm(forms.Form):
     )
     paper_url = forms.URLField(required=False, assume_scheme="https", max_length=URL_MAX_CHARS)
     code_url = forms.URLField(required=False, assume_scheme="https", max_length=URL_MAX_CHARS)
-    is_public = forms.BooleanField(required=False, initial=True, label="Show on the public leaderboard")
+    # Private unless asked, as through the API and `manage.py submit`: unpublished work stays unpublished.
+    is_public = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Show on the public leaderboard",
+        help_text="Off: only you see it until you publish it from “My submissions”.",
+    )
 
     def clean_results(self):
         upload = self.cleaned_data["results"]

@@ -11,7 +11,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.authtoken.models import Token
 
 from capbench.http import AuthenticatedHttpRequest
@@ -128,10 +128,13 @@ def visibility(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 @limited("actions", "changes to your submissions", by="user")
 def withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """GET: what withdrawing does, and a button to confirm it; POST: withdraw."""
     submission = get_object_or_404(Submission, pk=pk, owner=request.user)
+    if request.method == "GET":
+        return render(request, "submissions/withdraw.html", {"submission": submission})
     submission_withdraw(submission=submission)
     messages.info(request, f"“{submission.method_name}” was withdrawn; its file and scores are kept.")
     return redirect("submissions:mine")

@@ -48,6 +48,8 @@ def test_a_new_user_submits_and_finds_the_system_on_the_board(
     assert page.inner_text("#chosen-file") == "Chosen: my-captions.json"
     page.fill("#id_method_name", "Ada's <b>captioner</b>")
     page.fill("#id_paper_url", "https://example.org/ada")
+    assert not page.is_checked("#id_is_public")  # private unless asked
+    page.check("#id_is_public")
     page.screenshot(path=str(artefacts / "1-upload.png"), full_page=True)
     page.click("#upload-form button[type=submit]")
     page.wait_for_url(f"{base}/submissions/*/")

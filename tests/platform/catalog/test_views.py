@@ -71,3 +71,47 @@ def test_attached_images_are_served_by_id_only(client, demo, settings, tmp_path)
     assert b"".join(response.streaming_content) == b"jpeg bytes"
     page = client.get("/datasets/demo/items/", {"q": media.name.split(".")[0]}).content.decode()
     assert f'src="/media-files/{media.pk}/"' in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_system_counts_are_the_systems_the_viewer_sees_on_the_board(client, demo, django_user_model):
+    """The dataset list and page count what the board shows this viewer: not the dataset's other
+    caption sources, nor private or withdrawn submissions (their owner's count includes theirs)."""
+    import json
+    import re
+
+    from catalog.models import Item, System
+    from submissions.services import MethodInfo, submission_create, submission_withdraw
+
+    def counted(page: str) -> int:
+        return int(re.search(r"· (\d+) systems</dd>", page).group(1))
+
+    def board_rows() -> int:
+        return len(client.get("/datasets/demo/leaderboard/?download=json").json()["systems"])
+
+    owner = django_user_model.objects.create_user("owner")
+    content = json.dumps([{"image_id": i.external_id, "caption": "a dog"} for i in Item.objects.filter(dataset=demo)])
+
+    def submit(name, public):
+        return submission_create(
+            owner=owner,
+            dataset=demo,
+            file_name=f"{name}.json",
+            content=content.replace("a dog", f"a dog {name}").encode(),
+            method=MethodInfo(name),
+            is_public=public,
+        )
+
+    submit("public one", True)
+    submit("private one", False)
+    submit("withdrawn one", True)
+    from submissions.models import Submission
+
+    submission_withdraw(submission=Submission.objects.get(method_name="withdrawn one"))
+    assert System.objects.filter(dataset=demo).count() > board_rows()  # sources the board does not rank
+    page = client.get("/datasets/demo/").content.decode()
+    assert counted(page) == board_rows() >= 1
+    listed = client.get("/").content.decode()
+    assert f'<td class="num">{board_rows()}</td>' in listed
+    client.force_login(owner)
+    assert counted(client.get("/datasets/demo/").content.decode()) == board_rows() == counted(page) + 1

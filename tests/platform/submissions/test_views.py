@@ -107,3 +107,46 @@ def test_per_caption_scores_download_as_csv(client, demo_dataset, captioner):
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert len(rows) == 100 and {row["metric"] for row in rows} == {"rouge_l"}
     assert rows[0]["caption"].startswith("<b>caption</b>") and float(rows[0]["value"]) >= 0
+
+
+def test_the_form_keeps_a_submission_private_unless_asked(client, demo_dataset, captioner):
+    import re
+
+    client.force_login(captioner)
+    form = client.get("/submit/").content.decode()
+    box = re.search(r'<input[^>]*name="is_public"[^>]*>', form).group(0)
+    assert not re.search(r"\schecked\b", box) and "only you see it" in form
+    client.post(  # the box left as it came
+        "/submit/",
+        {
+            "dataset": demo_dataset.slug,
+            "method_name": "Quiet",
+            "results": SimpleUploadedFile("r.json", results(demo_dataset), content_type="application/json"),
+        },
+    )
+    assert not Submission.objects.get().is_public
+
+
+def test_withdrawing_asks_first(client, demo_dataset, captioner):
+    client.force_login(captioner)
+    upload(client, demo_dataset, results(demo_dataset))
+    submission = Submission.objects.get()
+    mine = client.get("/submissions/mine/").content.decode()
+    assert f'href="/submissions/{submission.pk}/withdraw/"' in mine
+    asked = client.get(f"/submissions/{submission.pk}/withdraw/")
+    assert asked.status_code == 200 and "cannot be published again" in asked.content.decode()
+    assert Submission.objects.get().status != "withdrawn"  # asking changed nothing
+    client.post(f"/submissions/{submission.pk}/withdraw/")
+    assert Submission.objects.get().status == "withdrawn"
+
+
+def test_signing_up_from_a_login_redirect_comes_back(client, demo_dataset):
+    login = client.get("/accounts/login/?next=/submit/").content.decode()
+    assert 'href="/accounts/signup/?next=/submit/"' in login
+    signup = client.get("/accounts/signup/?next=/submit/").content.decode()
+    assert 'name="next" value="/submit/"' in signup
+    form = {"username": "returning", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"}
+    assert client.post("/accounts/signup/?next=/submit/", form).url == "/submit/"
+    client.logout()
+    form["username"] = "elsewhere"
+    assert client.post("/accounts/signup/?next=https://evil.example/", form).url == "/submissions/mine/"
