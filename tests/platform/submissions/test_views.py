@@ -116,7 +116,7 @@ def test_the_form_keeps_a_submission_private_unless_asked(client, demo_dataset, 
     form = client.get("/submit/").content.decode()
     box = re.search(r'<input[^>]*name="is_public"[^>]*>', form).group(0)
     assert not re.search(r"\schecked\b", box) and "only you see it" in form
-    client.post(  # the box left as it came
+    client.post(  # the box left as it came (unticked: only the default above is new)
         "/submit/",
         {
             "dataset": demo_dataset.slug,
@@ -127,7 +127,7 @@ def test_the_form_keeps_a_submission_private_unless_asked(client, demo_dataset, 
     assert not Submission.objects.get().is_public
 
 
-def test_withdrawing_asks_first(client, demo_dataset, captioner):
+def test_withdrawing_asks_first(client, demo_dataset, captioner, django_user_model):
     client.force_login(captioner)
     upload(client, demo_dataset, results(demo_dataset))
     submission = Submission.objects.get()
@@ -136,6 +136,9 @@ def test_withdrawing_asks_first(client, demo_dataset, captioner):
     asked = client.get(f"/submissions/{submission.pk}/withdraw/")
     assert asked.status_code == 200 and "cannot be published again" in asked.content.decode()
     assert Submission.objects.get().status != "withdrawn"  # asking changed nothing
+    client.force_login(django_user_model.objects.create_user("someone else"))
+    assert client.get(f"/submissions/{submission.pk}/withdraw/").status_code == 404
+    client.force_login(captioner)
     client.post(f"/submissions/{submission.pk}/withdraw/")
     assert Submission.objects.get().status == "withdrawn"
 
