@@ -198,13 +198,14 @@ def _start_children(env: dict[str, str], host: str, port: int, state_dir: Path) 
         ],
         env=env,
         cwd=ROOT,
+        start_new_session=True,  # its own process group: _stop_children ends its pool and beat with it
     )
     # The production server and its settings (capbench/gunicorn.py); `make dev` keeps runserver's reloader.
     if env.get("DJANGO_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}:
         command = [str(ROOT / "manage.py"), "runserver", f"{host}:{port}"]
     else:
         command = ["-m", "gunicorn", "-c", "python:capbench.gunicorn", "capbench.wsgi", "--bind", f"{host}:{port}"]
-    web = subprocess.Popen([sys.executable, *command], env=env, cwd=ROOT)
+    web = subprocess.Popen([sys.executable, *command], env=env, cwd=ROOT, start_new_session=True)
     return [worker, web]
 
 
@@ -236,16 +237,21 @@ def _answers(url: str) -> bool:
 
 
 def _stop_children(children: list[subprocess.Popen]) -> None:
+    """Each child asked to stop (SIGTERM: Celery finishes its tasks, gunicorn its requests), then
+    whatever is left of its process group killed: the worker's pool and embedded beat, gunicorn's
+    workers. Without that, a beat process forked by a worker that was killed, or that stopped while
+    beat was reconnecting, went on retrying the broker long after make run ended."""
     for child in children:
         if child.poll() is None:
             child.terminate()
     deadline = time.monotonic() + 15
     for child in children:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # killed below with what is left of its group
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+    for child in children:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)  # the group is the child's own (start_new_session)
+        child.wait()
     logger.info("worker and web server stopped")
 
 
