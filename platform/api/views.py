@@ -289,7 +289,7 @@ class MetricBoardView(APIView):
         text, digest = kept_fragment(
             "metric-board-json", version.key, astuple(query), lambda: json.dumps(_metric_board_json(query))
         )
-        etag = page_validator(request, digest, request.accepted_media_type)
+        etag = page_validator(request, digest, request.accepted_renderer.format)
         unchanged = not_modified(request._request, etag)
         if unchanged is not None:
             return _api_headers(board_headers(unchanged, request, etag))

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import logging
 import threading
 import time
@@ -43,7 +42,7 @@ from django.utils.cache import get_conditional_response, patch_cache_control, pa
 
 from catalog.models import Dataset
 from leaderboards.selectors import BoardRequestState, board_request_state
-from leaderboards.snapshots import board_payload, payload_digests
+from leaderboards.snapshots import board_payload, digest_of, payload_digests
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +160,7 @@ def deployment_digest() -> str:
 
 
 def _digest(*parts: object) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    return digest_of(parts)
 
 
 def viewer_key(request: BoardRequest) -> str:

@@ -135,7 +135,7 @@ class BoardRequestState:
     """What a board request's validator is made from, read live in one query."""
 
     dataset: Dataset
-    version: str | None  # snapshots.snapshot_version: None while the dataset has no snapshot
+    version: str | None  # when the snapshot was built (ISO text): None while the dataset has none
     visible: frozenset[int]  # systems_visible(dataset, viewer)
     digests: dict  # the snapshot's snapshots.payload_digests ({} when it has none yet)
 

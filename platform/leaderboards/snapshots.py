@@ -23,20 +23,14 @@ def board_payload(dataset: Dataset) -> dict: ...
 @overload
 def board_payload(dataset: Dataset, *, with_version: Literal[True]) -> tuple[dict, str | None]: ...
 def board_payload(dataset: Dataset, *, with_version: bool = False) -> dict | tuple[dict, str | None]:
-    """The dataset's snapshot (built now when it has none); `with_version`: and its version
-    (snapshot_version), None when it was built by this call."""
+    """The dataset's snapshot (built now when it has none); `with_version`: and its version (when it
+    was built, as ISO text), None when it was built by this call."""
     found = BoardSnapshot.objects.filter(dataset=dataset).values_list("payload", "computed_at").first()
     if found is None:
         payload, version = board_refresh(dataset_id=dataset.pk), None
     else:
         payload, version = found[0], found[1].isoformat()
     return (payload, version) if with_version else payload
-
-
-def snapshot_version(dataset: Dataset) -> str | None:
-    """When the dataset's snapshot was last rebuilt (None: it has none yet): one small row."""
-    computed = BoardSnapshot.objects.filter(dataset=dataset).values_list("computed_at", flat=True).first()
-    return None if computed is None else computed.isoformat()
 
 
 def board_refresh(*, dataset_id: int) -> dict:

@@ -60,7 +60,9 @@ def metric_board(request: HttpRequest) -> HttpResponse:
     is read from and per query, then wrapped in the viewer's page."""
     version = selectors.metric_board_version()
     query = selectors.metric_board_query(request.GET, families=version.families)
-    board, digest = kept_fragment("metric-board", version.key, astuple(query), lambda: _metric_board_html(query))
+    board, digest = kept_fragment(
+        "metric-board", version.key, astuple(query), lambda: _metric_board_html(query, version.families)
+    )
     page = mark_safe(board)  # noqa: S308  (our template's output)
     return conditional_response(
         request,
@@ -69,11 +71,10 @@ def metric_board(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _metric_board_html(query: selectors.MetricBoardQuery) -> str:
+def _metric_board_html(query: selectors.MetricBoardQuery, families: AbstractSet[str]) -> str:
     headers, rows = selectors.metric_board(
         protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference
     )
-    families = sorted({column.family for column in selectors.metric_columns()})
     return render_to_string(
         "leaderboards/_metric_board.html",
         {
@@ -83,7 +84,7 @@ def _metric_board_html(query: selectors.MetricBoardQuery) -> str:
             "protocols": selectors.PROTOCOLS,
             "level": query.level,
             "family": query.family,
-            "families": families,
+            "families": sorted(families),
             "reference": query.reference,
         },
     )
