@@ -244,6 +244,31 @@ VARIABLES: dict[str, Variable] = {
             P,
         ),
         _v(
+            "CAPBENCH_SITE_URL",
+            "str",
+            None,
+            "The site's address, which links in e-mail start with (never taken from a request).",
+            P,
+            "`http://127.0.0.1:8000`; in production `https://` and the first of `DJANGO_ALLOWED_HOSTS`",
+        ),
+        _v(
+            "CAPBENCH_EMAIL_URL",
+            "str",
+            None,
+            "How e-mail leaves: `smtp://USER:PASSWORD@HOST:587` (STARTTLS), `smtps://…:465`, `console:`, "
+            "`file:///FOLDER` or `none:` (docs/email.md).",
+            P,
+            "`console:`; in production `none:` (nothing sent)",
+        ),
+        _v(
+            "CAPBENCH_EMAIL_FROM",
+            "str",
+            None,
+            "The From address of the site's e-mail.",
+            P,
+            "`CapBench <noreply@HOST>`, HOST from the site's address",
+        ),
+        _v(
             "CAPBENCH_S3_BUCKET",
             "str",
             None,
@@ -351,6 +376,13 @@ VARIABLES: dict[str, Variable] = {
         _v("CAPBENCH_LOGIN_ADDRESS_RATE", "str", "20/10min", "Sign-in attempts per address.", P),
         _v("CAPBENCH_LOGIN_ACCOUNT_RATE", "str", "10/10min", "Sign-in attempts per account.", P),
         _v("CAPBENCH_TOKEN_RATE", "str", "10/hour", "API tokens issued or rotated per address or account.", P),
+        _v(
+            "CAPBENCH_PASSWORD_RESET_RATE",
+            "str",
+            "5/hour",
+            "Password-reset requests per address, and reset e-mails per e-mail address.",
+            P,
+        ),
         _v("CAPBENCH_ACTION_RATE", "str", "60/hour", "Withdrawals and visibility changes per account.", P),
         _v(
             "CAPBENCH_TRUSTED_PROXIES",

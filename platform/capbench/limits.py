@@ -77,9 +77,11 @@ def rate_of(scope: str) -> Rate:
     return Rate.parse(settings.CAPBENCH_RATES[scope])
 
 
-# Where an unchecked request could do harm (guess passwords, make accounts, tokens or uploads) it is
+# Where an unchecked request could do harm (guess passwords, make accounts, tokens, uploads or mail) it is
 # refused while Redis is unreachable; reads are admitted.
-FAIL_CLOSED = frozenset({"login_address", "login_account", "signup", "tokens", "submissions", "actions"})
+FAIL_CLOSED = frozenset(
+    {"login_address", "login_account", "signup", "tokens", "submissions", "actions", "password_reset"}
+)
 UNAVAILABLE_RETRY = 30
 _last_outage_log = [0.0]
 

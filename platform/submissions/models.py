@@ -48,6 +48,10 @@ class Submission(models.Model):
     dispatched_at = models.DateTimeField(null=True, blank=True, help_text="when planning reached the broker")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The final status the owner was last told of by e-mail, and when (submissions.notifications):
+    # claimed in one UPDATE, so an outcome is announced once however often it is reached.
+    notified_status = models.CharField(max_length=10, choices=Status.choices, blank=True, default="")
+    notified_at = models.DateTimeField(null=True, blank=True)
 
     objects = SubmissionQuerySet.as_manager()
 

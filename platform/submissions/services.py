@@ -34,6 +34,7 @@ from scoring.services.planning import job_plan
 from submissions.events import submission_changed
 from submissions.formats import Problems, SubmissionFileError, SubmittedCaption, read_submission
 from submissions.models import Submission
+from submissions.notifications import outcome_notice_claim
 
 log = logging.getLogger(__name__)
 PLAN_TASK = "scoring.plan_submission"
@@ -369,9 +370,11 @@ def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
     try:
         versions = metric_versions_current(submission.metrics or None)
     except UnknownMetric as error:  # a metric asked for is gone from the code: retrying cannot help
-        Submission.objects.filter(pk=submission.pk).update(
-            status=Submission.Status.FAILED, finished_at=timezone.now(), error=f"cannot be scored: {error.args[0]}"
-        )
+        with transaction.atomic():
+            Submission.objects.filter(pk=submission.pk).exclude(status=Submission.Status.WITHDRAWN).update(
+                status=Submission.Status.FAILED, finished_at=timezone.now(), error=f"cannot be scored: {error.args[0]}"
+            )
+            outcome_notice_claim(submission_id=submission.pk, status=Submission.Status.FAILED)
         return []
     captions = list(Caption.objects.filter(system=submission.system).order_by("id").values_list("id", flat=True))
     jobs = [
@@ -392,7 +395,8 @@ def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
 
 def submission_refresh(*, submission_id: int) -> Submission:
     """The submission's status from its jobs: running while any is open, then done (with the
-    unavailable metrics noted) or failed when a metric failed."""
+    unavailable metrics noted) or failed when a metric failed; the owner is told of the outcome by
+    e-mail, once (submissions.notifications)."""
     with transaction.atomic():
         submission = Submission.objects.select_for_update().get(pk=submission_id)
         if submission.status == Submission.Status.WITHDRAWN:
@@ -416,6 +420,7 @@ def submission_refresh(*, submission_id: int) -> Submission:
             submission.started_at = submission.started_at or timezone.now()
             submission.finished_at = timezone.now()
         submission.save(update_fields=["status", "error", "started_at", "finished_at"])
+        outcome_notice_claim(submission_id=submission.pk, status=submission.status)
     return submission
 
 

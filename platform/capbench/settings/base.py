@@ -15,6 +15,7 @@ from capbench.settings.environment import (
     running_services,
 )
 from capbench.settings.files import local_storage, object_storage
+from capbench.settings.mail import mail_transport, sender, site_url
 from evaluation import config
 
 ROOT_DIR = Path(__file__).resolve().parents[3]
@@ -49,6 +50,19 @@ INSTALLED_APPS = [
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "submissions:mine"
 LOGOUT_REDIRECT_URL = "catalog:home"
+# A password-reset link works for this long (and once: a changed password voids it).
+PASSWORD_RESET_TIMEOUT = 2 * 3600
+
+# E-mail (docs/email.md): password resets, and a word to a submission's owner when scoring ends.
+# Links in mail start with SITE_URL, never with a request's Host. CAPBENCH_EMAIL_URL names the
+# backend (capbench/settings/mail.py); unset, mail is printed on the console (`make run`).
+SITE_URL = site_url(config.optional("CAPBENCH_SITE_URL", str) or "http://127.0.0.1:8000")
+_mail = mail_transport(config.optional("CAPBENCH_EMAIL_URL", str) or "console:")
+EMAIL_BACKEND = _mail.backend
+EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _mail.host, _mail.port, _mail.user, _mail.password
+EMAIL_USE_TLS, EMAIL_USE_SSL, EMAIL_FILE_PATH = _mail.use_tls, _mail.use_ssl, _mail.file_path
+EMAIL_TIMEOUT = 10  # seconds: a mail server that stops answering never holds a request or a worker long
+DEFAULT_FROM_EMAIL = SERVER_EMAIL = sender(SITE_URL, config.optional("CAPBENCH_EMAIL_FROM", str))
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -296,6 +310,7 @@ CAPBENCH_RATES = {
     "login_address": config.typed("CAPBENCH_LOGIN_ADDRESS_RATE", str),  # sign-in attempts per address
     "login_account": config.typed("CAPBENCH_LOGIN_ACCOUNT_RATE", str),  # sign-in attempts per account
     "tokens": config.typed("CAPBENCH_TOKEN_RATE", str),  # API tokens issued or rotated per address/account
+    "password_reset": config.typed("CAPBENCH_PASSWORD_RESET_RATE", str),  # reset requests per address, per e-mail
     "actions": config.typed("CAPBENCH_ACTION_RATE", str),  # withdraw / visibility changes per account
 }
 # Addresses or networks of our reverse proxies (comma-separated, e.g. "10.0.0.5,172.18.0.0/16"): only

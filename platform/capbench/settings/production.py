@@ -15,12 +15,17 @@ Environment:
   DJANGO_SECURE_HSTS_SECONDS         default one year (31536000).
   DJANGO_SECURE_HSTS_PRELOAD=1       ask browsers' preload lists to include the domain (a
                                      commitment for the whole domain and its subdomains: opt-in).
+  CAPBENCH_EMAIL_URL                 how mail leaves (smtp://…, smtps://…): unset, none is sent.
+  CAPBENCH_SITE_URL                  what links in mail start with (default https:// and the
+                                     first of DJANGO_ALLOWED_HOSTS).
 """
 
 from django.core.exceptions import ImproperlyConfigured
 
 from capbench.settings.base import *  # noqa: F401,F403
 from capbench.settings.environment import env_bool, env_int, env_str
+from capbench.settings.mail import mail_transport, sender, site_url, site_url_from_hosts
+from evaluation import config
 
 
 def _required(name: str) -> str:
@@ -38,6 +43,16 @@ DEBUG = False
 SECRET_KEY = _required("DJANGO_SECRET_KEY")
 ALLOWED_HOSTS = _listed(_required("DJANGO_ALLOWED_HOSTS"))
 CSRF_TRUSTED_ORIGINS = _listed(env_str("DJANGO_CSRF_TRUSTED_ORIGINS", ""))
+
+# E-mail (docs/email.md): links start with https:// and the first allowed host unless
+# CAPBENCH_SITE_URL says otherwise. Nothing is sent until CAPBENCH_EMAIL_URL names a mail server:
+# never printed to the logs, where a password-reset link would open the account to their readers.
+SITE_URL = site_url(config.optional("CAPBENCH_SITE_URL", str) or site_url_from_hosts(ALLOWED_HOSTS))
+_mail = mail_transport(config.optional("CAPBENCH_EMAIL_URL", str) or "none:")
+EMAIL_BACKEND = _mail.backend
+EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _mail.host, _mail.port, _mail.user, _mail.password
+EMAIL_USE_TLS, EMAIL_USE_SSL, EMAIL_FILE_PATH = _mail.use_tls, _mail.use_ssl, _mail.file_path
+DEFAULT_FROM_EMAIL = SERVER_EMAIL = sender(SITE_URL, config.optional("CAPBENCH_EMAIL_FROM", str))
 
 # HTTPS only: plain HTTP is redirected, and browsers remember to use HTTPS for a year.
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)

@@ -37,6 +37,7 @@ def test_a_new_user_submits_and_finds_the_system_on_the_board(
 
     page.goto(f"{base}/accounts/signup/")
     page.fill("#id_username", "ada")
+    page.fill("#id_email", "ada@example.org")
     page.fill("#id_password1", "correct horse battery staple 9")
     page.fill("#id_password2", "correct horse battery staple 9")
     page.click("button[type=submit]")

@@ -1,0 +1,78 @@
+"""Sign-up asks for an e-mail address: required, checked, one account per address whatever its case
+(a form error, never a 500, even for two sign-ups racing with one address)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connections
+from django.test import Client
+
+from accounts.services import EMAIL_TAKEN
+
+pytestmark = pytest.mark.django_db(transaction=True)
+PASSWORD = "a-long-pass-phrase-42"
+
+
+def sign_up(client: Client, username: str, email: str | None, next_: str = ""):
+    form = {"username": username, "password1": PASSWORD, "password2": PASSWORD}
+    if email is not None:
+        form["email"] = email
+    return client.post("/accounts/signup/" + (f"?next={next_}" if next_ else ""), form)
+
+
+def test_the_form_asks_for_an_email_address_and_the_account_keeps_it(client):
+    page = client.get("/accounts/signup/").content.decode()
+    assert 'type="email" name="email"' in page and 'id="id_email"' in page and "required" in page
+    response = sign_up(client, "ada", "Ada.Lovelace@Example.ORG", next_="/submit/")
+    assert response.status_code == 302 and response["Location"] == "/submit/"
+    user = get_user_model().objects.get(username="ada")
+    assert user.email == "Ada.Lovelace@example.org"  # the domain lower-cased, the mailbox as typed
+    assert client.session["_auth_user_id"] == str(user.pk)  # signed in
+
+
+@pytest.mark.parametrize(("email", "error"), [(None, "This field is required."), ("not-an-address", "valid email")])
+def test_a_missing_or_malformed_address_is_a_form_error(client, email, error):
+    response = sign_up(client, "grace", email)
+    assert response.status_code == 200
+    assert error in response.content.decode()
+    assert not get_user_model().objects.filter(username="grace").exists()
+
+
+def test_an_address_taken_in_any_case_is_refused_with_a_form_error(client):
+    get_user_model().objects.create_user("first", "shared@example.org", "an old long password")
+    response = sign_up(client, "second", "SHARED@Example.org")
+    assert response.status_code == 200
+    assert EMAIL_TAKEN in response.content.decode()
+    assert list(get_user_model().objects.values_list("username", flat=True)) == ["first"]
+    assert sign_up(client, "second", "other@example.org").status_code == 302  # the form itself was fine
+
+
+def test_sign_ups_racing_with_one_address_make_one_account():
+    """Eight clients sign up at once with one address (each passes the form's check before any
+    account exists): one account, and seven pages with the form error."""
+    count = 8
+    start = threading.Barrier(count)
+
+    def attempt(number: int):
+        start.wait()
+        try:
+            return sign_up(Client(REMOTE_ADDR=f"10.1.0.{number}"), f"racer{number}", "Racer@Example.org")
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(count) as pool:
+        responses = list(pool.map(attempt, range(count)))
+    assert sorted(r.status_code for r in responses) == [200] * (count - 1) + [302]
+    assert all(EMAIL_TAKEN in r.content.decode() for r in responses if r.status_code == 200)
+    assert get_user_model().objects.filter(email__iexact="racer@example.org").count() == 1
+
+
+def test_sign_up_stays_rate_limited(settings):
+    settings.CAPBENCH_RATES["signup"] = "2/hour"
+    client = Client()
+    codes = [sign_up(client, f"n{i}", f"n{i}@example.org").status_code for i in range(3)]
+    assert codes == [302, 302, 429]
