@@ -385,6 +385,13 @@ VARIABLES: dict[str, Variable] = {
         ),
         _v("CAPBENCH_ACTION_RATE", "str", "60/hour", "Withdrawals and visibility changes per account.", P),
         _v(
+            "CAPBENCH_COMPARISON_RATE",
+            "str",
+            "120/hour",
+            "Paired comparisons of two systems per address (each runs a bootstrap).",
+            P,
+        ),
+        _v(
             "CAPBENCH_TRUSTED_PROXIES",
             "list",
             [],

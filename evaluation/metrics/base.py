@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
 from evaluation.errors import MetricUnavailable  # defined there (the backbones raise it too), exported here
 
 __all__ = ["Availability", "CaptionRow", "Metric", "MetricResult", "MetricUnavailable"]
@@ -57,6 +59,9 @@ class Metric(ABC):
     notes: ClassVar[tuple[str, ...]] = ()
     # Per-row scores depend on the whole batch (CIDEr-D's document frequencies).
     corpus_dependent: ClassVar[bool] = False
+    # What a number is multiplied by where people read it (boards, results cards): papers and the
+    # COCO server report 0–1 metrics ×100 (CIDEr-D 1.20 as 120.0); a judge rating 0–100 sets 1.
+    points: ClassVar[float] = 100.0
 
     def config(self) -> dict:
         """Everything besides the code version that changes the numbers."""
@@ -101,3 +106,17 @@ class Metric(ABC):
         reference aggregates otherwise (then from `statistics`). NaN scores (failures) are left out."""
         kept = [value for value in scores if value is not None and not math.isnan(value)]
         return sum(kept) / len(kept) if kept else None
+
+    def resampled(self, scores: np.ndarray, statistics: list | None, weights: np.ndarray | None) -> float | np.ndarray:
+        """The corpus number of finite `scores` (with their `statistics`), each row counted as often
+        as a bootstrap replicate drew it: `weights` is (replicates × rows) and the answer one number
+        per replicate; None: every row once, one number. The weighted mean unless `aggregate` is
+        overridden: then NotImplementedError, unless the metric overrides this too (BLEU does; Meteor's
+        aggregate runs its Java scorer, too slow for a thousand replicates)."""
+        if type(self).aggregate is not Metric.aggregate:
+            raise NotImplementedError(f"{self.slug}: no resampled corpus number")
+        if not len(scores):
+            raise ValueError("no score to aggregate")
+        if weights is None:
+            return float(scores.mean())
+        return (weights @ scores) / weights.sum(axis=1)

@@ -238,7 +238,9 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @action(detail=True)
     def progress(self, request: Request, pk: str) -> Response:
-        return Response(submission_selectors.submission_progress(submission=self.get_object()))
+        return Response(
+            submission_selectors.submission_progress(submission=self.get_object(), detail=request.user.is_staff)
+        )
 
 
 class LeaderboardView(APIView):
@@ -258,7 +260,9 @@ class LeaderboardView(APIView):
             columns, rows = boards.captioner_board_query(
                 state.dataset, request.query_params, viewer=request.user, visible=state.visible, payload=payload
             )
-            return board_json(state.dataset, columns, rows), built is not None and built == state.version
+            people = payload.get("people") if any(row.people for row in rows) else None
+            data = board_json(state.dataset, columns, rows, staff=request.user.is_staff, people=people)
+            return data, built is not None and built == state.version
 
         if request.accepted_renderer.format == "json":
             # Rendered here, so that an anonymous answer is kept whole like the page's (the request is

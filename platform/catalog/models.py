@@ -77,6 +77,11 @@ class Dataset(models.Model):
         max_length=64, blank=True, help_text="fingerprint of the imported content (canonical form)"
     )
     is_public = models.BooleanField(default=True)
+    headline_metric = models.SlugField(
+        max_length=100,
+        default="cider_d",
+        help_text="the metric the captioner board is sorted by at first (a registered metric's slug)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -87,6 +92,16 @@ class Dataset(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    # The human-judgment dimension a board's "people" column shows, the first of these the dataset has.
+    PEOPLE_DIMENSIONS = ("total", "overall", "human")
+
+    @property
+    def people_dimension(self) -> str | None:
+        """The dimension of its systems' human ratings the captioner board shows (rating datasets)."""
+        if self.kind != self.Kind.RATING or not self.dimensions:
+            return None
+        return next((d for d in self.PEOPLE_DIMENSIONS if d in self.dimensions), self.dimensions[0])
 
 
 class Media(models.Model):

@@ -41,7 +41,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 
 from catalog.models import Dataset
-from leaderboards.selectors import BoardRequestState, board_request_state
+from leaderboards.selectors import PEOPLE, BoardRequestState, board_request_state, captioner_board_params
 from leaderboards.snapshots import board_payload, digest_of, payload_digests
 
 log = logging.getLogger(__name__)
@@ -182,14 +182,21 @@ ORDERS = ("asc", "desc")
 
 
 def board_query(request: BoardRequest, column_slugs: AbstractSet[str], *, api: bool = False) -> dict[str, str]:
-    """The part of the query string that changes a board response: `sort` when it names a column,
-    `order` beside it, and the page's `download` or the API's `format` when it is one they know."""
+    """The part of the query string that changes a board response: `sort` when it names a column
+    (or the people column), `order`, the search and the filter as the board reads them
+    (selectors.captioner_board_params), and the page's `download` or the API's `format` when it is
+    one they know."""
     query = {}
     sort = request.GET.get("sort")
-    if sort in column_slugs:
+    if sort in column_slugs or sort == PEOPLE:
         query["sort"] = sort
-        if request.GET.get("order") in ORDERS:
-            query["order"] = request.GET["order"]
+    if request.GET.get("order") in ORDERS:  # (it reverses the headline metric's order too)
+        query["order"] = request.GET["order"]
+    search = captioner_board_params(request.GET)
+    if search.search:
+        query["q"] = search.search.casefold()
+    if search.only:
+        query["only"] = search.only
     for name, values in (API_PARAMETERS if api else PAGE_PARAMETERS).items():
         if request.GET.get(name) in values:
             query[name] = request.GET[name]
@@ -216,7 +223,7 @@ def board_validators(request: BoardRequest, state: BoardRequestState, *, variant
             digests["columns"],
             shown,
             sorted(query.items()),
-            (dataset.pk, dataset.slug, dataset.title),
+            (dataset.pk, dataset.slug, dataset.title, dataset.headline_metric),
             viewer_key(request),
             request.path,
             variant,

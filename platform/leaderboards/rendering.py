@@ -1,41 +1,144 @@
 """The captioner board's rows as HTML, built in Python: 200 systems × 40 metrics are 8,000 cells,
-which Django's template engine renders ten times slower. Every piece of user text is escaped."""
+which Django's template engine renders ten times slower. Every piece of user text is escaped.
+
+Numbers are shown as papers report them (×Column.points: 0–1 metrics ×100) with their 95%
+interval in small text under them; a cell without a number says why in plain words (the job's own
+error, which may name the server's paths and settings, only for staff)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from leaderboards.selectors import BoardRow, Column, SubmissionInfo
+from leaderboards.selectors import PEOPLE, BoardRow, Cell, Column, SubmissionInfo
+
+STATE_WORDS = {
+    "missing": ("—", "not scored"),
+    "queued": ("…", "waiting to be scored"),
+    "running": ("…", "being scored"),
+    "failed": ("failed", "could not be scored"),
+    "unavailable": ("n/a", "not available on this server (a model or service it needs is not installed)"),
+}
 
 
 def metric_value(value: float | None) -> str:
+    """A raw number (per-caption scores, correlations): 4 decimals, 2 from 10 up."""
     if value is None:
         return "—"
     return f"{value:.4f}" if abs(value) < 10 else f"{value:.2f}"
 
 
-def board_rows_html(columns: list[Column], rows: list[BoardRow], sort: str | None) -> SafeString:
+def points(value: float, scale: float) -> str:
+    """A board number as papers report it: ×scale, one decimal (two below 10 on a ×1 scale)."""
+    shown = value * scale
+    return f"{shown:.2f}" if scale == 1 and abs(shown) < 10 else f"{shown:.1f}"
+
+
+def cell_html(cell: Cell | None, scale: float, *, staff: bool, extra: str = "") -> str:
+    if cell is None:
+        return f'<td class="num state-missing"{extra}>—</td>'
+    if cell.state == "value" and cell.value is not None:
+        interval = ""
+        if cell.low is not None and cell.high is not None:
+            interval = f'<small class="interval">{points(cell.low, scale)}–{points(cell.high, scale)}</small>'
+        return f'<td class="num state-value"{extra}>{points(cell.value, scale)}{interval}</td>'
+    text, words = STATE_WORDS.get(cell.state, (cell.state, cell.state))
+    title = cell.note if staff and cell.note else words
+    return f'<td class="num state-{escape(cell.state)}" title="{escape(title)}"{extra}>{escape(text)}</td>'
+
+
+def board_rows_html(
+    columns: list[Column],
+    empty: list[Column],
+    rows: list[BoardRow],
+    *,
+    people: str | None,
+    staff: bool,
+    dataset_slug: str,
+) -> SafeString:
+    """One <tr> per row: rank, the system (a row header linking to its page), the `columns` with
+    numbers, then the `empty` ones (hidden until asked for); the people column "first" (before the
+    metrics) or "last" (after those with numbers), or none."""
     parts = []
     for row in rows:
-        rank = row.cells[sort].rank if sort in row.cells else None
-        name: str = escape(row.system.name)
+        link = reverse("leaderboards:system", args=[dataset_slug, row.system.slug])
+        name = f'<a href="{escape(link)}">{escape(row.system.name)}</a>'
         if row.system.is_baseline:
             name += ' <span class="badge">baseline</span>'
         if isinstance(row.submission, SubmissionInfo):  # BoardRow.submission is one or None
+            if not row.submission.is_public:
+                name += ' <span class="badge private">private</span>'
             if row.submission.paper_url:
                 name += f' <a href="{escape(row.submission.paper_url)}" rel="noopener nofollow">paper</a>'
             if row.submission.code_url:
                 name += f' <a href="{escape(row.submission.code_url)}" rel="noopener nofollow">code</a>'
-        cells = []
-        for column in columns:
-            cell = row.cells[column.slug]
-            text = metric_value(cell.value) if cell.state == "value" else "—" if cell.state == "missing" else cell.state
-            note = f' title="{escape(cell.note)}"' if cell.note else ""
-            if cell.state == "value" and cell.low is not None:
-                note = f' title="95% interval [{metric_value(cell.low)}, {metric_value(cell.high)}]"'
-            cells.append(
-                f'<td class="num state-{cell.state}" data-metric="{escape(column.slug)}"{note}>{escape(text)}</td>'
-            )
-        parts.append(f'<tr><td class="num">{rank if rank is not None else ""}</td><td>{name}</td>{"".join(cells)}</tr>')
+        human = [cell_html(row.people, 1, staff=staff, extra=' data-metric="people"')] if people else []
+        cells = human if people == "first" else []
+        cells += [
+            cell_html(row.cells[c.slug], c.points, staff=staff, extra=f' data-metric="{escape(c.slug)}"')
+            for c in columns
+        ]
+        cells += human if people == "last" else []
+        cells += [
+            cell_html(row.cells[c.slug], c.points, staff=staff).replace('<td class="', '<td class="empty-metric ', 1)
+            for c in empty
+        ]
+        rank = "" if row.rank is None else str(row.rank)
+        parts.append(
+            f'<tr><td class="num board-rank">{rank}</td><th scope="row" class="system">{name}</th>{"".join(cells)}</tr>'
+        )
     return mark_safe("\n".join(parts))  # noqa: S308  (every interpolated value above is escaped)
+
+
+@dataclass(frozen=True)
+class Header:
+    slug: str
+    name: str
+    title: str  # what the column is, for a tooltip
+    goodness: str  # "higher is better" / "lower is better"
+    href: str  # sorting by it (best first), or reversed when it is the sorted column
+    aria_sort: str  # ascending / descending / none
+    empty: bool = False
+
+
+def headers(
+    columns: list[Column], empty: list[Column], *, sort: str | None, best_first: bool, query: dict[str, str]
+) -> list[Header]:
+    """The sortable headers: a column's link sorts by it best first; the sorted column's link
+    reverses it. `aria-sort` says which way the values run down the table."""
+    return [
+        _header(c.slug, c.name, c.higher_is_better, c, sort, best_first, query, c in empty) for c in [*columns, *empty]
+    ]
+
+
+def people_header(dimension: str, *, sort: str | None, best_first: bool, query: dict[str, str]) -> Header:
+    return _header(PEOPLE, "People", True, None, sort, best_first, query, False, dimension=dimension)
+
+
+def _header(slug, name, higher, column, sort, best_first, query, empty, *, dimension: str = "") -> Header:
+    sorted_here = slug == sort
+    params = {k: v for k, v in query.items() if k in ("q", "only")}
+    params["sort"] = slug
+    if sorted_here and best_first:
+        params["order"] = "asc" if higher else "desc"
+    values_descend = higher if best_first else not higher
+    aria = ("descending" if values_descend else "ascending") if sorted_here else "none"
+    if column is not None:
+        title = f"{column.name}: {column.description}" + (f" — {column.citation}" if column.citation else "")
+        if column.points != 1:
+            title += f" (shown ×{column.points:g})"
+    else:
+        title = f"mean human rating ({dimension}) of the system's captions, with its 95% interval"
+    return Header(
+        slug,
+        name,
+        title,
+        "higher is better" if higher else "lower is better",
+        "?" + urlencode(params),
+        aria,
+        empty,
+    )

@@ -72,6 +72,15 @@ class BoardRow:
     system: SystemInfo
     cells: dict[str, Cell] = field(default_factory=dict)
     submission: SubmissionInfo | None = None
+    people: Cell | None = None  # the mean human rating of its captions, where the dataset has them
+    rank: int | None = None  # by the sorted column's goodness (1 = best; ties share), None without a value
+
+    def cell(self, key: str) -> Cell | None:
+        return self.people if key == PEOPLE else self.cells.get(key)
+
+
+PEOPLE = "people"  # the sort key of the people column (no metric has this slug: metric slugs are the registry's)
+FILTERS = ("baseline", "paper", "code")  # the board's system filters (?only=…)
 
 
 PROTOCOLS = ("paper", "canonical")  # the metric board's protocol families, "paper" first (the default)
@@ -118,15 +127,42 @@ def metric_board_query(params, *, strict: bool = False, families: AbstractSet[st
     return MetricBoardQuery(protocol, level, family, reference)
 
 
+@dataclass(frozen=True)
+class CaptionerBoardQuery:
+    sort: str | None = None  # a column's slug or PEOPLE; None: the dataset's headline metric
+    descending: bool | None = None  # None: each column's goodness (best first)
+    search: str = ""  # part of a system's name
+    only: str | None = None  # one of FILTERS
+
+
+def captioner_board_params(params) -> CaptionerBoardQuery:
+    """The captioner board's query string as the page and the API read it: `?sort=<metric slug or
+    people>&order=asc|desc&q=<part of a name>&only=baseline|paper|code`. Another order reads as
+    none (best first), another filter as none."""
+    order = params.get("order")
+    return CaptionerBoardQuery(
+        sort=params.get("sort") or None,
+        descending=None if order not in ("asc", "desc") else order == "desc",
+        search=(params.get("q") or "").strip()[:100],
+        only=params.get("only") if params.get("only") in FILTERS else None,
+    )
+
+
 def captioner_board_query(
     dataset: Dataset, params, *, viewer=None, visible: AbstractSet[int] | None = None, payload: dict | None = None
 ) -> tuple[list[Column], list[BoardRow]]:
-    """The captioner board as the page and the API read it from the query string:
-    `?sort=<metric slug>&order=asc|desc` (another order: each metric's own direction)."""
-    order = params.get("order")
-    descending = None if order not in ("asc", "desc") else order == "desc"
+    """The captioner board as the page and the API read it from the query string
+    (captioner_board_params)."""
+    query = captioner_board_params(params)
     return captioner_board(
-        dataset, sort=params.get("sort"), descending=descending, viewer=viewer, visible=visible, payload=payload
+        dataset,
+        sort=query.sort,
+        descending=query.descending,
+        viewer=viewer,
+        visible=visible,
+        payload=payload,
+        search=query.search,
+        only=query.only,
     )
 
 
@@ -209,50 +245,101 @@ def captioner_board(
     viewer=None,
     visible: AbstractSet[int] | None = None,
     payload: dict | None = None,
+    search: str = "",
+    only: str | None = None,
 ) -> tuple[list[Column], list[BoardRow]]:
     """The board from the dataset's precomputed snapshot (`payload`, when the caller has read it),
     keeping the systems `viewer` may see (catalog.visibility, read live: a change of visibility
-    shows at once; `visible`: those ids, when the caller has already read them for the same viewer),
-    sorted by `sort` with ranks."""
+    shows at once; `visible`: those ids, when the caller has already read them for the same viewer)
+    whose name holds `search` and that pass the filter `only`, sorted by `sort` (default: the
+    dataset's headline metric, else the first column with a number) with ranks by goodness:
+    `descending` against the column's direction lists the worst first, still ranked from the best."""
     if payload is None:
         payload = board_payload(dataset)
     columns = [Column(**column) for column in payload["columns"]]
     if visible is None:
         visible = systems_visible(dataset, viewer)
     ordered = []
+    needle = search.casefold()
     for row in payload["rows"]:
-        if row["system"]["id"] not in visible:
+        if row["system"]["id"] not in visible or needle and needle not in row["system"]["name"].casefold():
             continue
         submission = SubmissionInfo(**row["submission"]) if row["submission"] else None
+        if only == "baseline" and not row["system"]["is_baseline"]:
+            continue
+        if only in ("paper", "code") and not (submission and getattr(submission, f"{only}_url")):
+            continue
         cells = {slug: Cell(**cell) for slug, cell in row["cells"].items()}
-        ordered.append(BoardRow(SystemInfo(**row["system"]), cells, submission))
-    by = {c.slug: c for c in columns}
-    if sort in by:
-        down = by[sort].higher_is_better if descending is None else descending
-        ordered = sort_rows(ordered, sort, down)
-        rank_cells(ordered, sort)
+        people = Cell(**row["people"]) if row.get("people") else None
+        ordered.append(BoardRow(SystemInfo(**row["system"]), cells, submission, people))
+    key = board_sort(dataset, columns, ordered, sort)
+    if key is not None:
+        better = True if key == PEOPLE else next(c.higher_is_better for c in columns if c.slug == key)
+        ordered = sort_rows(ordered, key, better)
+        rank_rows(ordered, key)
+        if descending is not None and descending != better:  # the worst first; ranks stay by goodness
+            valued = [row for row in ordered if row.rank is not None]
+            valued.sort(key=lambda row: (-(row.rank or 0), row.system.name.lower()))  # ties still in name order
+            ordered = valued + ordered[len(valued) :]
     return columns, ordered
 
 
-def sort_rows(rows: list[BoardRow], slug: str, descending: bool) -> list[BoardRow]:
+def board_sort(dataset: Dataset, columns: list[Column], rows: list[BoardRow], sort: str | None) -> str | None:
+    """The key a board is sorted by: `sort` when it names a column (or the people column where the
+    rows have one), else the dataset's headline metric when a row has a number for it, else the
+    first column with a number; None when no row has any."""
+    slugs = [c.slug for c in columns]
+    has_people = any(row.people is not None for row in rows)
+    if sort in slugs or sort == PEOPLE and has_people:
+        return sort
+    valued = [slug for slug in slugs if any(row.cells[slug].sortable for row in rows)]
+    if dataset.headline_metric in valued:
+        return dataset.headline_metric
+    return valued[0] if valued else None
+
+
+def sort_rows(rows: list[BoardRow], key: str, descending: bool) -> list[BoardRow]:
     """Values in order; then every row without a value (failed, missing, running) in name order."""
-    keyed = [(row.cells[slug].sort_value, row) for row in rows]
+    keyed = [(cell.sort_value if (cell := row.cell(key)) else None, row) for row in rows]
     valued = [(value, row) for value, row in keyed if value is not None]
     rest = [row for value, row in keyed if value is None]
-    valued.sort(key=lambda pair: pair[0], reverse=descending)
+    valued.sort(key=lambda pair: (-pair[0] if descending else pair[0], pair[1].system.name.lower()))
     return [row for _, row in valued] + sorted(rest, key=lambda row: row.system.name.lower())
 
 
-def rank_cells(rows: list[BoardRow], slug: str) -> None:
-    """Standard competition ranking (1, 2, 2, 4) of the rows that have a value; others get none."""
+def rank_rows(rows: list[BoardRow], key: str) -> None:
+    """Standard competition ranking (1, 2, 2, 4) of the rows (sorted best first) that have a value
+    under `key`; others get none."""
     previous, rank = None, 0
     for position, row in enumerate(rows, start=1):
-        cell = row.cells[slug]
-        if not cell.sortable:
+        cell = row.cell(key)
+        if cell is None or not cell.sortable:
+            row.rank = None
             continue
         if cell.value != previous:
             rank, previous = position, cell.value
-        cell.rank = rank
+        row.rank = rank
+        if key != PEOPLE:
+            cell.rank = rank
+
+
+@dataclass(frozen=True)
+class ColumnGroup:
+    family: str
+    columns: list[Column]
+
+
+def column_groups(columns: list[Column], rows: list[BoardRow]) -> tuple[list[ColumnGroup], list[Column]]:
+    """The columns the board shows first, grouped by family (families in name order), and those
+    with no number on any of `rows` (unavailable, failed or not scored), shown only when asked."""
+    shown: dict[str, list[Column]] = {}
+    empty = []
+    for column in sorted(columns, key=lambda c: (c.family, c.name.lower())):
+        if any(row.cells[column.slug].state == "value" for row in rows):
+            shown.setdefault(column.family, []).append(column)
+        else:
+            empty.append(column)
+    return [ColumnGroup(family, found) for family, found in shown.items()], empty
 
 
 @dataclass

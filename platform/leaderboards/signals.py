@@ -1,12 +1,16 @@
-"""Boards follow the work: a job that ends or a submission whose visibility changes rebuilds the
-dataset's snapshot."""
+"""Boards follow the work: a job that ends, a submission whose visibility changes, or an edited
+system or dataset rebuilds the dataset's snapshot."""
 
 from __future__ import annotations
 
 import logging
 
+from django.db import transaction
+from django.db.models.signals import post_save
 from django.dispatch import receiver
 
+from catalog.models import Dataset, System
+from leaderboards.models import BoardSnapshot
 from leaderboards.snapshots import board_refresh
 from scoring.events import job_ended
 from submissions.events import submission_changed
@@ -21,3 +25,17 @@ def rebuild_board(sender, dataset_id: int, **_) -> None:
         board_refresh(dataset_id=dataset_id)
     except Exception:  # a stale board must never undo the work that triggered it
         log.exception("could not rebuild the board of dataset %s", dataset_id)
+
+
+@receiver(post_save, sender=System)
+def system_saved(sender, instance: System, created: bool, **_) -> None:
+    """A system's name, kind or baseline flag changed (the admin, an import): its board shows them."""
+    if not created:
+        transaction.on_commit(lambda: rebuild_board(sender, dataset_id=instance.dataset_id))
+
+
+@receiver(post_save, sender=Dataset)
+def dataset_saved(sender, instance: Dataset, created: bool, **_) -> None:
+    """The dataset's headline metric or dimensions changed: the board's people column follows them."""
+    if not created and BoardSnapshot.objects.filter(dataset=instance).exists():
+        transaction.on_commit(lambda: rebuild_board(sender, dataset_id=instance.pk))

@@ -9,13 +9,15 @@ import math
 from dataclasses import asdict
 from typing import Any, Literal, overload
 
+import numpy as np
 from django.db.models import F, Q
 
-from catalog.models import Dataset, System
+from catalog.models import Dataset, Judgment, System
 from leaderboards.columns import metric_columns
 from leaderboards.models import BoardSnapshot
 from scoring.models import EvaluationJob
 from scoring.selectors import system_values_shown
+from scoring.services.finalize import mean_interval
 
 
 @overload
@@ -112,4 +114,41 @@ def board_build(dataset: Dataset) -> dict:
         shown = rows.get(system_id)
         if shown and slug in shown["cells"] and value is not None and not math.isnan(value):
             shown["cells"][slug].update(value=value, state="value", note="", low=low, high=high)
-    return {"columns": [asdict(column) for column in columns], "rows": list(rows.values())}
+    people = people_cells(dataset, list(rows))
+    for system_id, cell in people.items():
+        rows[system_id]["people"] = cell
+    return {
+        "columns": [asdict(column) for column in columns],
+        "rows": list(rows.values()),
+        "people": dataset.people_dimension if people else None,
+    }
+
+
+def people_cells(dataset: Dataset, system_ids: list[int]) -> dict[int, dict]:
+    """Per system whose captions people rated (on the dataset's people_dimension): the mean rating
+    with its 95% interval, images resampled (scoring's mean_interval)."""
+    dimension = dataset.people_dimension
+    if dimension is None:
+        return {}
+    ratings: dict[int, list[tuple[float, int]]] = {}
+    found = (
+        Judgment.objects.filter(caption__system_id__in=system_ids, dimension=dimension)
+        .order_by("caption__system_id", "caption__item_id", "id")
+        .values_list("caption__system_id", "value", "caption__item_id")
+    )
+    for system_id, value, item_id in found.iterator():
+        ratings.setdefault(system_id, []).append((value, item_id))
+    cells = {}
+    for system_id, pairs in ratings.items():
+        values = np.array([value for value, _ in pairs], dtype=float)
+        low = high = None
+        if len({item for _, item in pairs}) > 1:
+            low, high = mean_interval(values, [item for _, item in pairs])
+        cells[system_id] = {
+            "value": float(values.mean()),
+            "state": "value",
+            "note": f"{len(values):,} ratings",
+            "low": low,
+            "high": high,
+        }
+    return cells

@@ -15,13 +15,13 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
-from capbench import storage
+from capbench import limits, storage
 from capbench.spreadsheets import spreadsheet_row
-from catalog.models import Dataset, Item
-from leaderboards import charts, selectors
+from catalog.models import Dataset, Item, System
+from leaderboards import charts, comparison, rendering, selectors
 from leaderboards.caching import conditional_board, conditional_response, kept_fragment, page_validator
 from leaderboards.items import item_page
-from leaderboards.rendering import board_rows_html
+from leaderboards.systems import system_page
 from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
 from scoring.services.pictures import picture_name
 
@@ -31,27 +31,68 @@ from scoring.services.pictures import picture_name
 def captioner_board(
     request: HttpRequest, dataset: Dataset, *, visible: AbstractSet[int], payload: dict
 ) -> HttpResponse:
-    sort, order = request.GET.get("sort"), request.GET.get("order")
+    query = selectors.captioner_board_params(request.GET)
     columns, rows = selectors.captioner_board_query(
         dataset, request.GET, viewer=request.user, visible=visible, payload=payload
     )
     download = request.GET.get("download")
+    staff = request.user.is_staff
+    people = payload.get("people") if any(row.people for row in rows) else None
     if download == "json":
-        return JsonResponse(board_json(dataset, columns, rows), json_dumps_params={"indent": 1})
+        return JsonResponse(
+            board_json(dataset, columns, rows, staff=staff, people=people), json_dumps_params={"indent": 1}
+        )
     if download == "csv":
-        return _board_csv(dataset, columns, rows)
+        return _board_csv(dataset, columns, rows, people=people)
+    sort = selectors.board_sort(dataset, columns, rows, query.sort)
+    best_first = True
+    if sort is not None and query.descending is not None:
+        higher = True if sort == selectors.PEOPLE else next(c.higher_is_better for c in columns if c.slug == sort)
+        best_first = query.descending == higher
+    groups, empty = selectors.column_groups(columns, rows)
+    # What people said leads where most systems have it (a human-evaluation board), else follows the metrics.
+    people_first = bool(people) and 2 * sum(1 for row in rows if row.people) > len(rows)
+    shown = [column for group in groups for column in group.columns]
+    params = {"q": query.search, "only": query.only or ""}
+    sort_name = "people" if sort == selectors.PEOPLE else next((c.name for c in columns if c.slug == sort), "")
     return render(
         request,
         "leaderboards/captioner.html",
         {
             "dataset": dataset,
-            "columns": columns,
+            "groups": groups,
+            "empty": empty,
             "rows": rows,
-            "sort": sort,
-            "order": order,
-            "table_rows": board_rows_html(columns, rows, sort),
+            "query": query,
+            "filters": selectors.FILTERS,
+            "sort_name": sort_name,
+            "best_first": best_first,
+            "people": people,
+            "people_header": rendering.people_header(people, sort=sort, best_first=best_first, query=params)
+            if people
+            else None,
+            "headers": rendering.headers(shown, empty, sort=sort, best_first=best_first, query=params),
+            "people_first": people_first,
+            "table_rows": rendering.board_rows_html(
+                shown,
+                empty,
+                rows,
+                people=None if not people else "first" if people_first else "last",
+                staff=staff,
+                dataset_slug=dataset.slug,
+            ),
+            "compare_default": _compare_default(rows),
         },
     )
+
+
+def _compare_default(rows: list[selectors.BoardRow]) -> tuple[str, str] | None:
+    """The board's top system and its best baseline (else its second system), to compare."""
+    if len(rows) < 2:
+        return None
+    top = rows[0]
+    other = next((row for row in rows[1:] if row.system.is_baseline), rows[1])
+    return top.system.slug, other.system.slug
 
 
 @require_safe
@@ -199,49 +240,139 @@ def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def board_json(dataset, columns, rows) -> dict:
+def _clean(value: float | None) -> float | None:
+    """A number without float noise (12 significant digits: 7.407407407401921e-19 → 7.4074074074e-19
+    stays a number, 0.30000000000000004 → 0.3)."""
+    return None if value is None else float(f"{value:.12g}")
+
+
+def board_json(dataset, columns, rows, *, staff: bool = False, people: str | None = None) -> dict:
+    """The board as JSON: raw values (0–1 metrics as 0–1) with `points`, what the pages multiply
+    them by, and each value's 95% interval; a cell's note (the job's error) only for staff."""
     return {
         "dataset": dataset.slug,
-        "metrics": [{"slug": c.slug, "name": c.name, "higher_is_better": c.higher_is_better} for c in columns],
+        "headline_metric": dataset.headline_metric,
+        "people_dimension": people,
+        "metrics": [
+            {
+                "slug": c.slug,
+                "name": c.name,
+                "family": c.family,
+                "higher_is_better": c.higher_is_better,
+                "points": c.points,
+            }
+            for c in columns
+        ],
         "systems": [
             {
+                "rank": row.rank,
                 "system": row.system.slug,
                 "name": row.system.name,
                 "kind": row.system.kind,
                 "baseline": row.system.is_baseline,
                 "paper_url": getattr(row.submission, "paper_url", "") if row.submission else "",
                 "code_url": getattr(row.submission, "code_url", "") if row.submission else "",
-                "scores": {
-                    slug: {
-                        "value": cell.value,
-                        "state": cell.state,
-                        **({"note": cell.note} if cell.note else {}),
-                        **({"low": cell.low, "high": cell.high} if cell.low is not None else {}),
-                    }
-                    for slug, cell in row.cells.items()
-                },
+                **({"people": _json_cell(row.people, staff=False)} if people and row.people else {}),
+                "scores": {slug: _json_cell(cell, staff=staff) for slug, cell in row.cells.items()},
             }
             for row in rows
         ],
     }
 
 
-def _board_csv(dataset, columns, rows) -> HttpResponse:
+def _json_cell(cell: selectors.Cell, *, staff: bool) -> dict:
+    return {
+        "value": _clean(cell.value),
+        "state": cell.state,
+        **({"note": cell.note} if cell.note and staff else {}),
+        **({"low": _clean(cell.low), "high": _clean(cell.high)} if cell.low is not None else {}),
+    }
+
+
+def _board_csv(dataset, columns, rows, *, people: str | None = None) -> HttpResponse:
+    """One row per system: rank, names, then per metric its number as the page shows it (×points,
+    4 decimals) and its interval's ends (empty where it has none); the people column where shown."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(spreadsheet_row(["system", "name", "kind", "baseline", *[c.slug for c in columns]]))
+    head = ["rank", "system", "name", "kind", "baseline"]
+    if people:
+        head += [f"people_{people}", f"people_{people}_low", f"people_{people}_high"]
+    for column in columns:
+        head += [column.slug, f"{column.slug}_low", f"{column.slug}_high"]
+    writer.writerow(spreadsheet_row(head))
     for row in rows:  # text cells neutralised against formula injection; scores written as numbers
-        writer.writerow(
-            spreadsheet_row(
-                [
-                    row.system.slug,
-                    row.system.name,
-                    row.system.kind,
-                    row.system.is_baseline,
-                    *[row.cells[c.slug].value for c in columns],
-                ]
-            )
-        )
+        line = [row.rank, row.system.slug, row.system.name, row.system.kind, row.system.is_baseline]
+        if people:
+            line += _csv_cell(row.people, 1)
+        for column in columns:
+            line += _csv_cell(row.cells[column.slug], column.points)
+        writer.writerow(spreadsheet_row(line))
     response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{dataset.slug}-leaderboard.csv"'
     return response
+
+
+def _csv_cell(cell: selectors.Cell | None, scale: float) -> list:
+    if cell is None or cell.value is None or cell.state != "value":
+        return ["", "", ""]
+    return [round(x * scale, 4) if x is not None else "" for x in (cell.value, cell.low, cell.high)]
+
+
+def system_detail(request: HttpRequest, slug: str, system: str) -> HttpResponse:
+    """One system of a board as the viewer may see it: what it is, who submitted it and when, and
+    every number of the board with its interval and rank among the systems the viewer sees."""
+    dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
+    found = get_object_or_404(
+        System.objects.visible_to(request.user).select_related("submission__owner"), dataset=dataset, slug=system
+    )
+    page = system_page(dataset, found, viewer=request.user)
+    return render(request, "leaderboards/system.html", {"dataset": dataset, "page": page})
+
+
+def compare(request: HttpRequest, slug: str) -> HttpResponse:
+    """Two systems side by side (`?a=&b=` system slugs): the paired difference per metric and the
+    images where they differ most or where a metric disagrees with people. Each comparison runs a
+    bootstrap: counted per address (settings.CAPBENCH_RATES["comparisons"])."""
+    dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
+    choices = list(
+        System.objects.visible_to(request.user)
+        .ranked()
+        .filter(dataset=dataset)
+        .order_by("name")
+        .values_list("slug", "name")
+    )
+    a, b = request.GET.get("a"), request.GET.get("b")
+    context: dict = {"dataset": dataset, "choices": choices, "a": a, "b": b, "orders": comparison.EXPLORER_ORDERS}
+    status = 200
+    if a or b:
+        try:
+            first, second = comparison.systems_for_comparison(dataset, a, b, request.user)
+        except comparison.SystemsNotComparable as error:
+            context["problem"], status = str(error), 400
+        else:
+            decision = limits.hit("comparisons", f"address:{limits.client_address(request)}")
+            if not decision.allowed:
+                return limits.too_many(request, decision, "comparisons")
+            found = comparison.comparison(dataset, first, second)
+            asked = request.GET.get("order", "")
+            order = asked if asked in comparison.EXPLORER_ORDERS else "differ"
+            try:
+                number = int(request.GET.get("page", "1"))
+            except ValueError:
+                number = 1
+            images, ranked, pages = comparison.explored_images(
+                found, order=order, metric=request.GET.get("metric"), page=number
+            )
+            chosen = comparison.explorer_metric(found, request.GET.get("metric"))
+            context.update(
+                found=found,
+                compared=[m for m in found.metrics if m.difference is not None],
+                not_compared=[m for m in found.metrics if m.difference is None],
+                images=images,
+                ranked=ranked,
+                pages=pages,
+                page_number=min(max(number, 1), pages),
+                order=order,
+                explore_metric=next((m.column for m in found.metrics if m.column.slug == chosen), None),
+            )
+    return render(request, "leaderboards/compare.html", context, status=status)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from scoring.models import JobBatch
+from scoring.models import EvaluationJob, JobBatch
+from submissions.cards import PLAIN_WORDS
 from submissions.models import Submission
 
 
@@ -19,8 +20,10 @@ def submission_shown(*, pk: int, viewer) -> Submission:
     return get_object_or_404(Submission.objects.visible_to(viewer).select_related("dataset", "system", "owner"), pk=pk)
 
 
-def submission_progress(*, submission: Submission) -> dict:
-    """Per metric: state, done/total, error in plain words, and how many batches wait ahead."""
+def submission_progress(*, submission: Submission, detail: bool = False) -> dict:
+    """Per metric: state, done/total, what went wrong in plain words (`detail`, for staff: the
+    job's own error, which may name paths and settings of the server), and how many batches wait
+    ahead."""
     jobs = submission.jobs().select_related("metric_version__metric").order_by("metric_version__metric__slug")
     metrics = []
     for job in jobs:
@@ -41,7 +44,7 @@ def submission_progress(*, submission: Submission) -> dict:
                 "done": job.done,
                 "total": job.total,
                 "failed": job.failed,
-                "error": job.error,
+                "error": job_problem(job, detail=detail),
                 "batches_ahead": ahead,
                 "seconds": round(job.compute_seconds, 2),
             }
@@ -54,3 +57,11 @@ def submission_progress(*, submission: Submission) -> dict:
         "metrics": metrics,
         "final": submission.status not in Submission.ACTIVE,
     }
+
+
+def job_problem(job: EvaluationJob, *, detail: bool) -> str:
+    """What went wrong with a scoring job: its own error for staff (`detail`), plain words for
+    anyone else; empty when nothing did."""
+    if job.status not in (EvaluationJob.Status.FAILED, EvaluationJob.Status.UNAVAILABLE) and not job.error:
+        return ""
+    return job.error if detail else PLAIN_WORDS.get(job.status, "")

@@ -19,6 +19,7 @@ from capbench.limits import limited
 from capbench.spreadsheets import spreadsheet_row
 from scoring.models import Score
 from submissions import selectors
+from submissions.cards import results_card
 from submissions.formats import SubmissionFileError
 from submissions.forms import SubmissionForm
 from submissions.models import Submission
@@ -89,7 +90,8 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "submissions/detail.html",
         {
             "submission": submission,
-            "progress": selectors.submission_progress(submission=submission),
+            "progress": selectors.submission_progress(submission=submission, detail=request.user.is_staff),
+            "card": results_card(submission=submission),
             "page": page,
             "metric": metric,
             "is_owner": request.user.is_authenticated and request.user.pk == submission.owner_id,
@@ -99,7 +101,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def progress(request: HttpRequest, pk: int) -> JsonResponse:
     submission = selectors.submission_shown(pk=pk, viewer=request.user)
-    return JsonResponse(selectors.submission_progress(submission=submission))
+    return JsonResponse(selectors.submission_progress(submission=submission, detail=request.user.is_staff))
 
 
 @never_cache  # shows the API token: never kept by a browser or proxy cache

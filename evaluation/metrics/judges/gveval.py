@@ -30,6 +30,7 @@ def references_text(references) -> str:
 
 class _GVEval(JudgeMetric):
     setting = ""  # ref-free / ref-only / combined
+    points = 1.0  # expected scores over 0–100 already
     uses_image = True
     uses_references = True
     params = JudgeParams(temperature=1.0, top_p=1.0, top_logprobs=5)

@@ -35,6 +35,7 @@ CONTEXT_PROMPT, RATING_PROMPT = "visce2/visual_context.txt", "visce2/evaluate.tx
 @register("visce2")
 class VisCE2(JudgeMetric):
     slug, name = "visce2", "VisCE²"
+    points = 1.0  # rates 0–100 already
     needs = frozenset({"media", "gpu"})
     params = JudgeParams(temperature=0.2, max_tokens=1024, top_logprobs=0, seed=0)
     prompts = (CONTEXT_PROMPT, RATING_PROMPT)

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult
 from evaluation.metrics.ngram.corpus import TokenizedCorpus, shared_corpus
 from evaluation.metrics.registry import register
@@ -132,6 +134,19 @@ class Bleu(Metric):
         if not statistics:
             return None
         return bleu_scores(summed_stats(statistics))[self.order - 1]
+
+    def resampled(self, scores: np.ndarray, statistics: list | None, weights: np.ndarray | None) -> float | np.ndarray:
+        """Corpus BLEU from the statistics summed with the rows' weights (a weighted sum of counts)."""
+        if not statistics:
+            raise ValueError("corpus BLEU needs the per-row statistics")
+        matrix = np.asarray(statistics, dtype=float)
+        if weights is None:
+            return self._from_totals(matrix.sum(axis=0))
+        return np.array([self._from_totals(total) for total in weights @ matrix])
+
+    def _from_totals(self, total: np.ndarray) -> float:
+        stats = BleuStats(total[0], total[1], list(total[2 : 2 + MAX_N]), list(total[2 + MAX_N :]))
+        return bleu_scores(stats)[self.order - 1]
 
 
 @register("bleu_1")

@@ -312,6 +312,7 @@ CAPBENCH_RATES = {
     "tokens": config.typed("CAPBENCH_TOKEN_RATE", str),  # API tokens issued or rotated per address/account
     "password_reset": config.typed("CAPBENCH_PASSWORD_RESET_RATE", str),  # reset requests per address, per e-mail
     "actions": config.typed("CAPBENCH_ACTION_RATE", str),  # withdraw / visibility changes per account
+    "comparisons": config.typed("CAPBENCH_COMPARISON_RATE", str),  # paired comparisons per address
 }
 # Addresses or networks of our reverse proxies (comma-separated, e.g. "10.0.0.5,172.18.0.0/16"): only
 # a request from one of them has its X-Forwarded-For read (capbench.limits.client_address).

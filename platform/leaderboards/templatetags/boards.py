@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django import template
 
+from leaderboards.rendering import STATE_WORDS
 from leaderboards.rendering import metric_value as formatted
+from leaderboards.rendering import points as shown_points
 
 register = template.Library()
 
@@ -22,3 +24,31 @@ def metric_value(value: float | None) -> str:
 @register.filter
 def percent(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}"
+
+
+@register.filter
+def points(value: float | None, scale: float = 100.0) -> str:
+    """A board number as papers report it (rendering.points)."""
+    return "—" if value is None else shown_points(value, scale)
+
+
+@register.filter
+def state_words(state: str) -> str:
+    """Why a cell has no number, in plain words."""
+    return STATE_WORDS.get(state, (state, state))[1]
+
+
+@register.filter
+def p_value(value: float | None) -> str:
+    """A bootstrap p-value: "< 0.001" below what 1,000 replicates can tell apart."""
+    if value is None or value != value:
+        return "—"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+@register.filter
+def signed(value: float | None) -> str:
+    """A gap in points with its sign (+1.2, −0.4)."""
+    if value is None:
+        return "—"
+    return f"{value:+.1f}".replace("-", "−")

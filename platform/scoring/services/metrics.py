@@ -26,6 +26,7 @@ def metrics_sync() -> list[MetricVersion]:
                     "needs": sorted(implementation.needs),
                     "queue": implementation.queue,
                     "corpus_dependent": implementation.corpus_dependent,
+                    "points": implementation.points,
                     "citation": implementation.citation,
                     "description": implementation.description,
                     "notes": list(implementation.notes),

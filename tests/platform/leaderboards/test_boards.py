@@ -92,7 +92,10 @@ def test_downloads_carry_the_same_numbers(client, demo_dataset, board):
     assert data["systems"][0]["paper_url"] == "https://example.org/paper"
     response = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?download=csv")
     table = list(csv.DictReader(io.StringIO(response.content.decode())))
-    assert {row["name"]: row["test_words"] for row in table}["Short captions"] == "2.0"
+    short = {row["name"]: row for row in table}["Short captions"]
+    # As the page shows it (×points) with the interval's ends as columns of their own.
+    assert (short["test_words"], short["test_words_low"], short["test_words_high"]) == ("200.0", "200.0", "200.0")
+    assert {row["name"]: row["test_words"] for row in table}["Long captions"] == "600.0"  # JSON: 6.0 (raw)
 
 
 def test_method_names_are_escaped(client, demo_dataset, settings):
@@ -192,4 +195,7 @@ def test_intervals_where_the_number_is_a_mean(client, demo_dataset, board):
     long_scores = next(s for s in data["systems"] if s["name"] == "Long captions")["scores"]
     assert long_scores["test_words"]["low"] == 6.0
     page = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/").content.decode()
-    assert 'title="95% interval [6.0000, 6.0000]"' in page
+    # ×100 (the metric's points) with the interval in small text under the value, not in a tooltip.
+    assert (
+        '<td class="num state-value" data-metric="test_words">600.0<small class="interval">600.0–600.0</small>' in page
+    )

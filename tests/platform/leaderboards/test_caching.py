@@ -249,7 +249,7 @@ def test_made_up_query_parameters_fill_no_cache(client, demo_dataset, board):  #
         "?junk=1",
         "?junk=2&sort=no_such_metric",
         "?order=sideways",
-        "?order=asc",
+        "?only=everything",
         "?download=exe",
         "?format=api",
         "?&&",

@@ -50,7 +50,10 @@ def admitted(responses, expect: set[int] = frozenset({200})) -> int:
         if response.status_code == 429:
             assert int(response["Retry-After"]) > 0, "a 429 without Retry-After"
         else:
-            assert response.status_code in expect, (response.status_code, response.content[:300])
+            assert response.status_code in expect, (
+                response.status_code,
+                response.content[:300],
+            )
     count = sum(response.status_code != 429 for response in responses)
     refusal = next((r for r in responses if r.status_code == 429), None)
     if refusal is not None:  # what refused them, should a count come out wrong
@@ -74,7 +77,8 @@ def test_api_reads_per_account_with_a_token(settings, member, demo_dataset):
     settings.CAPBENCH_RATES["api_user"] = "7/min"
     token = Token.objects.create(user=member).key
     responses = parallel(
-        8, lambda i: [Client(HTTP_AUTHORIZATION=f"Token {token}").get("/api/v1/submissions/") for _ in range(4)]
+        8,
+        lambda i: [Client(HTTP_AUTHORIZATION=f"Token {token}").get("/api/v1/submissions/") for _ in range(4)],
     )
     flat = [r for batch in responses for r in batch]
     assert admitted(flat) == 7
@@ -90,7 +94,14 @@ def test_pages_per_address(settings, demo_dataset):
 
 
 def _bad_upload(client: Client, url: str):
-    return client.post(url, {"dataset": "demo", "method_name": "m", "results": SimpleUploadedFile("r.json", b"[]")})
+    return client.post(
+        url,
+        {
+            "dataset": "demo",
+            "method_name": "m",
+            "results": SimpleUploadedFile("r.json", b"[]"),
+        },
+    )
 
 
 def test_uploads_per_account_over_web_and_api_together(settings, member, demo_dataset):
@@ -111,7 +122,8 @@ def test_uploads_per_account_over_web_and_api_together(settings, member, demo_da
 def test_token_creation_per_address(settings, member):
     settings.CAPBENCH_RATES["tokens"] = "4/hour"
     responses = parallel(
-        8, lambda i: Client().post("/api/v1/auth/token/", {"username": "member", "password": PASSWORD})
+        8,
+        lambda i: Client().post("/api/v1/auth/token/", {"username": "member", "password": PASSWORD}),
     )
     assert admitted(responses) == 4
     assert all("token" in r.json() for r in responses if r.status_code == 200)
@@ -123,7 +135,12 @@ def test_token_creation_per_address(settings, member):
 
 
 @pytest.mark.parametrize(
-    "url, field", [("/accounts/login/", "username"), ("/admin/login/", "username"), ("/api/v1/auth/token/", "username")]
+    "url, field",
+    [
+        ("/accounts/login/", "username"),
+        ("/admin/login/", "username"),
+        ("/api/v1/auth/token/", "username"),
+    ],
 )
 def test_sign_in_attempts_per_account(settings, member, url, field):
     settings.CAPBENCH_RATES["login_account"] = "6/10min"
@@ -143,7 +160,10 @@ def test_sign_in_attempts_per_account(settings, member, url, field):
 def test_sign_in_attempts_per_address(settings, member):
     settings.CAPBENCH_RATES["login_address"] = "5/10min"
     settings.AXES_FAILURE_LIMIT = 100
-    responses = parallel(10, lambda i: Client().post("/accounts/login/", {"username": f"user{i}", "password": "x"}))
+    responses = parallel(
+        10,
+        lambda i: Client().post("/accounts/login/", {"username": f"user{i}", "password": "x"}),
+    )
     assert admitted(responses) == 5  # the form again, with its error
 
 
@@ -153,7 +173,12 @@ def test_sign_up_per_address(settings):
         8,
         lambda i: Client().post(
             "/accounts/signup/",
-            {"username": f"newcomer{i}", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
+            {
+                "username": f"newcomer{i}",
+                "email": f"newcomer{i}@example.org",
+                "password1": "a-long-pass-phrase-42",
+                "password2": "a-long-pass-phrase-42",
+            },
         ),
     )
     assert admitted(responses, expect={302}) == 5
@@ -269,7 +294,10 @@ def test_field_lengths_are_capped(member, demo_dataset):
         },
     )
     assert answer.status_code == 400 and {"method_name", "paper_url"} <= set(answer.json())
-    for description in ("x" * 2_000_000, "x" * 1_000_000):  # over the form-field budget, then under it
+    for description in (
+        "x" * 2_000_000,
+        "x" * 1_000_000,
+    ):  # over the form-field budget, then under it
         huge = client.post(
             "/submit/",
             {
@@ -296,17 +324,33 @@ def test_field_lengths_are_capped(member, demo_dataset):
 
 @pytest.mark.parametrize(
     "target",
-    ["https://evil.example/", "//evil.example/", "javascript:alert(1)", "https:///evil.example", "/\\evil.example"],
+    [
+        "https://evil.example/",
+        "//evil.example/",
+        "javascript:alert(1)",
+        "https:///evil.example",
+        "/\\evil.example",
+    ],
 )
 def test_sign_up_never_redirects_off_the_site(target):
     response = Client().post(
         f"/accounts/signup/?next={target}",
-        {"username": "newcomer", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
+        {
+            "username": "newcomer",
+            "email": "newcomer@example.org",
+            "password1": "a-long-pass-phrase-42",
+            "password2": "a-long-pass-phrase-42",
+        },
     )
     assert response.status_code == 302 and response["Location"] == "/submissions/mine/"
     inside = Client().post(
         "/accounts/signup/?next=/datasets/",
-        {"username": "other", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
+        {
+            "username": "other",
+            "email": "other@example.org",
+            "password1": "a-long-pass-phrase-42",
+            "password2": "a-long-pass-phrase-42",
+        },
     )
     assert inside["Location"] == "/datasets/"
 
@@ -331,18 +375,31 @@ def test_every_api_request_counts_per_address_even_with_a_bad_token(settings):
     assert Client().post("/api/v1/nothing-here/").status_code == 429
 
 
-def test_an_ipv6_client_is_counted_by_its_network_and_forwarded_for_only_from_our_proxies(settings):
+def test_an_ipv6_client_is_counted_by_its_network_and_forwarded_for_only_from_our_proxies(
+    settings,
+):
     settings.CAPBENCH_RATES["signup"] = "2/hour"
-    sign_up = {"password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"}
+    sign_up = {
+        "password1": "a-long-pass-phrase-42",
+        "password2": "a-long-pass-phrase-42",
+    }
     codes = [
-        Client(REMOTE_ADDR=f"2001:db8::{i}").post("/accounts/signup/", {"username": f"six{i}", **sign_up}).status_code
+        Client(REMOTE_ADDR=f"2001:db8::{i}")
+        .post(
+            "/accounts/signup/",
+            {"username": f"six{i}", "email": f"six{i}@example.org", **sign_up},
+        )
+        .status_code
         for i in range(1, 5)
     ]
     assert codes == [302, 302, 429, 429]
     # A client cannot pick its address by sending X-Forwarded-For…
     spoofed = [
         Client(REMOTE_ADDR="10.9.0.1", HTTP_X_FORWARDED_FOR=f"10.8.0.{i}")
-        .post("/accounts/signup/", {"username": f"spoof{i}", **sign_up})
+        .post(
+            "/accounts/signup/",
+            {"username": f"spoof{i}", "email": f"spoof{i}@example.org", **sign_up},
+        )
         .status_code
         for i in range(3)
     ]
@@ -351,7 +408,10 @@ def test_an_ipv6_client_is_counted_by_its_network_and_forwarded_for_only_from_ou
     settings.CAPBENCH_TRUSTED_PROXIES = ["10.7.0.0/24"]
     proxied = [
         Client(REMOTE_ADDR="10.7.0.2", HTTP_X_FORWARDED_FOR=f"6.6.6.6, 10.6.0.{i}")
-        .post("/accounts/signup/", {"username": f"proxied{i}", **sign_up})
+        .post(
+            "/accounts/signup/",
+            {"username": f"proxied{i}", "email": f"proxied{i}@example.org", **sign_up},
+        )
         .status_code
         for i in range(3)
     ]
@@ -367,14 +427,22 @@ def test_withdrawals_visibility_changes_and_token_rotations_per_account(settings
     pk = Submission.objects.get().pk
     codes = [client.post(f"/submissions/{pk}/visibility/", {"public": str(i % 2)}).status_code for i in range(5)]
     assert codes == [302, 302, 302, 429, 429]
-    assert [client.post("/accounts/token/").status_code for _ in range(3)] == [302, 302, 429]
+    assert [client.post("/accounts/token/").status_code for _ in range(3)] == [
+        302,
+        302,
+        429,
+    ]
 
 
 def test_sign_ins_sign_ups_and_uploads_are_refused_while_the_counters_are_unreachable(settings, member):
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
     refused = Client().post(
         "/accounts/signup/",
-        {"username": "x", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
+        {
+            "username": "x",
+            "password1": "a-long-pass-phrase-42",
+            "password2": "a-long-pass-phrase-42",
+        },
     )
     assert refused.status_code == 503 and int(refused["Retry-After"]) == 30
     assert Client().post("/accounts/login/", {"username": "member", "password": PASSWORD}).status_code == 503

@@ -34,7 +34,12 @@ def upload(client, dataset, content: bytes, name="results.json", **fields):
 def test_sign_up_then_upload_then_status(client, demo_dataset):
     response = client.post(
         "/accounts/signup/",
-        {"username": "newcomer", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
+        {
+            "username": "newcomer",
+            "email": "newcomer@example.org",
+            "password1": "a-long-pass-phrase-42",
+            "password2": "a-long-pass-phrase-42",
+        },
     )
     assert response.status_code == 302 and response.url == "/submissions/mine/"
     response = upload(client, demo_dataset, results(demo_dataset), paper_url="https://example.org/p")
@@ -148,8 +153,13 @@ def test_signing_up_from_a_login_redirect_comes_back(client, demo_dataset):
     assert 'href="/accounts/signup/?next=/submit/"' in login
     signup = client.get("/accounts/signup/?next=/submit/").content.decode()
     assert 'name="next" value="/submit/"' in signup
-    form = {"username": "returning", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"}
+    form = {
+        "username": "returning",
+        "email": "returning@example.org",
+        "password1": "a-long-pass-phrase-42",
+        "password2": "a-long-pass-phrase-42",
+    }
     assert client.post("/accounts/signup/?next=/submit/", form).url == "/submit/"
     client.logout()
-    form["username"] = "elsewhere"
+    form["username"], form["email"] = "elsewhere", "elsewhere@example.org"
     assert client.post("/accounts/signup/?next=https://evil.example/", form).url == "/submissions/mine/"

@@ -1,0 +1,58 @@
+"""A system's page: what it is, who submitted it and when, and each of its board numbers with its
+interval and its rank among the systems the viewer may see (the board's own rows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Max
+
+from catalog.models import Dataset, System
+from leaderboards.selectors import PEOPLE, BoardRow, Cell, Column, captioner_board, rank_rows, sort_rows
+from scoring.models import SystemScore
+
+
+@dataclass(frozen=True)
+class SystemNumber:
+    column: Column | None  # None: the people column
+    cell: Cell
+    rank: int | None
+    ranked: int  # systems with a number in this column
+
+
+@dataclass
+class SystemPage:
+    system: System
+    row: BoardRow | None  # None when the board does not rank this system (a caption source)
+    numbers: list[SystemNumber] = field(default_factory=list)
+    people_dimension: str | None = None
+    scored_at: object = None
+    compare_with: str | None = None  # the board's top system (or the next, when this is it)
+
+    @property
+    def submission(self):
+        return getattr(self.system, "submission", None)
+
+
+def system_page(dataset: Dataset, system: System, *, viewer) -> SystemPage:
+    columns, rows = captioner_board(dataset, viewer=viewer)
+    page = SystemPage(system, next((row for row in rows if row.system.id == system.pk), None))
+    page.scored_at = SystemScore.objects.filter(system=system).aggregate(at=Max("computed_at"))["at"]
+    others = [row for row in rows if row.system.id != system.pk]
+    page.compare_with = others[0].system.slug if others else None
+    if page.row is None:
+        return page
+    if page.row.people is not None:
+        page.people_dimension = dataset.people_dimension
+        page.numbers.append(_number(None, PEOPLE, rows, page.row, True))
+    for column in sorted(columns, key=lambda c: (c.family, c.name.lower())):
+        page.numbers.append(_number(column, column.slug, rows, page.row, column.higher_is_better))
+    return page
+
+
+def _number(column: Column | None, key: str, rows: list[BoardRow], mine: BoardRow, higher: bool) -> SystemNumber:
+    ordered = sort_rows(list(rows), key, higher)
+    rank_rows(ordered, key)
+    ranked = sum(1 for row in ordered if row.rank is not None)
+    cell = mine.cell(key) or Cell()
+    return SystemNumber(column, cell, mine.rank, ranked)

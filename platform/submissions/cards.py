@@ -1,0 +1,150 @@
+"""A submission's results card: per metric its number as papers report it (×100 for 0–1 metrics)
+with its 95% interval, its rank among the public systems of the board (ties share a rank), and the
+gap to the best of them and to each baseline; the metrics without a number listed apart, in plain
+words (what went wrong in detail is for staff)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import F
+
+from catalog.models import System
+from scoring.models import EvaluationJob, Metric
+from scoring.selectors import system_values_shown
+from submissions.models import Submission
+
+PLAIN_WORDS: dict[str, str] = {
+    EvaluationJob.Status.QUEUED: "waiting for a worker",
+    EvaluationJob.Status.RUNNING: "being scored now",
+    EvaluationJob.Status.FAILED: "could not be scored on this submission; the team has the details",
+    EvaluationJob.Status.UNAVAILABLE: "not available on this server yet (a model or service it needs is not installed)",
+}
+
+
+@dataclass(frozen=True)
+class Gap:
+    name: str  # the other system
+    slug: str
+    value: float  # its number (points)
+    gap: float  # ours − theirs (points); > 0 is better when higher is better
+
+
+@dataclass
+class CardLine:
+    metric: Metric
+    value: float  # points (the number × metric.points)
+    low: float | None
+    high: float | None
+    rank: int  # among the public systems with a number and this one (1 = best; ties share)
+    tied: bool
+    ranked: int  # how many systems the rank is among
+    best: Gap | None  # the best other public system
+    baselines: list[Gap] = field(default_factory=list)
+
+    @property
+    def is_best(self) -> bool:
+        return self.rank == 1
+
+
+@dataclass(frozen=True)
+class PendingLine:
+    metric: Metric
+    status: str
+    words: str  # for the submitter
+    detail: str  # the job's error (shown to staff only)
+    done: int
+    total: int
+
+
+@dataclass
+class ResultsCard:
+    lines: list[CardLine]
+    pending: list[PendingLine]  # queued or running
+    missing: list[PendingLine]  # failed or unavailable
+    public_systems: int  # public systems on the board besides this one
+    compare_with: Gap | None = None  # what the card links a comparison with (compare_target)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.lines or self.pending or self.missing)
+
+
+def compare_target(lines: list[CardLine], headline: str) -> Gap | None:
+    """The system a submitter most likely wants to be compared with: on the headline metric's line
+    (else the first line that has one) a baseline, else the best other system."""
+    ordered = sorted(lines, key=lambda line: line.metric.slug != headline)
+    for line in ordered:
+        if line.baselines:
+            return line.baselines[0]
+        if line.best is not None:
+            return line.best
+    return None
+
+
+def results_card(*, submission: Submission) -> ResultsCard:
+    dataset = submission.dataset
+    public = {
+        s.pk: s
+        for s in System.objects.visible_to(AnonymousUser())
+        .ranked()
+        .filter(dataset=dataset)
+        .exclude(pk=submission.system_id)
+    }
+    shown = system_values_shown(dataset=dataset)
+    metrics = {m.pk: m for m in Metric.objects.filter(is_registered=True)}
+    by_slug = {m.slug: m for m in metrics.values()}
+    jobs = (
+        submission.jobs()
+        .filter(metric_version=F("metric_version__metric__current_version"))
+        .select_related("metric_version__metric")
+    )
+    status = {job.metric_version.metric.slug: job for job in jobs}
+    lines: list[CardLine] = []
+    pending: list[PendingLine] = []
+    missing: list[PendingLine] = []
+    for slug, metric in sorted(by_slug.items(), key=lambda kv: (kv[1].family, kv[1].name.lower())):
+        ours = shown.get((submission.system_id, slug))
+        if ours is not None and ours.value is not None and math.isfinite(ours.value):
+            lines.append(_line(metric, ours, shown, public))
+            continue
+        job = status.get(slug)
+        if job is None or job.status == EvaluationJob.Status.DONE:
+            continue
+        words = PLAIN_WORDS.get(job.status, job.status)
+        line = PendingLine(metric, job.status, words, job.error, job.done, job.total)
+        (pending if job.status in EvaluationJob.OPEN else missing).append(line)
+    return ResultsCard(lines, pending, missing, len(public), compare_target(lines, dataset.headline_metric))
+
+
+def _line(metric: Metric, ours, shown: dict, public: dict[int, System]) -> CardLine:
+    points = metric.points
+    others = []
+    for system_id, system in public.items():
+        theirs = shown.get((system_id, metric.slug))
+        if theirs is not None and theirs.value is not None and math.isfinite(theirs.value):
+            others.append((system, theirs.value))
+    better = (lambda x, y: x > y) if metric.higher_is_better else (lambda x, y: x < y)
+    rank = 1 + sum(1 for _, value in others if better(value, ours.value))
+    tied = any(value == ours.value for _, value in others)
+
+    def gap(system: System, value: float) -> Gap:
+        return Gap(system.name, system.slug, value * points, (ours.value - value) * points)
+
+    best = None
+    if others:
+        top = max(others, key=lambda pair: pair[1] if metric.higher_is_better else -pair[1])
+        best = gap(*top)
+    return CardLine(
+        metric,
+        ours.value * points,
+        None if ours.low is None else ours.low * points,
+        None if ours.high is None else ours.high * points,
+        rank,
+        tied,
+        len(others) + 1,
+        best,
+        [gap(system, value) for system, value in sorted(others, key=lambda p: p[0].name) if system.is_baseline],
+    )

@@ -1,0 +1,56 @@
+"""A submission's results card: numbers ×100 with intervals, ranks among the public systems with
+ties, gaps to the best and to the baselines, and what has no number in plain words (the detail for
+staff only, here and in the progress the page polls)."""
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from submissions.cards import results_card
+from tests.platform.leaderboards.test_boards import board, submit  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_ranks_share_ties_and_gaps_are_measured_against_the_best_and_the_baselines(demo_dataset, board):  # noqa: F811
+    tie = board["tie"].system
+    tie.is_baseline = True
+    tie.save()
+    card = results_card(submission=board["short"])
+    words = next(line for line in card.lines if line.metric.slug == "test_words")
+    # Public: Long (6 words), Broken (3), Also short (2, baseline); the private one (9) is not counted.
+    assert (words.value, words.low, words.high) == (200.0, 200.0, 200.0)
+    assert (words.rank, words.tied, words.ranked) == (3, True, 4)
+    assert (words.best.name, words.best.gap) == ("Long captions", -400.0)
+    assert [(gap.name, gap.gap) for gap in words.baselines] == [("Also short", 0.0)]
+    assert card.public_systems == 4  # and the dataset's own human captions (no word count: not ranked here)
+    best = results_card(submission=board["long"])
+    top = next(line for line in best.lines if line.metric.slug == "test_words")
+    assert (top.rank, top.tied, top.best.name, top.best.gap) == (1, False, "Broken", 300.0)
+
+
+def test_what_has_no_number_is_said_in_plain_words_and_the_detail_is_for_staff(client, demo_dataset, board):  # noqa: F811
+    broken = board["broken"]
+    card = results_card(submission=broken)
+    missing = {line.metric.slug: line for line in card.missing}
+    assert missing["test_broken"].detail == "boom" and "could not be scored" in missing["test_broken"].words
+    assert "test_broken" not in {line.metric.slug for line in card.lines}
+    page = client.get(f"/submissions/{broken.pk}/").content.decode()
+    section = re.search(r'<section class="card" id="results-card".*?</section>', page, re.S).group(0)
+    assert re.search(r"<li>[^<]*Test: always raises[^<]*: could not be scored", section)
+    assert "boom" not in page
+    progress = client.get(f"/submissions/{broken.pk}/progress.json").json()
+    assert {m["metric"]: m["error"] for m in progress["metrics"]}["test_broken"].startswith("could not be scored")
+    staff = get_user_model().objects.create_user("staffer", is_staff=True)
+    client.force_login(staff)
+    assert "(staff: boom)" in client.get(f"/submissions/{broken.pk}/").content.decode()
+    assert {m["metric"]: m["error"] for m in client.get(f"/submissions/{broken.pk}/progress.json").json()["metrics"]}[
+        "test_broken"
+    ] == "boom"
+
+
+def test_the_card_on_the_page_shows_values_intervals_and_ranks(client, demo_dataset, board):  # noqa: F811
+    page = client.get(f"/submissions/{board['long'].pk}/").content.decode()
+    row = re.search(r'<tr data-metric="test_words">.*?</tr>', page, re.S).group(0)
+    assert ">600.0<" in row and "600.0–600.0" in row and "1 of 4" in row and "+300.0" in row
