@@ -74,7 +74,21 @@ class MetricSerializer(serializers.ModelSerializer):
         ]
 
 
-class ScoreSerializer(serializers.ModelSerializer):
+class StaffOnlyErrors:
+    """A row's `error` is the server's own words (paths of the model store, settings, commands):
+    staff read it; anyone else reads `plain_error` when there is one."""
+
+    plain_error = "could not be scored"
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)  # type: ignore[misc]  # (a serializer's)
+        request = self.context.get("request")  # type: ignore[attr-defined]
+        if data.get("error") and not (request is not None and request.user.is_staff):
+            data["error"] = self.plain_error
+        return data
+
+
+class ScoreSerializer(StaffOnlyErrors, serializers.ModelSerializer):
     caption_id = serializers.IntegerField()
     item = serializers.CharField(source="caption.item.external_id")
     system = serializers.CharField(source="caption.system.slug")
@@ -123,7 +137,9 @@ class CorrelationSerializer(serializers.ModelSerializer):
         ]
 
 
-class SubmissionSerializer(serializers.ModelSerializer):
+class SubmissionSerializer(StaffOnlyErrors, serializers.ModelSerializer):
+    plain_error = "one or more metrics could not be scored (each metric's state is in its progress)"
+
     dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     system = serializers.CharField(source="system.slug", read_only=True)
     owner = serializers.CharField(source="owner.username", read_only=True)

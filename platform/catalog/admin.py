@@ -7,7 +7,16 @@ from catalog.models import Caption, Dataset, ImportRecord, Item, Judgment, Media
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
-    list_display = ["slug", "title", "modality", "kind", "source_format", "protocol_version", "is_public"]
+    list_display = [
+        "slug",
+        "title",
+        "modality",
+        "kind",
+        "headline_metric",
+        "source_format",
+        "protocol_version",
+        "is_public",
+    ]
     list_filter = ["modality", "kind", "is_public"]
     search_fields = ["slug", "title"]
     readonly_fields = ["content_sha256", "created_at", "updated_at"]

@@ -52,7 +52,9 @@ def submission_progress(*, submission: Submission, detail: bool = False) -> dict
     return {
         "submission": submission.pk,
         "status": submission.status,
-        "error": submission.error,
+        # Its jobs' errors joined (submission_refresh): the server's detail, for staff; anyone else
+        # reads each metric's plain words above.
+        "error": submission.error if detail else "",
         "captions": submission.caption_count,
         "metrics": metrics,
         "final": submission.status not in Submission.ACTIVE,

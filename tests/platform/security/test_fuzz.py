@@ -590,7 +590,8 @@ def test_downloads_neutralise_formulas_and_keep_numbers(world, client):
     lines = board.content.decode().splitlines()
     rows = list(csv.DictReader(io.StringIO(board.content.decode())))
     submitted = next(row for row in rows if row["name"].endswith("+cmd"))
-    assert submitted["name"] == "'+cmd" and submitted["bleu_4"] == "-1.5", lines[:3]
+    # The board's CSV shows numbers as the page does (×100 for BLEU): a number still, never a formula.
+    assert submitted["name"] == "'+cmd" and submitted["bleu_4"] == "-150.0", lines[:3]
     assert not any(
         cell.startswith(("=", "+", "-", "@")) and not _is_number(cell)
         for row in csv.reader(io.StringIO(board.content.decode()))

@@ -54,3 +54,25 @@ def test_the_card_on_the_page_shows_values_intervals_and_ranks(client, demo_data
     page = client.get(f"/submissions/{board['long'].pk}/").content.decode()
     row = re.search(r'<tr data-metric="test_words">.*?</tr>', page, re.S).group(0)
     assert ">600.0<" in row and "600.0–600.0" in row and "1 of 4" in row and "+300.0" in row
+
+
+def test_the_api_gives_the_servers_own_errors_to_staff_only(demo_dataset, board):  # noqa: F811
+    from rest_framework.test import APIClient
+
+    broken = board["broken"]
+    api = APIClient()
+    api.force_authenticate(board["owner"])
+    data = api.get(f"/api/v1/submissions/{broken.pk}/").json()
+    assert data["status"] == "failed" and "boom" not in json_text(data)
+    assert data["error"].startswith("one or more metrics could not be scored")
+    progress = api.get(f"/api/v1/submissions/{broken.pk}/progress/").json()
+    assert "boom" not in json_text(progress) and progress["error"] == ""
+    api.force_authenticate(get_user_model().objects.create_user("staffer", is_staff=True))
+    assert "boom" in api.get(f"/api/v1/submissions/{broken.pk}/").json()["error"]
+    assert "boom" in json_text(api.get(f"/api/v1/submissions/{broken.pk}/progress/").json())
+
+
+def json_text(data) -> str:
+    import json
+
+    return json.dumps(data)
