@@ -4,14 +4,20 @@ from django import forms
 from django.conf import settings
 
 from catalog.models import Dataset
+from submissions.formats import FORMATS
 from submissions.services import NAME_MAX_CHARS, URL_MAX_CHARS
+
+# What the file picker offers: the suffixes formats.detect_format reads by name (.ndjson is JSON Lines).
+ACCEPT = ",".join(f".{suffix}" for suffix in (*FORMATS, "ndjson"))
 
 
 class SubmissionForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.visible_to(None), to_field_name="slug")
     results = forms.FileField(
+        label="Results file",
+        widget=forms.ClearableFileInput(attrs={"accept": ACCEPT}),
         help_text='COCO captioning results JSON ([{"image_id": ..., "caption": "..."}]), '
-        "JSON Lines or CSV with image_id and caption"
+        "JSON Lines or CSV with image_id and caption",
     )
     method_name = forms.CharField(max_length=NAME_MAX_CHARS)
     description = forms.CharField(

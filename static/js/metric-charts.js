@@ -1,11 +1,56 @@
 // A metric's page: every .chart element is drawn by Plotly from the figure in the json_script
 // element whose id is the chart's name (chart-<name> → <name>); the figure is a JSON string.
+// plotly.js (1 MB compressed) is fetched only once the page has rendered: its script element is
+// added after the load event (the table and text are on screen by then), from the URL in this
+// script's data-plotly attribute (a same-origin static file: the Content-Security-Policy allows it).
+// Until a chart is drawn its box says so; if plotly.js cannot be had, the box says that instead.
 (function () {
   "use strict";
-  document.querySelectorAll(".chart").forEach(element => {
-    const source = document.getElementById(element.id.replace("chart-", ""));
-    if (!source) { return; }
-    const figure = JSON.parse(JSON.parse(source.textContent));
-    Plotly.newPlot(element, figure.data, figure.layout, {responsive: true, displaylogo: false});
+  const charts = Array.from(document.querySelectorAll(".chart"));
+  const source = document.currentScript && document.currentScript.dataset.plotly;
+  if (!charts.length || !source) { return; }
+
+  const say = (text) => charts.forEach(element => {
+    const note = element.querySelector(".chart-status");
+    if (note) { note.textContent = text; }
   });
+
+  const draw = () => {
+    charts.forEach(element => {
+      const data = document.getElementById(element.id.replace("chart-", ""));
+      if (!data) { return; }
+      const figure = JSON.parse(JSON.parse(data.textContent));
+      const note = element.querySelector(".chart-status");
+      if (note) { note.remove(); }
+      // The title as text above the plot: it wraps on a phone, where Plotly would cut it off.
+      const title = figure.layout.title && figure.layout.title.text;
+      const heading = document.createElement("p");
+      if (title) {
+        heading.className = "chart-title";
+        heading.id = element.id + "-title";
+        heading.textContent = title;
+        element.setAttribute("role", "figure");
+        element.setAttribute("aria-labelledby", heading.id);
+        delete figure.layout.title;
+        figure.layout.margin = Object.assign({}, figure.layout.margin, {t: 16});
+      }
+      element.removeAttribute("aria-busy");
+      window.Plotly.newPlot(element, figure.data, figure.layout, {responsive: true, displaylogo: false})
+        .then(() => { if (title) { element.prepend(heading); } });
+    });
+  };
+
+  const load = () => {
+    const script = document.createElement("script");
+    script.src = source;
+    script.addEventListener("load", draw);
+    script.addEventListener("error", () => say("The chart could not be loaded (plotly.js did not arrive)."));
+    document.head.appendChild(script);
+  };
+
+  if (document.readyState === "complete") {
+    window.setTimeout(load, 0);
+  } else {
+    window.addEventListener("load", () => window.setTimeout(load, 0), {once: true});
+  }
 })();

@@ -123,14 +123,21 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = STATE_DIR / "static"
-# plotly.js comes from the plotly wheel and is served by us (/static/plotly/plotly.min.js): no CDN.
-STATICFILES_DIRS = [ROOT_DIR / "static", ("plotly", Path(__import__("plotly").__path__[0]) / "package_data")]
+STATICFILES_DIRS = [ROOT_DIR / "static"]
+# plotly.js comes from the plotly wheel and is served by us (/static/plotly/plotly.min.js): no CDN,
+# and none of the wheel's other files (capbench/staticfiles.py).
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "capbench.staticfiles.PlotlyFinder",
+]
 # WhiteNoise serves static files in every environment, DEBUG or not, straight from the finders
 # (STATICFILES_DIRS and the apps' static/: Swagger UI's sidecar, the admin): `make run` needs no
 # collectstatic. A deployment that ran collectstatic is served from STATIC_ROOT as well.
 WHITENOISE_USE_FINDERS = True
 # Without DEBUG, pages name static files by their content hash (collectstatic writes them to
-# STATIC_ROOT, with gzip and brotli copies): served with a year's caching, renamed by any change.
+# STATIC_ROOT, with brotli and gzip copies, each made once per content: capbench/staticfiles.py):
+# served compressed with ten years' caching ("immutable"), renamed by any change.
 # Stored files (dataset media, uploads, generated pictures: capbench/storage.py) go to the default
 # storage: MEDIA_ROOT on this machine, or an S3-compatible bucket when CAPBENCH_S3_BUCKET is set
 # (workers and web servers on several machines then share no disk).
@@ -144,7 +151,7 @@ STORAGES = {
     )
     if S3_BUCKET
     else local_storage(),
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "capbench.staticfiles.CompressedManifestStorage"},
 }
 
 # Content-addressed names: <sha[:2]>/<sha><ext> under MEDIA_ROOT (or the bucket). Nothing there is
