@@ -81,8 +81,8 @@ class StaffOnlyErrors:
     plain_error = "could not be scored"
 
     def to_representation(self, instance):
-        data = super().to_representation(instance)  # type: ignore[misc]  # (a serializer's)
-        request = self.context.get("request")  # type: ignore[attr-defined]
+        data = super().to_representation(instance)
+        request = self.context.get("request")
         if data.get("error") and not (request is not None and request.user.is_staff):
             data["error"] = self.plain_error
         return data

@@ -79,7 +79,10 @@ class Dataset(models.Model):
     is_public = models.BooleanField(default=True)
     headline_metric = models.SlugField(
         max_length=100,
+        # A database default too: code that predates the field (an older migration state, a rolling
+        # deploy's previous release) inserts datasets without it.
         default="cider_d",
+        db_default="cider_d",
         help_text="the metric the captioner board is sorted by at first (a registered metric's slug)",
     )
     created_at = models.DateTimeField(auto_now_add=True)

@@ -152,11 +152,13 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
             .order_by("protocol", "level", "dimension", "statistic")
         )
         if chosen.kind == Dataset.Kind.RATING:
-            data = selectors.metric_on_dataset(metric=metric, dataset=chosen)
+            # One dimension of the human judgments (THumB's total, not its precision, recall and total mixed).
+            dimension = chosen.people_dimension
+            data = selectors.metric_on_dataset(metric=metric, dataset=chosen, dimension=dimension)
             if data is not None and len(data.metric):
                 figures = {
-                    "scatter": charts.scatter(data),
-                    "heatmap": charts.heatmap(data),
+                    "scatter": charts.scatter(data, dimension=dimension),
+                    "heatmap": charts.heatmap(data, dimension=dimension),
                     "distribution": charts.distribution(data),
                 }
         else:

@@ -37,7 +37,9 @@ class Metric(models.Model):
     needs = models.JSONField(default=list, help_text="references / media / gpu / api")
     queue = models.CharField(max_length=10, default="cpu")
     corpus_dependent = models.BooleanField(default=False)
-    points = models.FloatField(default=100.0, help_text="what a number is multiplied by where people read it")
+    points = models.FloatField(
+        default=100.0, db_default=100.0, help_text="what a number is multiplied by where people read it"
+    )
     citation = models.TextField(blank=True)
     description = models.TextField(blank=True)
     notes = models.JSONField(default=list, blank=True, help_text="implementation choices, shown on the metric page")

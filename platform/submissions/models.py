@@ -50,7 +50,8 @@ class Submission(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     # The final status the owner was last told of by e-mail, and when (submissions.notifications):
     # claimed in one UPDATE, so an outcome is announced once however often it is reached.
-    notified_status = models.CharField(max_length=10, choices=Status.choices, blank=True, default="")
+    # (a database default too: code of an older migration state inserts submissions without it)
+    notified_status = models.CharField(max_length=10, choices=Status.choices, blank=True, default="", db_default="")
     notified_at = models.DateTimeField(null=True, blank=True)
 
     objects = SubmissionQuerySet.as_manager()

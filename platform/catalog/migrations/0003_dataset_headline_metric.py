@@ -14,6 +14,7 @@ class Migration(migrations.Migration):
             name="headline_metric",
             field=models.SlugField(
                 default="cider_d",
+                db_default="cider_d",
                 help_text="the metric the captioner board is sorted by at first (a registered metric's slug)",
                 max_length=100,
             ),

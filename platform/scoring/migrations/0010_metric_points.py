@@ -12,6 +12,8 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="metric",
             name="points",
-            field=models.FloatField(default=100.0, help_text="what a number is multiplied by where people read it"),
+            field=models.FloatField(
+                default=100.0, db_default=100.0, help_text="what a number is multiplied by where people read it"
+            ),
         ),
     ]

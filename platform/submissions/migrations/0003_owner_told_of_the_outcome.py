@@ -37,6 +37,7 @@ class Migration(migrations.Migration):
                     ("withdrawn", "Withdrawn"),
                 ],
                 default="",
+                db_default="",
                 max_length=10,
             ),
         ),

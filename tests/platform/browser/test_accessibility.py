@@ -76,7 +76,6 @@ def axe_violations_now(page) -> set[str]:
 # To fix on templates/leaderboards/captioner.html (and its stylesheet rules): the sort headers'
 # ".goodness" text (#6b7280 on the header's #f3f4f6/#e0e7ff) is under 4.5:1 contrast. Strict: once
 # fixed, the test passes and this marker must go.
-@pytest.mark.xfail(strict=True, reason="color-contrast on the captioner board's .goodness header text")
 def test_board_and_submission_pass_axe(live_server, browser_page, demo_dataset, captioner):
     """The captioner board and a submission's page (templates maintained apart)."""
     pages = main_pages(demo_dataset, captioner)

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from catalog.models import Caption, Item
+from catalog.models import Caption, Item, System
 from scoring.services.planning import dataset_plan
 from submissions.services import MethodInfo, submission_create, submission_plan
 from tests.platform.scoring.inline import run_jobs
@@ -39,6 +39,7 @@ def main_pages(dataset, owner) -> dict[str, str]:
     run_jobs(submission_plan(submission_id=submission.pk))
     item = items.filter(captions__in=Caption.objects.own()).distinct().first()
     assert item is not None
+    human = System.objects.get(dataset=dataset, kind="human")
     return {
         "home": "/",
         "dataset list": "/datasets/",
@@ -51,11 +52,13 @@ def main_pages(dataset, owner) -> dict[str, str]:
         "sign-up": "/accounts/signup/",
         "captioner board": f"/datasets/{dataset.slug}/leaderboard/",
         "submission page": f"/submissions/{submission.pk}/",
+        "system page": f"/datasets/{dataset.slug}/systems/{submission.system.slug}/",
+        "compare page": f"/datasets/{dataset.slug}/compare/?a={submission.system.slug}&b={human.slug}",
     }
 
 
 # Pages whose templates are maintained apart (see the module's docstring): their own test functions.
-APART = ("captioner board", "submission page")
+APART = ("captioner board", "submission page", "system page", "compare page")
 
 
 def page_width(page, base: str, path: str) -> int:

@@ -73,7 +73,7 @@ def test_the_explorer_shows_where_the_systems_differ_most(client, demo_dataset, 
     assert all(image.key == 4.0 for image in images)
     shown = images[0]
     assert [c.text for c in shown.a] == ["word word word word word word"]
-    assert dict((column.slug, (a, b)) for column, a, b in shown.scores)["test_words"] == (6.0, 2.0)
+    assert {column.slug: (a, b) for column, a, b in shown.scores}["test_words"] == (6.0, 2.0)
     page = client.get(url(demo_dataset, long_one, tie, metric="test_words")).content.decode()
     assert page.count('<article class="explored"') == 20  # a page of the explorer
     assert f'<a href="/datasets/{demo_dataset.slug}/items/{shown.item.pk}/">' in page
