@@ -49,7 +49,27 @@ class SystemSerializer(serializers.ModelSerializer):
         fields = ["id", "slug", "name", "kind", "dataset", "is_baseline", "description"]
 
 
-class MetricSerializer(serializers.ModelSerializer):
+class StaffOnlyErrors:
+    """A field holding the server's own words (paths of the model store, settings, commands): staff
+    read it; anyone else reads `plain_error` in its place. `error_field` names it: a submission's
+    error (its jobs' errors joined), a metric's unavailable reason. (A score's own error says what
+    the metric made of that caption, e.g. a judge's unparseable reply: shown to all.)"""
+
+    error_field = "error"
+    plain_error = "could not be scored"
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if data.get(self.error_field) and not (request is not None and request.user.is_staff):
+            data[self.error_field] = self.plain_error
+        return data
+
+
+class MetricSerializer(StaffOnlyErrors, serializers.ModelSerializer):
+    error_field = "unavailable_reason"
+    plain_error = "not available on this server yet (a model or service it needs is not installed)"
+
     version = serializers.CharField(source="current_version.version", default=None)
     config_hash = serializers.CharField(source="current_version.config_hash", default=None)
     config = serializers.JSONField(source="current_version.config", default=None)
@@ -74,21 +94,7 @@ class MetricSerializer(serializers.ModelSerializer):
         ]
 
 
-class StaffOnlyErrors:
-    """A row's `error` is the server's own words (paths of the model store, settings, commands):
-    staff read it; anyone else reads `plain_error` when there is one."""
-
-    plain_error = "could not be scored"
-
-    def to_representation(self, instance):
-        data = super().to_representation(instance)
-        request = self.context.get("request")
-        if data.get("error") and not (request is not None and request.user.is_staff):
-            data["error"] = self.plain_error
-        return data
-
-
-class ScoreSerializer(StaffOnlyErrors, serializers.ModelSerializer):
+class ScoreSerializer(serializers.ModelSerializer):
     caption_id = serializers.IntegerField()
     item = serializers.CharField(source="caption.item.external_id")
     system = serializers.CharField(source="caption.system.slug")

@@ -40,6 +40,7 @@ from leaderboards.caching import (
     kept_fragment,
     not_modified,
     page_validator,
+    searched,
 )
 from leaderboards.snapshots import board_payload
 from leaderboards.views import board_json
@@ -271,7 +272,9 @@ class LeaderboardView(APIView):
                 data, current = board()
                 return HttpResponse(JSONRenderer().render(data), content_type="application/json"), current
 
-            return _api_headers(conditional_response(cast(HttpRequest, request), etag, respond))
+            return _api_headers(
+                conditional_response(cast(HttpRequest, request), etag, respond, keep=not searched(request))
+            )
         unchanged = not_modified(request._request, etag)  # (the same headers; the user is this request's)
         if unchanged is not None:
             return _api_headers(board_headers(unchanged, request, etag))

@@ -194,7 +194,7 @@ def board_query(request: BoardRequest, column_slugs: AbstractSet[str], *, api: b
         query["order"] = request.GET["order"]
     search = captioner_board_params(request.GET)
     if search.search:
-        query["q"] = search.search.casefold()
+        query["q"] = search.search  # as typed: the page shows it back (and never kept: searched)
     if search.only:
         query["only"] = search.only
     for name, values in (API_PARAMETERS if api else PAGE_PARAMETERS).items():
@@ -250,17 +250,23 @@ def not_modified(request: HttpRequest, etag: str) -> HttpResponse | None:
     return get_conditional_response(request, etag=etag)
 
 
+def searched(request: BoardRequest) -> bool:
+    """Whether a board request carries a search (`?q=`): its text is anything a visitor types, so
+    its responses are never kept (each would be a new entry in Valkey, which is also the broker)."""
+    return bool(captioner_board_params(request.GET).search)
+
+
 def conditional_response(
-    request: HttpRequest, etag: str, respond: Callable[[], tuple[HttpResponse, bool]]
+    request: HttpRequest, etag: str, respond: Callable[[], tuple[HttpResponse, bool]], *, keep: bool = True
 ) -> HttpResponse:
     """The response to a GET whose validator is `etag`: 304 when the client's copy is current; for
     an anonymous visitor, the response kept under the ETag, or the one `respond()` makes, kept there
-    when it says it is what the ETag was made from; for a signed-in one, `respond()`, never kept. A
-    response made from something newer than its ETag goes out without one."""
+    when it says it is what the ETag was made from (never when not `keep`); for a signed-in one,
+    `respond()`, never kept. A response made from something newer than its ETag goes out without one."""
     unchanged = not_modified(request, etag)
     if unchanged is not None:
         return board_headers(unchanged, request, etag)
-    anonymous = not request.user.is_authenticated
+    anonymous = keep and not request.user.is_authenticated
     kept = kept_get(PREFIX + etag) if anonymous else None
     if kept is not None:
         response = HttpResponse(kept["content"], content_type=kept["type"])
@@ -297,7 +303,7 @@ def conditional_board(view: Callable[..., HttpResponse]) -> Callable[..., HttpRe
             response = view(request, state.dataset, visible=state.visible, payload=payload)
             return response, built is not None and built == state.version
 
-        return conditional_response(request, etag, respond)
+        return conditional_response(request, etag, respond, keep=not searched(request))
 
     return wrapper
 

@@ -15,8 +15,9 @@ from django.db.models import Avg
 from catalog.models import Caption, Dataset, Item, Judgment, System
 from evaluation import metrics as registry
 from evaluation.metaeval.paired import PairedDifference, image_weights, mean_statistic, paired_difference
+from leaderboards.caching import deployment_digest, kept_get, kept_set
 from leaderboards.columns import Column
-from leaderboards.snapshots import board_payload
+from leaderboards.snapshots import board_payload, digest_of
 from scoring.models import Score
 from scoring.selectors import system_values_shown
 
@@ -42,8 +43,10 @@ class MetricDifference:
     def better(self) -> str | None:
         """ "a", "b", or None when the interval holds 0 (p ≥ 0.05) or there is no difference."""
         found = self.difference
-        if found is None or not math.isfinite(found.p_value) or found.p_value >= SIGNIFICANCE or found.value == 0:
+        if found is None or not math.isfinite(found.p_value) or found.p_value >= SIGNIFICANCE:
             return None
+        if not (found.value > 0 and found.low > 0 or found.value < 0 and found.high < 0):
+            return None  # the interval must lie on the difference's side of 0 too
         return "a" if (found.value > 0) == self.column.higher_is_better else "b"
 
 
@@ -58,6 +61,12 @@ class ExploredImage:
 
 
 @dataclass
+class _PerImage:
+    values: dict[int, float] = field(default_factory=dict)  # item id -> mean score
+    statistics: dict[int, list | None] = field(default_factory=dict)  # item id -> summed statistics
+
+
+@dataclass
 class Comparison:
     dataset: Dataset
     a: System
@@ -65,6 +74,9 @@ class Comparison:
     images: int  # images both systems captioned
     metrics: list[MetricDifference] = field(default_factory=list)
     people_dimension: str | None = None
+    # What the explorer reads (comparison_inputs): per (system id, metric slug) the per-image scores.
+    per_image: dict[tuple[int, str], _PerImage] = field(default_factory=dict)
+    versions: dict[tuple[int, str], int] = field(default_factory=dict)
 
 
 def systems_for_comparison(dataset: Dataset, a: str | None, b: str | None, viewer) -> tuple[System, System]:
@@ -79,12 +91,6 @@ def systems_for_comparison(dataset: Dataset, a: str | None, b: str | None, viewe
     if missing:
         raise SystemsNotComparable(f"no system {missing[0]!r} on this board")
     return found[a], found[b]
-
-
-@dataclass
-class _PerImage:
-    values: dict[int, float] = field(default_factory=dict)  # item id -> mean score
-    statistics: dict[int, list | None] = field(default_factory=dict)  # item id -> summed statistics
 
 
 def _scores_by_image(systems: list[System], versions: dict[tuple[int, str], int]) -> dict[tuple[int, str], _PerImage]:
@@ -134,38 +140,83 @@ def _statistic(slug: str, values: np.ndarray, statistics: list) -> tuple[Callabl
     return (lambda weights: metric.resampled(values, stats, weights)), "corpus"
 
 
-def comparison(
+@dataclass
+class ComparisonInputs:
+    """What a comparison is computed from, read in a few queries (the bootstrap is the cost)."""
+
+    dataset: Dataset
+    a: System
+    b: System
+    columns: list[Column]
+    versions: dict[tuple[int, str], int]  # (system id, metric slug) -> the version its board number is from
+    per_image: dict[tuple[int, str], _PerImage]
+    shared: list[int]  # item ids both systems captioned
+    replicates: int
+
+    @property
+    def key(self) -> str:
+        """Where the result is kept: it depends on nothing else (the bootstrap's seed is fixed)."""
+        scored = sorted((system, slug, version) for (system, slug), version in self.versions.items())
+        return "comparison:" + digest_of(
+            [deployment_digest(), self.a.pk, self.b.pk, scored, self.shared, self.replicates]
+        )
+
+
+def comparison_inputs(
     dataset: Dataset, a: System, b: System, *, replicates: int = 1000, payload: dict | None = None
-) -> Comparison:
-    """Every board metric's paired difference a − b over the images both systems captioned (one
-    weights matrix for all metrics, so the differences are paired with each other too)."""
+) -> ComparisonInputs:
     payload = payload if payload is not None else board_payload(dataset)
-    columns = [Column(**column) for column in payload["columns"]]
     shown = system_values_shown(dataset=dataset)
     versions = {key: value.metric_version_id for key, value in shown.items() if key[0] in (a.pk, b.pk)}
-    per_image = _scores_by_image([a, b], versions)
     shared = sorted(
         set(Caption.objects.filter(system=a).values_list("item_id", flat=True))
         & set(Caption.objects.filter(system=b).values_list("item_id", flat=True))
     )
-    found = Comparison(dataset, a, b, len(shared), people_dimension=dataset.people_dimension)
+    columns = [Column(**column) for column in payload["columns"]]
+    return ComparisonInputs(dataset, a, b, columns, versions, _scores_by_image([a, b], versions), shared, replicates)
+
+
+def comparison_kept(inputs: ComparisonInputs) -> Comparison | None:
+    """The comparison computed earlier from the same inputs (kept in this process and in Valkey)."""
+    kept = kept_get(inputs.key)
+    return None if kept is None else _comparison(inputs, kept)
+
+
+def comparison(inputs: ComparisonInputs) -> Comparison:
+    """Every board metric's paired difference a − b over the images both systems captioned (one
+    weights matrix for all metrics, so the differences are paired with each other too), kept."""
+    metrics = _differences(inputs)
+    kept_set(inputs.key, metrics)
+    return _comparison(inputs, metrics)
+
+
+def _comparison(inputs: ComparisonInputs, metrics: list[MetricDifference]) -> Comparison:
+    found = Comparison(inputs.dataset, inputs.a, inputs.b, len(inputs.shared), metrics, inputs.dataset.people_dimension)
+    found.per_image = inputs.per_image
+    found.versions = inputs.versions
+    return found
+
+
+def _differences(inputs: ComparisonInputs) -> list[MetricDifference]:
+    a, b, per_image, shared = inputs.a, inputs.b, inputs.per_image, inputs.shared
+    metrics: list[MetricDifference] = []
     if not shared:
-        return found
+        return metrics
     position = {item: i for i, item in enumerate(shared)}
-    weights = image_weights(len(shared), replicates=replicates)
-    for column in columns:
-        version_a, version_b = versions.get((a.pk, column.slug)), versions.get((b.pk, column.slug))
+    weights = image_weights(len(shared), replicates=inputs.replicates)
+    for column in inputs.columns:
+        version_a, version_b = inputs.versions.get((a.pk, column.slug)), inputs.versions.get((b.pk, column.slug))
         if version_a is None or version_b is None:
-            found.metrics.append(MetricDifference(column, None, None, None, reason="not scored for both systems"))
+            metrics.append(MetricDifference(column, None, None, None, reason="not scored for both systems"))
             continue
         if version_a != version_b:
             reason = "the two systems were scored with different versions of this metric"
-            found.metrics.append(MetricDifference(column, None, None, None, reason=reason))
+            metrics.append(MetricDifference(column, None, None, None, reason=reason))
             continue
         scores_a, scores_b = per_image.get((a.pk, column.slug)), per_image.get((b.pk, column.slug))
         both = [i for i in shared if scores_a and scores_b and i in scores_a.values and i in scores_b.values]
         if not both:
-            found.metrics.append(MetricDifference(column, None, None, None, reason="no image scored for both"))
+            metrics.append(MetricDifference(column, None, None, None, reason="no image scored for both"))
             continue
         assert scores_a is not None and scores_b is not None  # (both is empty otherwise)
         columns_of = [position[i] for i in both]
@@ -179,29 +230,34 @@ def comparison(
             statistic_a = mean_statistic(np.array([scores_a.values[i] for i in both]))
             statistic_b = mean_statistic(np.array([scores_b.values[i] for i in both]))
             basis_a = "mean"
-        difference = paired_difference(statistic_a, statistic_b, weights[:, columns_of])
-        found.metrics.append(
+        drawn = weights if len(columns_of) == len(shared) else weights[:, columns_of]
+        difference = paired_difference(statistic_a, statistic_b, drawn)
+        metrics.append(
             MetricDifference(column, float(statistic_a(None)), float(statistic_b(None)), difference, basis=basis_a)
         )
-    found.metrics.sort(key=lambda m: (m.difference is None, m.column.family, m.column.name.lower()))
-    return found
+    metrics.sort(key=lambda m: (m.difference is None, m.column.family, m.column.name.lower()))
+    return metrics
 
 
 def explored_images(
-    found: Comparison, *, order: str, metric: str | None, page: int, per_page: int = EXPLORER_PAGE
+    found: Comparison,
+    *,
+    order: str,
+    metric: str | None,
+    page: int,
+    per_page: int = EXPLORER_PAGE,
+    people: dict[int, tuple[float, float]] | None = None,
 ) -> tuple[list[ExploredImage], int, int]:
     """One page of the shared images, with both captions, the references and every metric's scores:
     `order` "differ": where the two systems differ most under `metric`; "people": where `metric`
     prefers the caption people rated lower (the most confident disagreements first). Returns the
     page, how many images the order ranks, and the number of pages."""
-    a, b = found.a, found.b
-    shown = system_values_shown(dataset=found.dataset)
-    versions = {key: value.metric_version_id for key, value in shown.items() if key[0] in (a.pk, b.pk)}
-    per_image = _scores_by_image([a, b], versions)
+    a, b, per_image = found.a, found.b, found.per_image
     compared = [m.column for m in found.metrics if m.difference is not None]
     directions = {column.slug: column.higher_is_better for column in compared}
     metric = explorer_metric(found, metric)
-    people = _people_by_image(found) if found.people_dimension else {}
+    if people is None:
+        people = people_by_image(found)
     keyed: list[tuple[float, int]] = []
     if metric is not None:
         scores_a, scores_b = per_image.get((a.pk, metric), _PerImage()), per_image.get((b.pk, metric), _PerImage())
@@ -257,8 +313,11 @@ def explorer_metric(found: Comparison, asked: str | None) -> str | None:
     return compared[0] if compared else None
 
 
-def _people_by_image(found: Comparison) -> dict[int, tuple[float, float]]:
-    """Per image both systems' captions were rated on: each system's mean rating there."""
+def people_by_image(found: Comparison) -> dict[int, tuple[float, float]]:
+    """Per image both systems' captions were rated on (the dataset's people dimension): each
+    system's mean rating there; empty where the dataset has none."""
+    if not found.people_dimension:
+        return {}
     means = (
         Judgment.objects.filter(caption__system__in=[found.a, found.b], dimension=found.people_dimension)
         .order_by()

@@ -153,8 +153,24 @@ def captioner_board_query(
 ) -> tuple[list[Column], list[BoardRow]]:
     """The captioner board as the page and the API read it from the query string
     (captioner_board_params)."""
+    found = captioner_board_shown(dataset, params, viewer=viewer, visible=visible, payload=payload)
+    return found.columns, found.rows
+
+
+@dataclass(frozen=True)
+class ShownBoard:
+    columns: list[Column]
+    rows: list[BoardRow]
+    sort: str | None  # the key the rows are ranked by (board_sort, over every visible row)
+
+
+def captioner_board_shown(
+    dataset: Dataset, params, *, viewer=None, visible: AbstractSet[int] | None = None, payload: dict | None = None
+) -> ShownBoard:
+    """captioner_board_query with the key the board is ranked by (what the page marks)."""
     query = captioner_board_params(params)
-    return captioner_board(
+    keys: list[str | None] = []
+    columns, rows = captioner_board(
         dataset,
         sort=query.sort,
         descending=query.descending,
@@ -163,7 +179,9 @@ def captioner_board_query(
         payload=payload,
         search=query.search,
         only=query.only,
+        sorted_by=keys,
     )
+    return ShownBoard(columns, rows, keys[0] if keys else None)
 
 
 @dataclass(frozen=True)
@@ -247,32 +265,33 @@ def captioner_board(
     payload: dict | None = None,
     search: str = "",
     only: str | None = None,
+    sorted_by: list[str | None] | None = None,
 ) -> tuple[list[Column], list[BoardRow]]:
     """The board from the dataset's precomputed snapshot (`payload`, when the caller has read it),
     keeping the systems `viewer` may see (catalog.visibility, read live: a change of visibility
     shows at once; `visible`: those ids, when the caller has already read them for the same viewer)
     whose name holds `search` and that pass the filter `only`, sorted by `sort` (default: the
     dataset's headline metric, else the first column with a number) with ranks by goodness:
-    `descending` against the column's direction lists the worst first, still ranked from the best."""
+    `descending` against the column's direction lists the worst first, still ranked from the best.
+    `sorted_by`: a list the key used is appended to."""
     if payload is None:
         payload = board_payload(dataset)
     columns = [Column(**column) for column in payload["columns"]]
     if visible is None:
         visible = systems_visible(dataset, viewer)
     ordered = []
-    needle = search.casefold()
     for row in payload["rows"]:
-        if row["system"]["id"] not in visible or needle and needle not in row["system"]["name"].casefold():
+        if row["system"]["id"] not in visible:
             continue
         submission = SubmissionInfo(**row["submission"]) if row["submission"] else None
-        if only == "baseline" and not row["system"]["is_baseline"]:
-            continue
-        if only in ("paper", "code") and not (submission and getattr(submission, f"{only}_url")):
-            continue
         cells = {slug: Cell(**cell) for slug, cell in row["cells"].items()}
         people = Cell(**row["people"]) if row.get("people") else None
         ordered.append(BoardRow(SystemInfo(**row["system"]), cells, submission, people))
+    # Sorted and ranked among every system the viewer sees, then searched and filtered: a system
+    # found by its name keeps its place on the whole board.
     key = board_sort(dataset, columns, ordered, sort)
+    if sorted_by is not None:
+        sorted_by.append(key)
     if key is not None:
         better = True if key == PEOPLE else next(c.higher_is_better for c in columns if c.slug == key)
         ordered = sort_rows(ordered, key, better)
@@ -281,7 +300,18 @@ def captioner_board(
             valued = [row for row in ordered if row.rank is not None]
             valued.sort(key=lambda row: (-(row.rank or 0), row.system.name.lower()))  # ties still in name order
             ordered = valued + ordered[len(valued) :]
-    return columns, ordered
+    return columns, [row for row in ordered if _passes(row, search.casefold(), only)]
+
+
+def _passes(row: BoardRow, needle: str, only: str | None) -> bool:
+    """Whether a row's system name holds `needle` and it passes the filter `only` (FILTERS)."""
+    if needle and needle not in row.system.name.casefold():
+        return False
+    if only == "baseline":
+        return row.system.is_baseline
+    if only in ("paper", "code"):
+        return bool(row.submission and getattr(row.submission, f"{only}_url"))
+    return True
 
 
 def board_sort(dataset: Dataset, columns: list[Column], rows: list[BoardRow], sort: str | None) -> str | None:
@@ -329,13 +359,16 @@ class ColumnGroup:
     columns: list[Column]
 
 
-def column_groups(columns: list[Column], rows: list[BoardRow]) -> tuple[list[ColumnGroup], list[Column]]:
+def column_groups(
+    columns: list[Column], rows: list[BoardRow], *, keep: str | None = None
+) -> tuple[list[ColumnGroup], list[Column]]:
     """The columns the board shows first, grouped by family (families in name order), and those
-    with no number on any of `rows` (unavailable, failed or not scored), shown only when asked."""
+    with no number on any of `rows` (unavailable, failed or not scored), shown only when asked;
+    `keep` (the sorted column) is shown first whatever it holds."""
     shown: dict[str, list[Column]] = {}
     empty = []
     for column in sorted(columns, key=lambda c: (c.family, c.name.lower())):
-        if any(row.cells[column.slug].state == "value" for row in rows):
+        if column.slug == keep or any(row.cells[column.slug].state == "value" for row in rows):
             shown.setdefault(column.family, []).append(column)
         else:
             empty.append(column)

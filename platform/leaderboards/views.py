@@ -32,9 +32,8 @@ def captioner_board(
     request: HttpRequest, dataset: Dataset, *, visible: AbstractSet[int], payload: dict
 ) -> HttpResponse:
     query = selectors.captioner_board_params(request.GET)
-    columns, rows = selectors.captioner_board_query(
-        dataset, request.GET, viewer=request.user, visible=visible, payload=payload
-    )
+    board = selectors.captioner_board_shown(dataset, request.GET, viewer=request.user, visible=visible, payload=payload)
+    columns, rows, sort = board.columns, board.rows, board.sort
     download = request.GET.get("download")
     staff = request.user.is_staff
     people = payload.get("people") if any(row.people for row in rows) else None
@@ -44,12 +43,11 @@ def captioner_board(
         )
     if download == "csv":
         return _board_csv(dataset, columns, rows, people=people)
-    sort = selectors.board_sort(dataset, columns, rows, query.sort)
     best_first = True
     if sort is not None and query.descending is not None:
         higher = True if sort == selectors.PEOPLE else next(c.higher_is_better for c in columns if c.slug == sort)
         best_first = query.descending == higher
-    groups, empty = selectors.column_groups(columns, rows)
+    groups, empty = selectors.column_groups(columns, rows, keep=sort)
     # What people said leads where most systems have it (a human-evaluation board), else follows the metrics.
     people_first = bool(people) and 2 * sum(1 for row in rows if row.people) > len(rows)
     shown = [column for group in groups for column in group.columns]
@@ -333,8 +331,9 @@ def system_detail(request: HttpRequest, slug: str, system: str) -> HttpResponse:
 
 def compare(request: HttpRequest, slug: str) -> HttpResponse:
     """Two systems side by side (`?a=&b=` system slugs): the paired difference per metric and the
-    images where they differ most or where a metric disagrees with people. Each comparison runs a
-    bootstrap: counted per address (settings.CAPBENCH_RATES["comparisons"])."""
+    images where they differ most or where a metric disagrees with people. A comparison not kept
+    from an earlier request runs a bootstrap: those are counted per address
+    (settings.CAPBENCH_RATES["comparisons"])."""
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
     choices = list(
         System.objects.visible_to(request.user)
@@ -345,36 +344,42 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
     )
     a, b = request.GET.get("a"), request.GET.get("b")
     context: dict = {"dataset": dataset, "choices": choices, "a": a, "b": b, "orders": comparison.EXPLORER_ORDERS}
-    status = 200
-    if a or b:
-        try:
-            first, second = comparison.systems_for_comparison(dataset, a, b, request.user)
-        except comparison.SystemsNotComparable as error:
-            context["problem"], status = str(error), 400
-        else:
-            decision = limits.hit("comparisons", f"address:{limits.client_address(request)}")
-            if not decision.allowed:
-                return limits.too_many(request, decision, "comparisons")
-            found = comparison.comparison(dataset, first, second)
-            asked = request.GET.get("order", "")
-            order = asked if asked in comparison.EXPLORER_ORDERS else "differ"
-            try:
-                number = int(request.GET.get("page", "1"))
-            except ValueError:
-                number = 1
-            images, ranked, pages = comparison.explored_images(
-                found, order=order, metric=request.GET.get("metric"), page=number
-            )
-            chosen = comparison.explorer_metric(found, request.GET.get("metric"))
-            context.update(
-                found=found,
-                compared=[m for m in found.metrics if m.difference is not None],
-                not_compared=[m for m in found.metrics if m.difference is None],
-                images=images,
-                ranked=ranked,
-                pages=pages,
-                page_number=min(max(number, 1), pages),
-                order=order,
-                explore_metric=next((m.column for m in found.metrics if m.column.slug == chosen), None),
-            )
-    return render(request, "leaderboards/compare.html", context, status=status)
+    if not (a or b):
+        return render(request, "leaderboards/compare.html", context)
+    try:
+        first, second = comparison.systems_for_comparison(dataset, a, b, request.user)
+    except comparison.SystemsNotComparable as error:
+        context["problem"] = str(error)
+        return render(request, "leaderboards/compare.html", context, status=400)
+    for system in (first, second):  # a caption source the board does not rank can still be compared
+        if system.slug not in {slug for slug, _ in choices}:
+            choices.append((system.slug, system.name))
+    inputs = comparison.comparison_inputs(dataset, first, second)
+    found = comparison.comparison_kept(inputs)
+    if found is None:
+        decision = limits.hit("comparisons", f"address:{limits.client_address(request)}")
+        if not decision.allowed:
+            return limits.too_many(request, decision, "comparisons")
+        found = comparison.comparison(inputs)
+    asked = request.GET.get("order", "")
+    order = asked if asked in comparison.EXPLORER_ORDERS else "differ"
+    try:
+        number = int(request.GET.get("page", "1"))
+    except ValueError:
+        number = 1
+    people = comparison.people_by_image(found)
+    chosen = comparison.explorer_metric(found, request.GET.get("metric"))
+    images, ranked, pages = comparison.explored_images(found, order=order, metric=chosen, page=number, people=people)
+    context.update(
+        found=found,
+        compared=[m for m in found.metrics if m.difference is not None],
+        not_compared=[m for m in found.metrics if m.difference is None],
+        rated_images=len(people),
+        images=images,
+        ranked=ranked,
+        pages=pages,
+        page_number=min(max(number, 1), pages),
+        order=order,
+        explore_metric=next((m.column for m in found.metrics if m.column.slug == chosen), None),
+    )
+    return render(request, "leaderboards/compare.html", context)

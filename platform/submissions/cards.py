@@ -1,4 +1,4 @@
-"""A submission's results card: per metric its number as papers report it (×100 for 0–1 metrics)
+"""A submission's results card: per metric its number (shown as papers report it: ×100 for 0–1 metrics)
 with its 95% interval, its rank among the public systems of the board (ties share a rank), and the
 gap to the best of them and to each baseline; the metrics without a number listed apart, in plain
 words (what went wrong in detail is for staff)."""
@@ -35,7 +35,7 @@ class Gap:
 @dataclass
 class CardLine:
     metric: Metric
-    value: float  # points (the number × metric.points)
+    value: float  # as stored (0–1 metrics as 0–1): pages show it ×metric.points, as the board does
     low: float | None
     high: float | None
     rank: int  # among the public systems with a number and this one (1 = best; ties share)
@@ -139,9 +139,9 @@ def _line(metric: Metric, ours, shown: dict, public: dict[int, System]) -> CardL
         best = gap(*top)
     return CardLine(
         metric,
-        ours.value * points,
-        None if ours.low is None else ours.low * points,
-        None if ours.high is None else ours.high * points,
+        ours.value,
+        ours.low,
+        ours.high,
         rank,
         tied,
         len(others) + 1,

@@ -42,7 +42,7 @@ def _fresh_page_memory():
 
     KEPT_HERE.clear()
     client = cache._cache.get_client()
-    for pattern in ("board-response:", "fragment:"):
+    for pattern in ("board-response:", "fragment:", "comparison:"):
         keys = list(client.scan_iter(cache.make_key(pattern) + "*", count=1000))
         if keys:
             client.delete(*keys)

@@ -39,11 +39,14 @@ def state_words(state: str) -> str:
 
 
 @register.filter
-def p_value(value: float | None) -> str:
-    """A bootstrap p-value: "< 0.001" below what 1,000 replicates can tell apart."""
+def p_value(difference) -> str:
+    """A bootstrap p-value (evaluation.metaeval.paired.PairedDifference): below what its replicates
+    can tell apart (2 / replicates, two-sided) written as "< that"."""
+    value = getattr(difference, "p_value", None)
     if value is None or value != value:
         return "—"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    floor = 2 / max(difference.replicates, 1)
+    return f"< {floor:.3g}" if value < floor else f"{value:.3f}"
 
 
 @register.filter

@@ -38,9 +38,19 @@ def test_the_p_value_is_two_sided_and_the_interval_follows_the_sign():
     b = rng.random(80)
     worse = paired_difference(mean_statistic(b - 0.2), mean_statistic(b), image_weights(80, replicates=300))
     assert worse.value == pytest.approx(-0.2) and worse.high < 0 and worse.p_value < 0.01
-    noisy = rng.normal(0, 1, 80)
-    unclear = paired_difference(mean_statistic(b + noisy * 0.01), mean_statistic(b), image_weights(80, replicates=300))
-    assert unclear.low < unclear.value < unclear.high
+    better = paired_difference(mean_statistic(b), mean_statistic(b - 0.2), image_weights(80, replicates=300))
+    assert better.value == pytest.approx(0.2) and better.low > 0 and better.p_value == worse.p_value
+    noise = rng.normal(0, 1, 80)
+    unclear = paired_difference(mean_statistic(b + noise * 0.05), mean_statistic(b), image_weights(80, replicates=300))
+    assert unclear.low < 0 < unclear.high and unclear.p_value >= 0.05
+    # The p-value counts the side opposite the observed difference: draws mostly on the other side
+    # than the point estimate (possible for a corpus number) give a p near 2, capped at 1.
+    flipped = paired_difference(
+        lambda w: 0.1 if w is None else np.full(len(w), -0.1),
+        lambda w: 0.0 if w is None else np.zeros(len(w)),
+        image_weights(10, replicates=100),
+    )
+    assert flipped.value == pytest.approx(0.1) and flipped.p_value == 1.0
 
 
 def test_bleu_resampled_from_its_counts_equals_the_corpus_number_of_the_drawn_rows():

@@ -1,9 +1,6 @@
 """Every main page fits a phone: at a 390 × 844 viewport the document is no wider than 390 px (no
 sideways scrolling of the page; a wide table scrolls inside its own .scroll box). The metric page is
-measured once its charts are drawn. Screenshots are kept in test-artifacts/browser/layout-*.png.
-
-The captioner board and a submission's page (templates/leaderboards/captioner.html,
-templates/submissions/detail.html) are checked apart, in test_board_and_submission_fit_a_phone."""
+measured once its charts are drawn. Screenshots are kept in test-artifacts/browser/layout-*.png."""
 
 from __future__ import annotations
 
@@ -57,10 +54,6 @@ def main_pages(dataset, owner) -> dict[str, str]:
     }
 
 
-# Pages whose templates are maintained apart (see the module's docstring): their own test functions.
-APART = ("captioner board", "submission page", "system page", "compare page")
-
-
 def page_width(page, base: str, path: str) -> int:
     response = page.goto(base + path)
     assert response is not None and response.status == 200, path
@@ -81,8 +74,7 @@ def too_wide(page, base: str, pages: dict[str, str], artefacts) -> dict[str, int
 
 def test_main_pages_fit_a_phone(live_server, browser_page, demo_dataset, captioner, artefacts):
     pages = main_pages(demo_dataset, captioner)
-    mine = {name: path for name, path in pages.items() if name not in APART}
-    assert too_wide(browser_page, live_server.url, mine, artefacts) == {}
+    assert too_wide(browser_page, live_server.url, pages, artefacts) == {}
 
     # Signed in: the upload form and the list of one's submissions.
     page = browser_page
@@ -100,10 +92,3 @@ def test_main_pages_fit_a_phone(live_server, browser_page, demo_dataset, caption
         "document.querySelector('main').appendChild(Object.assign(document.createElement('div'), {style: 'width: 600px; height: 1px'}))"
     )
     assert page.evaluate("document.documentElement.scrollWidth") > PHONE["width"]
-
-
-def test_board_and_submission_fit_a_phone(live_server, browser_page, demo_dataset, captioner, artefacts):
-    """The captioner board and a submission's page (templates maintained apart)."""
-    pages = main_pages(demo_dataset, captioner)
-    apart = {name: pages[name] for name in APART}
-    assert too_wide(browser_page, live_server.url, apart, artefacts) == {}

@@ -138,7 +138,13 @@ def test_metric_page_shows_our_implementation_choices_and_configuration(client, 
     page = client.get("/metrics/polos/").content.decode()
     assert "How CapBench computes it" in page and "one sentence&#x27;s own tokens" in page
     assert "&quot;layer_norm_scope&quot;: &quot;sentence&quot;" in page
-    assert "Unavailable here:" in page and "polos/reprod.ckpt is not in the model store" in page
+    # Why it is unavailable in plain words; the server's own reason (the model store's path) for staff.
+    assert "Not available on this server yet" in page and "polos/reprod.ckpt is not in" not in page
+    client.force_login(get_user_model().objects.create_user("staffer", is_staff=True))
+    assert "polos/reprod.ckpt is not in the model store" in client.get("/metrics/polos/").content.decode()
+    assert "model store" in client.get("/api/v1/metrics/polos/").json()["unavailable_reason"]
+    client.logout()
+    assert client.get("/api/v1/metrics/polos/").json()["unavailable_reason"].startswith("not available on this")
     api = client.get("/api/v1/metrics/polos/").json()
     assert api["config"]["layer_norm_scope"] == "sentence" and len(api["notes"]) == 2
 

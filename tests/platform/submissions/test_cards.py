@@ -20,7 +20,7 @@ def test_ranks_share_ties_and_gaps_are_measured_against_the_best_and_the_baselin
     card = results_card(submission=board["short"])
     words = next(line for line in card.lines if line.metric.slug == "test_words")
     # Public: Long (6 words), Broken (3), Also short (2, baseline); the private one (9) is not counted.
-    assert (words.value, words.low, words.high) == (200.0, 200.0, 200.0)
+    assert (words.value, words.low, words.high) == (2.0, 2.0, 2.0)  # as stored; the page shows ×100
     assert (words.rank, words.tied, words.ranked) == (3, True, 4)
     assert (words.best.name, words.best.gap) == ("Long captions", -400.0)
     assert [(gap.name, gap.gap) for gap in words.baselines] == [("Also short", 0.0)]
