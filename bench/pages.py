@@ -32,7 +32,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
 from capbench.run import DEMO_DATASET, DEMO_SLUG, DEMO_TITLE  # noqa: E402
-from catalog.models import Caption, Dataset, Item  # noqa: E402
+from catalog.models import Caption, Dataset, Item, System  # noqa: E402
 from scoring.models import CorrelationResult, EvaluationJob, JobBatch, Metric  # noqa: E402
 from scoring.services.batches import batch_run  # noqa: E402
 from scoring.services.finalize import job_finalize  # noqa: E402
@@ -139,6 +139,7 @@ def main() -> int:
     started = time.perf_counter()
     board_slug, _ = serve.build()
     dataset, item, submission = demo()
+    human = System.objects.get(dataset=dataset, kind=System.Kind.HUMAN)  # the comparison's other side
     print(f"data in {time.perf_counter() - started:.1f} s", flush=True)
     pages = {
         "home": ("/", False),
@@ -150,6 +151,8 @@ def main() -> int:
         "metric page": (f"/metrics/{CHARTED}/?dataset={dataset.slug}", True),
         "item page": (f"/datasets/{dataset.slug}/items/{item.pk}/", False),
         "submission": (f"/submissions/{submission.pk}/", False),
+        "system page": (f"/datasets/{dataset.slug}/systems/{submission.system.slug}/", False),
+        "compare": (f"/datasets/{dataset.slug}/compare/?a={submission.system.slug}&b={human.slug}", False),
         "login": ("/accounts/login/", False),
     }
     port = serve.free_port()

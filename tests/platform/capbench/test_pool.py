@@ -122,12 +122,16 @@ def test_a_hundred_keep_alive_clients_share_a_bounded_pool(server, demo_dataset)
         finally:
             connection.close()
 
-    peaks = {"server": 0, "database": 0}
+    peaks = {"server": 0, "database": 0, "others": 0}
     sampling = threading.Event()
 
     def sample() -> None:
         with psycopg.connect(_test_database_url(), autocommit=True) as admin:
             cursor = admin.cursor()
+            server_count, total = _server_connections(cursor)
+            # Connections that are not the server's before the clients start: this process, the
+            # sampler, and any an earlier test's live server still holds in a full run.
+            peaks["others"] = total - server_count
             while not sampling.is_set():
                 server_count, total = _server_connections(cursor)
                 peaks["server"], peaks["database"] = max(peaks["server"], server_count), max(peaks["database"], total)
@@ -154,8 +158,8 @@ def test_a_hundred_keep_alive_clients_share_a_bounded_pool(server, demo_dataset)
     assert not [status for status in statuses if status >= 500], (dict(statuses), log.read_text()[-3000:])
     assert statuses[200] == CLIENTS * len(paths), dict(statuses)
     assert 1 <= peaks["server"] <= POOL_SIZE
-    # the server's pool, plus this test process and the sampler
-    assert peaks["database"] <= POOL_SIZE + 4
+    # the server's pool, plus what was there before (this test process, the sampler, ...) and one spare
+    assert peaks["database"] <= POOL_SIZE + peaks["others"] + 1, peaks
 
 
 def test_celery_workers_connect_per_task_without_the_pool(repo_root):
