@@ -9,17 +9,18 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from django.contrib.auth.models import User
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils.cache import patch_vary_headers
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotAuthenticated, NotFound, ValidationError
-from rest_framework.renderers import JSONRenderer
+from rest_framework.exceptions import NotAcceptable, NotAuthenticated, NotFound, ValidationError
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -31,7 +32,9 @@ from api.throttles import ApiRate, SubmissionRate, TokenRate
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import read_bundle
 from catalog.models import Dataset, Item, System
+from catalog.services.candidates import FORMATS as CANDIDATE_FORMATS
 from catalog.services.imports import dataset_import
+from catalog.views import candidates_response
 from leaderboards import selectors as boards
 from leaderboards.caching import (
     board_headers,
@@ -60,6 +63,37 @@ from submissions.services import (
 class IsStaffOrReadOnly(permissions.BasePermission):
     def has_permission(self, request, view) -> bool:
         return request.method in permissions.SAFE_METHODS or bool(request.user and request.user.is_staff)
+
+
+class _Download(BaseRenderer):
+    """A download's format for DRF's negotiation (`?format=`, the `.csv` suffix, Accept). The
+    download itself is streamed past the renderer; only an error body (a dict) is rendered, as JSON."""
+
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        return json.dumps(data).encode()
+
+
+class JsonLinesRenderer(_Download):
+    media_type = "application/x-ndjson"
+    format = "jsonl"
+
+
+class CsvRenderer(_Download):
+    media_type = "text/csv"
+    format = "csv"
+
+
+class _DownloadNegotiation(DefaultContentNegotiation):
+    """`?format=` or the suffix choose the format; an Accept that names neither (a client asking
+    for JSON) gets the first, JSON Lines, rather than a 406."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        try:
+            return super().select_renderer(request, renderers, format_suffix)
+        except NotAcceptable:
+            return renderers[0], renderers[0].media_type
 
 
 class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -104,6 +138,32 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         dataset = self.get_object()
         page = self.paginate_queryset(Item.objects.filter(dataset=dataset).select_related("media").order_by("id"))
         return self.get_paginated_response(serializers.ItemSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Candidates to score",
+        description=(
+            "A meta-evaluation dataset's judged captions, each with a stable `caption_id`, its references "
+            "and image, streamed as JSON Lines (`caption_id`, `candidate`, `references`, `image`, `item`, "
+            "`system`) or CSV (the same columns; `references` a JSON array in its cell). A dataset without "
+            "human judgments: 404."
+        ),
+        parameters=[
+            OpenApiParameter("format", str, enum=list(CANDIDATE_FORMATS), description="jsonl (the default) or csv")
+        ],
+        responses={
+            (200, JsonLinesRenderer.media_type): OpenApiTypes.STR,
+            (200, CsvRenderer.media_type): OpenApiTypes.STR,
+            404: OpenApiResponse(description="no such dataset, hidden, or not a meta-evaluation dataset"),
+        },
+    )
+    @action(
+        detail=True,
+        renderer_classes=[JsonLinesRenderer, CsvRenderer],
+        content_negotiation_class=_DownloadNegotiation,
+        pagination_class=None,
+    )
+    def candidates(self, request: Request, slug: str, format: str | None = None) -> StreamingHttpResponse:
+        return candidates_response(self.get_object(), request.accepted_renderer.format)
 
 
 class SystemViewSet(viewsets.ReadOnlyModelViewSet):

@@ -9,5 +9,17 @@ urlpatterns = [
     path("datasets/<slug:slug>/", views.dataset_detail, name="dataset-detail"),
     path("datasets/<slug:slug>/items/", views.item_browser, name="item-browser"),
     path("datasets/<slug:slug>/download.jsonl", views.dataset_download, name="dataset-download"),
+    path(
+        "datasets/<slug:slug>/candidates.jsonl",
+        views.dataset_candidates,
+        {"format": "jsonl"},
+        name="dataset-candidates-jsonl",
+    ),
+    path(
+        "datasets/<slug:slug>/candidates.csv",
+        views.dataset_candidates,
+        {"format": "csv"},
+        name="dataset-candidates-csv",
+    ),
     path("media-files/<int:pk>/", views.media_file, name="media-file"),
 ]

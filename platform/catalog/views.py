@@ -3,13 +3,14 @@
 import io
 
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from capbench import storage
 from catalog import selectors
 from catalog.importers import canonical
 from catalog.models import Dataset, Media
+from catalog.services import candidates
 from catalog.services.exports import dataset_bundle
 
 
@@ -33,6 +34,7 @@ def dataset_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "counts": selectors.dataset_counts(dataset=dataset, viewer=request.user),
             "items": selectors.dataset_items_sample(dataset=dataset, viewer=request.user),
             "last_import": dataset.imports.first(),
+            "meta_evaluation": candidates.is_meta_evaluation(dataset),
         },
     )
 
@@ -54,6 +56,24 @@ def dataset_download(request: HttpRequest, slug: str) -> HttpResponse:
     canonical.write(dataset_bundle(dataset=dataset), stream)
     response = HttpResponse(stream.getvalue(), content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{dataset.slug}.jsonl"'
+    return response
+
+
+def dataset_candidates(request: HttpRequest, slug: str, format: str) -> StreamingHttpResponse:
+    """A meta-evaluation dataset's candidates to score offline (docs/datasets.md §5); 404 for a
+    dataset without human judgments."""
+    dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
+    return candidates_response(dataset, format)
+
+
+def candidates_response(dataset: Dataset, format: str) -> StreamingHttpResponse:
+    """The download of `dataset`'s candidates in `format` (this page's and the API's)."""
+    if not candidates.is_meta_evaluation(dataset):
+        raise Http404(f"{dataset.slug} is not a meta-evaluation dataset: it has no candidates to score")
+    response = StreamingHttpResponse(
+        candidates.candidate_lines(dataset, format), content_type=candidates.CONTENT_TYPES[format]
+    )
+    response["Content-Disposition"] = f'attachment; filename="{dataset.slug}-candidates.{format}"'
     return response
 
 

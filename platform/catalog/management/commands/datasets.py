@@ -1,4 +1,4 @@
-"""`manage.py datasets import|export|list|media ...`: moving benchmark datasets in and out."""
+"""`manage.py datasets import|export|list|media|candidates ...`: moving benchmark datasets in and out."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from catalog.importers import canonical
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import IMPORTERS, read_bundle
 from catalog.models import Dataset
+from catalog.services.candidates import FORMATS, candidate_lines, is_meta_evaluation
 from catalog.services.exports import dataset_bundle
 from catalog.services.imports import dataset_import
 from catalog.services.media import media_attach, media_manifest_apply
@@ -33,6 +34,12 @@ class Command(BaseCommand):
         exporting.add_argument("--format", choices=["jsonl"], default="jsonl")
         exporting.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
         actions.add_parser("list", help="list the stored datasets")
+        candidates = actions.add_parser(
+            "candidates", help="a meta-evaluation dataset's judged captions, for scoring with your own metric"
+        )
+        candidates.add_argument("slug")
+        candidates.add_argument("--format", choices=FORMATS, help="default: from the file's extension, else jsonl")
+        candidates.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
         media = actions.add_parser("media", help="media files of a dataset")
         media_actions = media.add_subparsers(dest="media_action", required=True)
         manifest = media_actions.add_parser("manifest", help="record expected md5s from a manifest")
@@ -85,6 +92,27 @@ class Command(BaseCommand):
             self.stderr.write(f"{options['slug']}: wrote {count:,} lines to {options['output']}")
         else:
             canonical.write(bundle, sys.stdout)
+
+    def do_candidates(self, options: dict) -> None:
+        dataset = self.dataset(options["slug"])
+        if not is_meta_evaluation(dataset):
+            raise CommandError(
+                f"{dataset.slug!r} is not a meta-evaluation dataset (it has no human judgments): "
+                "it has no candidates to score"
+            )
+        output = options["output"]
+        format = options["format"] or ("csv" if output and output.suffix.lower() == ".csv" else "jsonl")
+        if output is None:
+            for line in candidate_lines(dataset, format):
+                self.stdout.write(line, ending="")
+            return
+        count = 0
+        with output.open("w", encoding="utf-8", newline="") as stream:
+            for line in candidate_lines(dataset, format):
+                stream.write(line)
+                count += 1
+        rows = count - 1 if format == "csv" else count
+        self.stderr.write(f"{dataset.slug}: wrote {rows:,} candidates ({format}) to {output}")
 
     def do_list(self, options: dict) -> None:
         for dataset in Dataset.objects.all():
