@@ -11,5 +11,6 @@ urlpatterns = [
     path("generated/<str:key>.png", views.generated_picture, name="generated"),
     path("metrics/", views.metric_board, name="metrics"),
     path("metrics/<slug:slug>/", views.metric_detail, name="metric-detail"),
+    path("metrics/<slug:slug>/disagreements/", views.metric_disagreements, name="metric-disagreements"),
     path("datasets/<slug:slug>/significance/", views.significance_detail, name="significance"),
 ]

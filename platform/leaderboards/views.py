@@ -18,7 +18,7 @@ from django.views.decorators.http import require_safe
 from capbench import limits, storage
 from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Dataset, Item, System
-from leaderboards import charts, comparison, rendering, selectors
+from leaderboards import charts, comparison, disagreements, rendering, selectors
 from leaderboards.caching import conditional_board, conditional_response, kept_fragment, page_validator
 from leaderboards.items import item_page
 from leaderboards.systems import system_page
@@ -179,6 +179,28 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "config_text": config_text,
         },
     )
+
+
+@require_safe
+def metric_disagreements(request: HttpRequest, slug: str) -> HttpResponse:
+    """The items where the metric orders the captions against people (`?dataset=&dimension=&page=`):
+    an unknown dimension or page falls back, a dataset the viewer may not see is 404."""
+    metric = get_object_or_404(Metric.objects, slug=slug)
+    try:
+        number = int(request.GET.get("page", "1"))
+    except ValueError:
+        number = 1
+    try:
+        found = disagreements.metric_disagreements(
+            metric=metric,
+            viewer=request.user,
+            dataset=request.GET.get("dataset"),
+            dimension=request.GET.get("dimension"),
+            page=number,
+        )
+    except Dataset.DoesNotExist:
+        raise Http404("no such dataset") from None
+    return render(request, "leaderboards/disagreements.html", {"metric": metric, "found": found})
 
 
 def item_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
