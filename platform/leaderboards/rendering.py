@@ -15,13 +15,14 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from leaderboards.selectors import PEOPLE, BoardRow, Cell, Column, SubmissionInfo
+from scoring.wording import unavailable_words
 
 STATE_WORDS = {
     "missing": ("—", "not scored"),
     "queued": ("…", "waiting to be scored"),
     "running": ("…", "being scored"),
     "failed": ("failed", "could not be scored"),
-    "unavailable": ("n/a", "not available on this server (a model or service it needs is not installed)"),
+    "unavailable": ("n/a", unavailable_words()),
 }
 
 

@@ -481,7 +481,9 @@ def metric_board_version() -> MetricBoardVersion:
     }
     rows = "SELECT md5(string_agg(concat_ws('|', {}), ',' ORDER BY id)) FROM {}"
     dataset_fields = "id, slug, title, is_public, source_format"
-    metric_fields = "id, slug, name, family, higher_is_better, needs::text, citation, description, is_registered"
+    metric_fields = (
+        "id, slug, name, family, higher_is_better, needs::text, citation, description, is_registered, available"
+    )
     parts = (
         # The counter and its row's transaction id (a restored backup's counter may repeat; its xmin would not).
         f"SELECT concat_ws(':', max(number), max(xmin::text)) FROM {table[ResultsRevision]}",

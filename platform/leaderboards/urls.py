@@ -10,6 +10,7 @@ urlpatterns = [
     path("datasets/<slug:slug>/compare/", views.compare, name="compare"),
     path("generated/<str:key>.png", views.generated_picture, name="generated"),
     path("metrics/", views.metric_board, name="metrics"),
+    path("metrics/all/", views.metric_index, name="metric-index"),  # before the slug route: "all" is no metric
     path("metrics/<slug:slug>/", views.metric_detail, name="metric-detail"),
     path("metrics/<slug:slug>/disagreements/", views.metric_disagreements, name="metric-disagreements"),
     path("datasets/<slug:slug>/significance/", views.significance_detail, name="significance"),

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_safe
 from capbench import limits, storage
 from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Dataset, Item, System
-from leaderboards import charts, comparison, disagreements, rendering, selectors
+from leaderboards import charts, comparison, disagreements, index, rendering, selectors
 from leaderboards.caching import conditional_board, conditional_response, kept_fragment, page_validator
 from leaderboards.items import item_page
 from leaderboards.systems import system_page
@@ -125,8 +125,16 @@ def _metric_board_html(query: selectors.MetricBoardQuery, families: AbstractSet[
             "family": query.family,
             "families": sorted(families),
             "reference": query.reference,
+            # The same for every viewer (it is kept with the table): plain words, nothing staff-only.
+            "without": index.metrics_without_numbers(family=query.family, reference=query.reference),
         },
     )
+
+
+@require_safe
+def metric_index(request: HttpRequest) -> HttpResponse:
+    """Every metric: family, references, whether this site computes it, version, datasets, cost."""
+    return render(request, "leaderboards/metric_index.html", {"rows": index.metric_index(request.user)})
 
 
 # The scatter is a WebGL trace: plotly.js draws it with regl, which compiles its draw calls with

@@ -14,13 +14,14 @@ from django.db.models import F
 from catalog.models import System
 from scoring.models import EvaluationJob, Metric
 from scoring.selectors import system_values_shown
+from scoring.wording import unavailable_words
 from submissions.models import Submission
 
 PLAIN_WORDS: dict[str, str] = {
     EvaluationJob.Status.QUEUED: "waiting for a worker",
     EvaluationJob.Status.RUNNING: "being scored now",
     EvaluationJob.Status.FAILED: "could not be scored on this submission; the team has the details",
-    EvaluationJob.Status.UNAVAILABLE: "not available on this server yet (a model or service it needs is not installed)",
+    EvaluationJob.Status.UNAVAILABLE: unavailable_words(),
 }
 
 
@@ -113,7 +114,11 @@ def results_card(*, submission: Submission) -> ResultsCard:
         job = status.get(slug)
         if job is None or job.status == EvaluationJob.Status.DONE:
             continue
-        words = PLAIN_WORDS.get(job.status, job.status)
+        words = (
+            unavailable_words(metric.needs)
+            if job.status == EvaluationJob.Status.UNAVAILABLE
+            else PLAIN_WORDS.get(job.status, job.status)
+        )
         line = PendingLine(metric, job.status, words, job.error, job.done, job.total)
         (pending if job.status in EvaluationJob.OPEN else missing).append(line)
     return ResultsCard(lines, pending, missing, len(public), compare_target(lines, dataset.headline_metric))

@@ -45,6 +45,7 @@ def main_pages(dataset, owner) -> dict[str, str]:
         "item page": f"/datasets/{dataset.slug}/items/{item.pk}/",
         "metric board": "/metrics/",
         "metric page": f"/metrics/{CHARTED}/",
+        "metric index": "/metrics/all/",
         "login": "/accounts/login/",
         "sign-up": "/accounts/signup/",
         "captioner board": f"/datasets/{dataset.slug}/leaderboard/",

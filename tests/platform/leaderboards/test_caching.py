@@ -196,7 +196,7 @@ def test_the_metric_board_answers_conditional_requests_and_follows_new_results(c
     )
     # A private dataset's results leave the board.
     Dataset.objects.filter(pk=demo_dataset.pk).update(is_public=False)
-    assert "test_words" not in client.get("/metrics/").content.decode()
+    assert "No correlations yet" in client.get("/metrics/").content.decode()  # test_words: "No numbers yet"
 
 
 def test_the_metric_board_table_is_shared_and_the_page_is_the_viewers(client, demo_dataset, django_user_model):
