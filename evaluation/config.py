@@ -358,6 +358,14 @@ VARIABLES: dict[str, Variable] = {
         _v("CAPBENCH_DESCRIPTION_MAX_CHARS", "int", 5000, "Longest submission description accepted.", P),
         _v("CAPBENCH_SUBMISSIONS_PER_DAY", "int", 10, "Submissions per account per day.", P),
         _v("CAPBENCH_SUBMISSIONS_CONCURRENT", "int", 3, "Submissions per account being scored at once.", P),
+        _v("CAPBENCH_METRIC_UPLOADS_PER_DAY", "int", 10, "Uploads of a metric's scores per account per day.", P),
+        _v(
+            "CAPBENCH_METRIC_MIN_COVERAGE",
+            "float",
+            0.95,
+            "Share of a dataset's candidates a metric's scores file must cover (the missing ones are shown).",
+            P,
+        ),
         _v(
             "CAPBENCH_DUPLICATE_WINDOW",
             "int",

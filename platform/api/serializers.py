@@ -9,6 +9,8 @@ from catalog.models import Dataset, Item, System
 from scoring.models import CorrelationResult, Metric, Score
 from submissions.models import Submission
 from submissions.services import NAME_MAX_CHARS, URL_MAX_CHARS
+from workbench.models import MetricSubmission, MetricUpload
+from workbench.services import NAME_MAX
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -91,7 +93,23 @@ class MetricSerializer(StaffOnlyErrors, serializers.ModelSerializer):
             "citation",
             "description",
             "notes",
+            "submitted",
         ]
+
+    submitted = serializers.SerializerMethodField(help_text="for a submitted metric: owner, links, visibility")
+
+    def get_submitted(self, metric: Metric) -> dict | None:
+        submission = getattr(metric, "submission", None)
+        if submission is None:
+            return None
+        return {
+            "id": submission.pk,
+            "owner": submission.owner.username,
+            "paper_url": submission.paper_url,
+            "code_url": submission.code_url,
+            "is_public": submission.is_public,
+            "status": submission.status,
+        }
 
 
 class ScoreSerializer(serializers.ModelSerializer):
@@ -200,3 +218,67 @@ class DatasetNamesSerializer(serializers.Serializer):
     title = serializers.CharField(
         max_length=Dataset._meta.get_field("title").max_length, required=False, allow_blank=True
     )
+
+
+class MetricUploadCreateSerializer(serializers.Serializer):
+    """A metric's scores: `dataset` + `scores` (one file), or one `scores_<dataset slug>` file per dataset."""
+
+    name = serializers.CharField(max_length=NAME_MAX)
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=settings.CAPBENCH_DESCRIPTION_MAX_CHARS
+    )
+    paper_url = serializers.URLField(required=False, allow_blank=True, default="", max_length=URL_MAX_CHARS)
+    code_url = serializers.URLField(required=False, allow_blank=True, default="", max_length=URL_MAX_CHARS)
+    lower_is_better = serializers.BooleanField(required=False, default=False)
+    reference_free = serializers.BooleanField(required=False, default=False)
+    is_public = serializers.BooleanField(required=False, default=False)
+    dataset = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Dataset.objects.visible_to(None), required=False, allow_null=True, default=None
+    )
+    scores = serializers.FileField(required=False, allow_null=True, default=None)
+    trained_on = serializers.ListField(
+        child=serializers.SlugField(max_length=100), required=False, default=list, max_length=100
+    )
+
+
+class MetricUploadSerializer(serializers.ModelSerializer):
+    metric = serializers.CharField(source="metric_version.metric.slug")
+    version = serializers.CharField(source="metric_version.version")
+    datasets = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MetricUpload
+        fields = ["id", "metric", "version", "status", "created_at", "finished_at", "datasets"]
+
+    def get_datasets(self, upload: MetricUpload) -> list[dict]:
+        return [
+            {"dataset": f.dataset.slug, "scored": f.scored, "candidates": f.candidates, "missing": f.missing}
+            for f in upload.files.select_related("dataset")
+        ]
+
+
+class MetricSubmissionSerializer(serializers.ModelSerializer):
+    metric = serializers.CharField(source="metric.slug")
+    name = serializers.CharField(source="metric.name")
+    owner = serializers.CharField(source="owner.username")
+    uploads = MetricUploadSerializer(many=True, read_only=True)
+    trained_on = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MetricSubmission
+        fields = [
+            "id",
+            "metric",
+            "name",
+            "owner",
+            "paper_url",
+            "code_url",
+            "is_public",
+            "status",
+            "trained_on",
+            "uploads",
+            "created_at",
+        ]
+
+    def get_trained_on(self, submission: MetricSubmission) -> list[str]:
+        return sorted(dataset.slug for dataset in submission.trained_on.all())

@@ -48,3 +48,10 @@ class TokenRate(_Limit):
 
     def identity(self, request) -> str:
         return f"address:{limits.client_address(request)}"
+
+
+class ActionRate(_Limit):
+    """Visibility changes and withdrawals per account (`actions`), the same counter as the pages'."""
+
+    def scope(self, request) -> str:
+        return "actions"

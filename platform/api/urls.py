@@ -12,6 +12,7 @@ router.register("metrics", views.MetricViewSet, basename="metric")
 router.register("scores", views.ScoreViewSet, basename="score")
 router.register("correlations", views.CorrelationViewSet, basename="correlation")
 router.register("submissions", views.SubmissionViewSet, basename="submission")
+router.register("metric-submissions", views.MetricSubmissionViewSet, basename="metric-submission")
 
 urlpatterns = [
     path("", include(router.urls)),

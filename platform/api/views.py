@@ -28,7 +28,7 @@ from rest_framework.views import APIView
 from accounts.lockout import attempt_refusal, attempt_succeeded, lockout_response
 from api import serializers
 from api.pagination import ScoreCursor
-from api.throttles import ApiRate, SubmissionRate, TokenRate
+from api.throttles import ActionRate, ApiRate, SubmissionRate, TokenRate
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import read_bundle
 from catalog.models import Dataset, Item, System
@@ -57,6 +57,16 @@ from submissions.services import (
     QuotaExceeded,
     SubmissionRefused,
     submission_create,
+)
+from workbench.models import MetricSubmission
+from workbench.services import (
+    MetricInfo,
+    MetricRefused,
+    ScoresFile,
+    ScoresRefused,
+    metric_submit,
+    metric_visibility_set,
+    metric_withdraw,
 )
 
 
@@ -180,9 +190,18 @@ class SystemViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class MetricViewSet(viewsets.ReadOnlyModelViewSet):
+    """Every metric: the registry's and the submitted ones the caller may see (family "submitted")."""
+
     serializer_class = serializers.MetricSerializer
     lookup_field = "slug"
-    queryset = Metric.objects.filter(is_registered=True).select_related("current_version").order_by("slug")
+
+    def get_queryset(self):
+        return (
+            Metric.objects.listed()
+            .visible_to(self.request.user)
+            .select_related("current_version", "submission__owner")
+            .order_by("slug")
+        )
 
 
 class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
@@ -196,6 +215,7 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
         scores = (
             Score.objects.visible_to(self.request.user)
             .filter(caption__item__dataset__in=Dataset.objects.visible_to(self.request.user))
+            .filter(metric_version__metric__in=Metric.objects.visible_to(self.request.user))
             .select_related("caption__item", "caption__system", "metric_version__metric")
         )
         for parameter, field in (
@@ -217,6 +237,7 @@ class CorrelationViewSet(viewsets.ReadOnlyModelViewSet):
         query = self.request.query_params
         results = (
             CorrelationResult.objects.filter(dataset__in=Dataset.objects.visible_to(self.request.user))
+            .filter(metric_version__metric__in=Metric.objects.visible_to(self.request.user))
             .select_related("dataset", "metric_version__metric")
             .order_by("id")
         )
@@ -302,6 +323,120 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Response(
             submission_selectors.submission_progress(submission=self.get_object(), detail=request.user.is_staff)
         )
+
+
+class MetricSubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Submitted metrics: your own and public ones. POST (multipart, token) a metric's scores:
+    `name`, `dataset` + `scores` (a JSONL or CSV file of `caption_id`, `score`), or one
+    `scores_<dataset slug>` file per dataset; `lower_is_better`, `reference_free`, `is_public`,
+    `trained_on` (dataset slugs). The same name again makes a new version. `visibility` and
+    `withdraw` change it; the correlations are at `/api/v1/correlations/?metric=<slug>`."""
+
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+
+    def get_serializer_class(self):
+        if self.action == "create":
+            return serializers.MetricUploadCreateSerializer
+        return serializers.MetricSubmissionSerializer
+
+    def get_queryset(self):
+        return (
+            MetricSubmission.objects.visible_to(self.request.user)
+            .select_related("metric", "owner")
+            .prefetch_related("trained_on", "uploads__metric_version__metric")
+            .order_by("-id")
+        )
+
+    def get_throttles(self):
+        upload = self.action == "create"
+        changes = self.action in ("visibility", "withdraw")
+        return [ApiRate(), *([SubmissionRate()] if upload else []), *([ActionRate()] if changes else [])]
+
+    def _owner(self, request: Request) -> User:
+        if not isinstance(request.user, User):
+            raise NotAuthenticated()
+        return request.user
+
+    def create(self, request: Request, *args, **kwargs) -> Response:
+        incoming = self.get_serializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        owner = self._owner(request)
+        visible = {dataset.slug: dataset for dataset in Dataset.objects.visible_to(owner)}
+        files = [
+            ScoresFile(visible[field.removeprefix("scores_")], upload.name, upload)
+            for field, upload in request.FILES.items()
+            if field.startswith("scores_") and field.removeprefix("scores_") in visible
+        ]
+        unknown = [f for f in request.FILES if f.startswith("scores_") and f.removeprefix("scores_") not in visible]
+        if unknown:
+            raise ValidationError({name: ["no such dataset"] for name in unknown})
+        if data["scores"] is not None:
+            if data["dataset"] is None:
+                raise ValidationError({"dataset": ["which dataset the scores file is for"]})
+            files.append(ScoresFile(data["dataset"], data["scores"].name, data["scores"]))
+        if not files:
+            raise ValidationError({"scores": ["no scores file: `dataset` and `scores`, or `scores_<dataset slug>`"]})
+        wrong = [slug for slug in data["trained_on"] if slug not in visible]
+        if wrong:
+            raise ValidationError({"trained_on": [f"no such dataset: {', '.join(wrong)}"]})
+        info = MetricInfo(
+            data["name"],
+            data["description"],
+            data["paper_url"],
+            data["code_url"],
+            higher_is_better=not data["lower_is_better"],
+            reference_free=data["reference_free"],
+        )
+        try:
+            upload = metric_submit(
+                owner=owner,
+                info=info,
+                files=files,
+                is_public=data["is_public"],
+                trained_on=[visible[slug] for slug in data["trained_on"]] or None,
+            )
+        except ScoresRefused as error:
+            raise ValidationError({"scores": error.problems}) from None
+        except MetricRefused as error:
+            raise ValidationError({"detail": str(error)}) from None
+        except QuotaExceeded as error:
+            return Response(
+                {"detail": str(error), "retry_after": error.retry_after_seconds},
+                status=status.HTTP_429_TOO_MANY_REQUESTS,
+                headers={"Retry-After": str(error.retry_after_seconds)},
+            )
+        submission = self.get_queryset().get(pk=upload.submission_id)
+        return Response(serializers.MetricSubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, parameters=[OpenApiParameter("public", bool, description="publish (true) or hide")])
+    @action(detail=True, methods=["post"])
+    def visibility(self, request: Request, pk: str) -> Response:
+        submission = self._own(request, pk)
+        try:
+            data = request.data if isinstance(request.data, dict) else {}
+            metric_visibility_set(submission=submission, is_public=_truthy(data.get("public")))
+        except MetricRefused as error:
+            raise ValidationError({"detail": str(error)}) from None
+        return Response(serializers.MetricSubmissionSerializer(submission).data)
+
+    @extend_schema(request=None)
+    @action(detail=True, methods=["post"])
+    def withdraw(self, request: Request, pk: str) -> Response:
+        submission = metric_withdraw(submission=self._own(request, pk))
+        return Response(serializers.MetricSubmissionSerializer(submission).data)
+
+    def _own(self, request: Request, pk: str) -> MetricSubmission:
+        found = (
+            MetricSubmission.objects.filter(pk=int(pk), owner=self._owner(request)).first() if pk.isdigit() else None
+        )
+        if found is None:
+            raise NotFound()
+        return found
+
+
+def _truthy(value) -> bool:
+    return str(value).lower() in ("1", "true", "yes", "on")
 
 
 class LeaderboardView(APIView):

@@ -16,6 +16,7 @@ urlpatterns = [
     path("admin/login/", limited_login(admin.site.login)),
     path("admin/", admin.site.urls),
     path("", include("catalog.urls")),
+    path("", include("workbench.urls")),
     path("", include("leaderboards.urls")),
     path("", include("submissions.urls")),
     path("accounts/", include("accounts.urls")),

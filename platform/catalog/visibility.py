@@ -6,6 +6,11 @@ A viewer sees
 - a submission, its system, captions and scores when the submission is public and not withdrawn,
   or when the viewer owns it, or is staff.
 
+A viewer sees a metric when it is built in (no metric submission brought it), or when its metric
+submission is public and not withdrawn, or the viewer's own, or the viewer is staff (`metric_q`,
+applied by `Metric.objects.visible_to`): a submitted metric's name, scores and correlations are
+read through it.
+
 Every page, API endpoint, export, download, search, chart and count reads through the QuerySet
 methods built on `visible_q` (`Dataset.objects.visible_to`, `System.objects.visible_to`,
 `Caption.objects.visible_to`, `Submission.objects.visible_to`, `Score.objects.visible_to`). The rule
@@ -56,3 +61,12 @@ def visible_q(viewer, *, to_system: str = "") -> Q:
     if is_staff(viewer):
         return Q()
     return own_q(to_system=to_system) | submission_q(viewer, to_submission=f"{to_system}submission__")
+
+
+def metric_q(viewer, *, to_metric: str = "") -> Q:
+    """Metrics (or rows reached through `to_metric`) that `viewer` may see: the built-in ones and the
+    visible metric submissions' (a submitted metric's `submission` has the fields a submission has)."""
+    if is_staff(viewer):
+        return Q()
+    builtin = Q(**{f"{to_metric}submission__isnull": True})
+    return builtin | submission_q(viewer, to_submission=f"{to_metric}submission__")

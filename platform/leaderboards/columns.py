@@ -1,10 +1,13 @@
-"""The boards' metric columns: one per registered metric (read by the snapshots and the selectors)."""
+"""The boards' metric columns: one per registered metric (read by the snapshots and the selectors);
+the metric board adds the submitted metrics a viewer may see."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from scoring.models import Metric
+from workbench.models import MetricSubmission
 
 
 @dataclass
@@ -18,6 +21,11 @@ class Column:
     reference_free: bool
     points: float = 100.0  # shown ×points (evaluation.metrics.base.Metric.points)
     available: bool = True  # the registry can compute it on this deployment
+    submitted_by: str = ""  # a submitted metric's owner (its scores were uploaded, not computed here)
+    paper_url: str = ""
+    code_url: str = ""
+    private: bool = False  # a submitted metric the public does not see (unpublished or withdrawn)
+    trained_on: tuple[int, ...] = ()  # dataset ids it may have been fitted on
 
     @property
     def arrow(self) -> str:
@@ -29,17 +37,37 @@ class Column:
 
 
 def metric_columns() -> list[Column]:
-    return [
-        Column(
-            m.slug,
-            m.name,
-            m.higher_is_better,
-            m.family,
-            m.description,
-            m.citation,
-            "references" not in (m.needs or []),
-            m.points,
-            m.available,
-        )
-        for m in Metric.objects.filter(is_registered=True).order_by("family", "slug")
-    ]
+    return [_column(m) for m in Metric.objects.filter(is_registered=True).order_by("family", "slug")]
+
+
+def metric_board_columns(*, extra: Iterable[str] = ()) -> list[Column]:
+    """The registry's metrics and the public submitted ones, with the submitted metrics named in
+    `extra` (those only this viewer may see: `workbench.selectors.private_metric_slugs`)."""
+    shown = Metric.objects.listed().visible_to(None) | Metric.objects.filter(slug__in=list(extra))
+    submissions = {
+        s.metric_id: s
+        for s in MetricSubmission.objects.filter(metric__in=shown)
+        .select_related("owner")
+        .prefetch_related("trained_on")
+    }
+    return [_column(m, submissions.get(m.pk)) for m in shown.distinct().order_by("family", "slug")]
+
+
+def _column(m: Metric, submission: MetricSubmission | None = None) -> Column:
+    column = Column(
+        m.slug,
+        m.name,
+        m.higher_is_better,
+        m.family,
+        m.description,
+        m.citation,
+        "references" not in (m.needs or []),
+        m.points,
+        m.available,
+    )
+    if submission is not None:
+        column.submitted_by = submission.owner.username
+        column.paper_url, column.code_url = submission.paper_url, submission.code_url
+        column.private = not submission.is_public or submission.status == MetricSubmission.Status.WITHDRAWN
+        column.trained_on = tuple(sorted(d.pk for d in submission.trained_on.all()))
+    return column

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from django.db.models import F, Prefetch
 
 from catalog.models import Caption, Item, Judgment
-from scoring.models import Score
+from scoring.models import Metric, Score
 
 # Detail keys shown as their own parts of a reading rather than in the raw detail.
 REASONING, PICTURE, HOISTED = "reply", "generated_image", {"visual_context", "generated_image"}
@@ -71,6 +71,7 @@ def item_page(*, item: Item, viewer=None) -> ItemPage:
     page = ItemPage(item, list(candidates.values()))
     scores = (
         Score.objects.filter(caption__in=list(candidates), metric_version=F("metric_version__metric__current_version"))
+        .filter(metric_version__metric__in=Metric.objects.visible_to(viewer))
         .select_related("metric_version__metric")
         .order_by("metric_version__metric__slug")
     )

@@ -17,7 +17,7 @@ from django.db.models import F, OuterRef, QuerySet, Subquery
 
 from catalog.models import Caption, Dataset, Judgment, System
 from evaluation.metaeval.published import published_value
-from leaderboards.columns import Column, metric_columns
+from leaderboards.columns import Column, metric_board_columns
 from leaderboards.snapshots import board_payload
 from scoring.models import (
     CorrelationResult,
@@ -28,6 +28,7 @@ from scoring.models import (
     Score,
     SignificanceResult,
 )
+from workbench.models import MetricSubmission
 
 
 @dataclass
@@ -390,9 +391,16 @@ class MetricBoardRow:
 
 
 def metric_board(
-    *, protocol_name: str, level: str = "caption", family: str | None = None, reference: str | None = None
+    *,
+    protocol_name: str,
+    level: str = "caption",
+    family: str | None = None,
+    reference: str | None = None,
+    extra: AbstractSet[str] = frozenset(),
 ) -> tuple[list[tuple[Dataset, str, str]], list[MetricBoardRow]]:
-    """Metrics × (dataset, dimension, statistic) for one protocol family ("paper" or "canonical")."""
+    """Metrics × (dataset, dimension, statistic) for one protocol family ("paper" or "canonical"):
+    the public metrics, and the submitted ones in `extra` that only this viewer may see, each ranked
+    in its own clusters (the public metrics and it)."""
     # Oldest version first, so each cell ends up with the newest version that has a result.
     results = (
         CorrelationResult.objects.filter(
@@ -402,7 +410,7 @@ def metric_board(
         .defer("detail")
         .order_by("metric_version__created_at", "id")
     )
-    columns = {c.slug: c for c in metric_columns()}
+    columns = {c.slug: c for c in metric_board_columns(extra=extra)}
     rows: dict[str, MetricBoardRow] = {}
     headers: dict[tuple[int, str, str], tuple[Dataset, str, str]] = {}
     for result in results:
@@ -415,7 +423,7 @@ def metric_board(
         headers.setdefault(key, (result.dataset, result.dimension, result.statistic))
         rows.setdefault(column.slug, MetricBoardRow(column)).cells[key] = result
     ordered = sorted(headers.items(), key=lambda kv: (kv[1][0].title, kv[1][1], kv[1][2]))
-    clusters = significance_ranks(protocol_name=protocol_name, level=level)
+    clusters = significance_ranks(protocol_name=protocol_name, level=level, extra=extra)
     for row in rows.values():
         row.values = [row.cells.get(key) for key, _ in ordered]
         row.ranks = [clusters.get(key, {}).get(row.column.slug) for key, _ in ordered]
@@ -477,20 +485,24 @@ def metric_board_version() -> MetricBoardVersion:
     change it too (the table is then rendered again for nothing, never served stale)."""
     table = {
         model: connection.ops.quote_name(model._meta.db_table)
-        for model in (ResultsRevision, MetricVersion, Dataset, Metric)
+        for model in (ResultsRevision, MetricVersion, Dataset, Metric, MetricSubmission)
     }
+    trained = connection.ops.quote_name(MetricSubmission.trained_on.through._meta.db_table)
     rows = "SELECT md5(string_agg(concat_ws('|', {}), ',' ORDER BY id)) FROM {}"
     dataset_fields = "id, slug, title, is_public, source_format"
     metric_fields = (
         "id, slug, name, family, higher_is_better, needs::text, citation, description, is_registered, available"
     )
+    submission_fields = "id, metric_id, owner_id, is_public, status, paper_url, code_url"
     parts = (
         # The counter and its row's transaction id (a restored backup's counter may repeat; its xmin would not).
         f"SELECT concat_ws(':', max(number), max(xmin::text)) FROM {table[ResultsRevision]}",
         f"SELECT concat_ws(':', count(*), max(id)) FROM {table[MetricVersion]}",
         rows.format(dataset_fields, table[Dataset]),
         rows.format(metric_fields, table[Metric]),
-        f"SELECT string_agg(DISTINCT family, ',') FROM {table[Metric]} WHERE is_registered",
+        rows.format(submission_fields, table[MetricSubmission]),
+        rows.format("id, metricsubmission_id, dataset_id", trained),
+        f"SELECT string_agg(DISTINCT family, ',') FROM {table[Metric]} WHERE is_registered OR family = 'submitted'",
     )
     with connection.cursor() as cursor:
         cursor.execute("SELECT " + ", ".join(f"({part})" for part in parts))
@@ -498,7 +510,18 @@ def metric_board_version() -> MetricBoardVersion:
     return MetricBoardVersion("/".join(str(part) for part in key), frozenset((families or "").split(",")) - {""})
 
 
-def significance_ranks(*, protocol_name: str, level: str = "caption") -> dict[tuple[int, str, str], dict[str, int]]:
-    """(dataset id, dimension, statistic) -> metric slug -> significance cluster (1 = best)."""
+def significance_ranks(
+    *, protocol_name: str, level: str = "caption", extra: AbstractSet[str] = frozenset()
+) -> dict[tuple[int, str, str], dict[str, int]]:
+    """(dataset id, dimension, statistic) -> metric slug -> significance cluster (1 = best): the
+    public clusters, and for each private metric in `extra` its rank in its own rows."""
     found = SignificanceResult.objects.filter(protocol_name=protocol_name, level=level)
-    return {(r.dataset_id, r.dimension, r.statistic): dict(zip(r.metrics, r.ranks, strict=True)) for r in found}
+    ranks: dict[tuple[int, str, str], dict[str, int]] = {}
+    for r in found.filter(subject__isnull=True):
+        ranks[(r.dataset_id, r.dimension, r.statistic)] = dict(zip(r.metrics, r.ranks, strict=True))
+    for r in found.filter(subject__slug__in=list(extra)).select_related("subject"):
+        slug = r.subject.slug if r.subject else ""
+        own = dict(zip(r.metrics, r.ranks, strict=True))
+        if slug in own:
+            ranks.setdefault((r.dataset_id, r.dimension, r.statistic), {})[slug] = own[slug]
+    return ranks

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from collections.abc import Set as AbstractSet
@@ -24,6 +25,7 @@ from leaderboards.items import item_page
 from leaderboards.systems import system_page
 from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
 from scoring.services.pictures import picture_name
+from workbench.selectors import private_metric_slugs, submitted_metric
 
 
 @require_safe
@@ -95,13 +97,20 @@ def _compare_default(rows: list[selectors.BoardRow]) -> tuple[str, str] | None:
 
 @require_safe
 def metric_board(request: HttpRequest) -> HttpResponse:
-    """The same table for every viewer (public datasets only): rendered once per version of what it
-    is read from and per query, then wrapped in the viewer's page."""
+    """The same table for every viewer (public datasets and metrics): rendered once per version of
+    what it is read from and per query, then wrapped in the viewer's page. A viewer who may see
+    submitted metrics the public may not (their own unpublished ones; staff) gets a table of their own,
+    never kept."""
     version = selectors.metric_board_version()
     query = selectors.metric_board_query(request.GET, families=version.families)
-    board, digest = kept_fragment(
-        "metric-board", version.key, astuple(query), lambda: _metric_board_html(query, version.families)
-    )
+    extra = private_metric_slugs(request.user)
+    if extra:
+        board = _metric_board_html(query, version.families, extra=extra)
+        digest = hashlib.sha256(board.encode()).hexdigest()
+    else:
+        board, digest = kept_fragment(
+            "metric-board", version.key, astuple(query), lambda: _metric_board_html(query, version.families)
+        )
     page = mark_safe(board)  # noqa: S308  (our template's output)
     return conditional_response(
         request,
@@ -110,9 +119,11 @@ def metric_board(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _metric_board_html(query: selectors.MetricBoardQuery, families: AbstractSet[str]) -> str:
+def _metric_board_html(
+    query: selectors.MetricBoardQuery, families: AbstractSet[str], *, extra: AbstractSet[str] = frozenset()
+) -> str:
     headers, rows = selectors.metric_board(
-        protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference
+        protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference, extra=extra
     )
     return render_to_string(
         "leaderboards/_metric_board.html",
@@ -134,14 +145,18 @@ def _metric_board_html(query: selectors.MetricBoardQuery, families: AbstractSet[
 @require_safe
 def metric_index(request: HttpRequest) -> HttpResponse:
     """Every metric: family, references, whether this site computes it, version, datasets, cost."""
-    return render(request, "leaderboards/metric_index.html", {"rows": index.metric_index(request.user)})
+    metrics = Metric.objects.listed().visible_to(request.user)
+    return render(
+        request, "leaderboards/metric_index.html", {"rows": index.metric_index(request.user, metrics=metrics)}
+    )
 
 
 # The scatter is a WebGL trace: plotly.js draws it with regl, which compiles its draw calls with
 # Function(). This page alone allows that ('unsafe-eval'); inline script stays refused here too.
 @csp_update({"script-src": ["'unsafe-eval'"]})  # type: ignore[arg-type]  # django-csp types a view as (request) only
 def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    metric = get_object_or_404(Metric.objects.select_related("current_version"), slug=slug)
+    metric = get_object_or_404(Metric.objects.visible_to(request.user).select_related("current_version"), slug=slug)
+    submitted = submitted_metric(metric=metric, viewer=request.user)
     config_text = json.dumps(metric.current_version.config, indent=2, sort_keys=True) if metric.current_version else ""
     datasets = list(
         Dataset.objects.visible_to(request.user)
@@ -185,6 +200,9 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "results": results,
             "figures": figures,
             "config_text": config_text,
+            "submitted": submitted,
+            "trained_on": {c.dataset.pk for c in submitted.checks if c.trained_on} if submitted else set(),
+            "is_owner": submitted is not None and request.user.pk == submitted.submission.owner_id,
         },
     )
 
@@ -193,7 +211,7 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def metric_disagreements(request: HttpRequest, slug: str) -> HttpResponse:
     """The items where the metric orders the captions against people (`?dataset=&dimension=&page=`):
     an unknown dimension or page falls back, a dataset the viewer may not see is 404."""
-    metric = get_object_or_404(Metric.objects, slug=slug)
+    metric = get_object_or_404(Metric.objects.visible_to(request.user), slug=slug)
     try:
         number = int(request.GET.get("page", "1"))
     except ValueError:
@@ -205,6 +223,7 @@ def metric_disagreements(request: HttpRequest, slug: str) -> HttpResponse:
             dataset=request.GET.get("dataset"),
             dimension=request.GET.get("dimension"),
             page=number,
+            metrics=Metric.objects.listed().visible_to(request.user),
         )
     except Dataset.DoesNotExist:
         raise Http404("no such dataset") from None
@@ -239,8 +258,13 @@ def generated_picture(request: HttpRequest, key: str) -> FileResponse:
 
 def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
+    # `?metric=` a private submitted metric the viewer may see: its own clusters (the public metrics and it).
+    subject = Metric.objects.visible_to(request.user).filter(
+        slug=request.GET.get("metric", ""), submission__isnull=False
+    )
+    own = SignificanceResult.objects.filter(subject__in=subject)
     result = get_object_or_404(
-        SignificanceResult,
+        own if own.filter(dataset=dataset).exists() else SignificanceResult.objects.filter(subject__isnull=True),
         dataset=dataset,
         protocol=request.GET.get("protocol", ""),
         dimension=request.GET.get("dimension", ""),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import models
 
 from catalog.models import Caption, Dataset, System
-from catalog.visibility import own_q, visible_q
+from catalog.visibility import metric_q, own_q, visible_q
 
 
 def protocol_parts(key: str) -> tuple[str, str]:
@@ -27,8 +27,19 @@ class ProtocolColumns:
         super().save(*args, **kwargs)
 
 
+class MetricQuerySet(models.QuerySet["Metric"]):
+    def visible_to(self, viewer) -> MetricQuerySet:
+        """Built-in metrics and the submitted ones the viewer may see (catalog.visibility.metric_q)."""
+        return self.filter(metric_q(viewer))
+
+    def listed(self) -> MetricQuerySet:
+        """What the boards list: the registry's metrics and the submitted ones (before visibility)."""
+        return self.filter(models.Q(is_registered=True) | models.Q(submission__isnull=False))
+
+
 class Metric(models.Model):
-    """A metric of the `evaluation` registry, synced by `metrics_sync`."""
+    """A metric of the `evaluation` registry, synced by `metrics_sync`, or a metric whose scores a
+    researcher uploaded (family "submitted", `is_registered` false, its `submission` in workbench)."""
 
     slug = models.SlugField(max_length=60, unique=True)
     name = models.CharField(max_length=100)
@@ -55,6 +66,8 @@ class Metric(models.Model):
     available = models.BooleanField(default=True)
     unavailable_reason = models.TextField(blank=True)
     synced_at = models.DateTimeField(auto_now=True)
+
+    objects = MetricQuerySet.as_manager()
 
     class Meta:
         ordering = ["slug"]
@@ -318,12 +331,19 @@ class SignificanceResult(ProtocolColumns, models.Model):
     p_values = models.JSONField(help_text="p[i][j], i < j: the share of replicates where i does not beat j")
     ranks = models.JSONField()
     alpha = models.FloatField(default=0.05)
+    # Null: the public board's clusters (the metrics everyone may see). A private submitted metric
+    # gets its own rows: the public metrics and it, on the same draws, seen by whoever may see it.
+    subject = models.ForeignKey(
+        Metric, null=True, blank=True, on_delete=models.CASCADE, related_name="+", help_text="a private metric's own"
+    )
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["dataset", "protocol", "level", "dimension", "statistic"], name="significance_unique"
+                fields=["dataset", "protocol", "level", "dimension", "statistic", "subject"],
+                name="significance_unique",
+                nulls_distinct=False,
             )
         ]
         indexes = [models.Index(fields=["protocol_name", "level"], name="significance_protocol_level")]

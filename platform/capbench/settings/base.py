@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "axes",
     "catalog",
     "submissions",
+    "workbench",
     "scoring",
     "leaderboards",
     "accounts",
@@ -187,6 +188,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(config.typed("CAPBENCH_REAP_EVERY", int)),
         "options": {"queue": f"{CAPBENCH_QUEUE_PREFIX}cpu", "expires": 300},
     },
+    "correlate-metric-uploads": {
+        "task": "workbench.reap",
+        "schedule": float(config.typed("CAPBENCH_REAP_EVERY", int)),
+        "options": {"queue": f"{CAPBENCH_QUEUE_PREFIX}cpu", "expires": 300},
+    },
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 3600
@@ -207,6 +213,9 @@ CAPBENCH_SUBMISSION_MAX_BYTES = config.typed("CAPBENCH_SUBMISSION_MAX_BYTES", in
 CAPBENCH_CAPTION_MAX_CHARS = config.typed("CAPBENCH_CAPTION_MAX_CHARS", int)
 CAPBENCH_SUBMISSIONS_PER_DAY = config.typed("CAPBENCH_SUBMISSIONS_PER_DAY", int)
 CAPBENCH_SUBMISSIONS_CONCURRENT = config.typed("CAPBENCH_SUBMISSIONS_CONCURRENT", int)
+# Metric submissions (workbench): uploads of scores per account per day, the coverage they need.
+CAPBENCH_METRIC_UPLOADS_PER_DAY = config.typed("CAPBENCH_METRIC_UPLOADS_PER_DAY", int)
+CAPBENCH_METRIC_MIN_COVERAGE = config.typed("CAPBENCH_METRIC_MIN_COVERAGE", float)
 CAPBENCH_DESCRIPTION_MAX_CHARS = config.typed("CAPBENCH_DESCRIPTION_MAX_CHARS", int)
 # The same file from the same account for the same dataset within this many seconds is answered
 # with the submission it already made (409), not a second copy (0: never).

@@ -16,6 +16,7 @@ from evaluation.metaeval.system_level import MIN_SYSTEMS, system_level_intervals
 from scoring.models import (
     CorrelationDraws,
     CorrelationResult,
+    Metric,
     MetricVersion,
     Score,
     SignificanceResult,
@@ -45,6 +46,8 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
         .filter(metric_version=metric_version, caption__item__dataset=dataset)
         .values_list("caption_id", "value")
     )
+    if not metric_version.metric.higher_is_better:  # correlations read "higher agrees with people"
+        scores = {caption: None if value is None else -value for caption, value in scores.items()}
     held_out, split = _held_out(dataset, metric_version)
     if held_out:
         scores = _split_only(dataset, scores, split)
@@ -236,7 +239,10 @@ def _finite(value: float) -> float | None:
 
 def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
     """For every caption-level column of the dataset's boards: the metrics (newest version each)
-    sorted best first, the paired-bootstrap p-value matrix, and the significance clusters."""
+    sorted best first, the paired-bootstrap p-value matrix, and the significance clusters. The
+    public rows hold the metrics everyone may see; each private submitted metric gets rows of its
+    own (the public metrics and it, on the same draws), so a private metric never moves a public
+    cluster and its owner still sees where it would stand."""
     newest: dict[tuple, tuple] = {}
     rows = (
         CorrelationResult.objects.filter(
@@ -250,32 +256,46 @@ def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
     columns: dict[tuple, list] = {}
     for (protocol, dimension, statistic, slug), (value, draws) in newest.items():
         columns.setdefault((protocol, dimension, statistic), []).append((value, slug, draws))
+    metrics = dict(Metric.objects.filter(slug__in={key[3] for key in newest}).values_list("slug", "pk"))
+    public = set(Metric.objects.visible_to(None).filter(slug__in=metrics).values_list("slug", flat=True))
     written: list[tuple[dict, dict]] = []
     for (protocol, dimension, statistic), entries in columns.items():
-        name, version = protocol_parts(protocol)
-        entries.sort(key=lambda entry: -entry[0])
-        p_values = paired_draws_p_values([draws for _, _, draws in entries])
-        ranks = significance_clusters([value for value, _, _ in entries], p_values, alpha=alpha)
-        key = {"protocol": protocol, "dimension": dimension, "statistic": statistic}
-        written.append(
-            (
-                key,
-                {
-                    "metrics": [slug for _, slug, _ in entries],
-                    "values": [value for value, _, _ in entries],
-                    "p_values": [[None if np.isnan(p) else float(p) for p in row] for row in p_values],
-                    "ranks": ranks,
-                    "alpha": alpha,
-                    "protocol_name": name,
-                    "protocol_version": version,
-                },
-            )
+        shown = [entry for entry in entries if entry[1] in public]
+        groups: list[tuple[int | None, list]] = [(None, shown)] if shown else []
+        groups += [(metrics[entry[1]], [*shown, entry]) for entry in entries if entry[1] not in public]
+        for subject, group in groups:
+            key = {"protocol": protocol, "dimension": dimension, "statistic": statistic, "subject_id": subject}
+            written.append((key, _clusters(group, protocol, alpha)))
+    written.sort(
+        key=lambda entry: (
+            entry[0]["protocol"],
+            entry[0]["dimension"],
+            entry[0]["statistic"],
+            entry[0]["subject_id"] or 0,
         )
-    written.sort(key=lambda entry: (entry[0]["protocol"], entry[0]["dimension"], entry[0]["statistic"]))
+    )
+    stale = SignificanceResult.objects.filter(dataset=dataset, level=CorrelationResult.Level.CAPTION)
     with transaction.atomic():  # rows locked in one order by every writer
-        return [
+        kept = [
             SignificanceResult.objects.update_or_create(
                 dataset=dataset, level=CorrelationResult.Level.CAPTION, **key, defaults=defaults
             )[0]
             for key, defaults in written
         ]
+        stale.exclude(pk__in=[result.pk for result in kept]).delete()  # a metric published, withdrawn or gone
+    return kept
+
+
+def _clusters(entries: list, protocol: str, alpha: float) -> dict:
+    name, version = protocol_parts(protocol)
+    entries = sorted(entries, key=lambda entry: -entry[0])
+    p_values = paired_draws_p_values([draws for _, _, draws in entries])
+    return {
+        "metrics": [slug for _, slug, _ in entries],
+        "values": [value for value, _, _ in entries],
+        "p_values": [[None if np.isnan(p) else float(p) for p in row] for row in p_values],
+        "ranks": significance_clusters([value for value, _, _ in entries], p_values, alpha=alpha),
+        "alpha": alpha,
+        "protocol_name": name,
+        "protocol_version": version,
+    }

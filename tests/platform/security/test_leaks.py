@@ -1,4 +1,6 @@
 """The leak test: private and withdrawn submissions are their owner's alone, on every URL there is.
+Submitted metrics too: a private and a withdrawn one carry the markers in their names, descriptions
+and links, a public one is the control.
 
 A private and a withdrawn submission carry unique markers in their captions, method name,
 description and links; a public one carries its own (the control: the crawl must find it, so the
@@ -28,12 +30,16 @@ import pytest
 from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from catalog.models import Caption, Item, Media, System
+from catalog.models import Caption, Item, Judgment, Media, System
+from catalog.services.candidates import caption_keys
 from leaderboards.snapshots import board_refresh
 from scoring.models import EvaluationJob, Metric, MetricVersion, Score, SystemScore
+from scoring.services.correlations import dataset_significance
 from scoring.services.metrics import metrics_sync
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create, submission_withdraw
+from workbench.models import MetricSubmission
+from workbench.services import MetricInfo, ScoresFile, metric_submit, metric_withdraw, upload_correlate
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -56,6 +62,7 @@ class World:
     hidden: list[Submission]
     public: Submission
     keys: list[str]
+    metrics: list[MetricSubmission]  # private, withdrawn, public
 
 
 def _results(dataset, marker: str) -> bytes:
@@ -141,7 +148,34 @@ def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch) -> W
         for s, m in ((private, PRIVATE), (withdrawn, WITHDRAWN), (public, PUBLIC))
     ]
     board_refresh(dataset_id=demo_dataset.pk)  # the stored board holds the hidden rows too
-    return World(demo_dataset.slug, owner, stranger, [private, withdrawn], public, keys)
+    metrics = [_metric(owner, demo_dataset, marker) for marker in (PRIVATE, WITHDRAWN, PUBLIC)]
+    metric_withdraw(submission=metrics[1])
+    dataset_significance(dataset=demo_dataset)  # what the withdrawal's task does
+    return World(demo_dataset.slug, owner, stranger, [private, withdrawn], public, keys, metrics)
+
+
+def _metric(owner, dataset, marker: str) -> MetricSubmission:
+    """A submitted metric with the marker in its name, description and links, its correlations and
+    clusters computed (the hidden ones' scores follow people best, so a leak would move ranks)."""
+    keys = caption_keys(dataset)
+    human = dict(Judgment.objects.filter(caption__item__dataset=dataset).values_list("caption_id", "value"))
+    lines = [
+        json.dumps({"caption_id": key, "score": human.get(pk, 0) + (0.1 if marker == PUBLIC else 0.0) * (pk % 7)})
+        for key, pk in keys.items()
+    ]
+    upload = metric_submit(
+        owner=owner,
+        info=MetricInfo(
+            f"{marker} metric",
+            f"our {marker} metric, unpublished",
+            f"https://example.org/{marker}/metric-paper",
+            f"https://example.org/{marker}/metric-code",
+        ),
+        files=[ScoresFile(dataset, f"{marker}.jsonl", "\n".join(lines).encode())],
+        is_public=marker != PRIVATE,
+    )
+    upload_correlate(upload_id=upload.pk)
+    return upload.submission
 
 
 def _patterns(resolvers=None, prefix: str = ""):
@@ -159,8 +193,10 @@ def _fillers(world: World) -> dict[str, list[str]]:
     item = Item.objects.filter(dataset__slug=world.dataset_slug).order_by("id").first()
     media = Media.objects.filter(dataset__slug=world.dataset_slug).exclude(stored_path="").first()
     ints = [str(s.pk) for s in submissions] + [str(item.pk)] + ([str(media.pk)] if media else [])
-    ints += [str(s.system_id) for s in submissions]
-    slugs = [world.dataset_slug, "bleu_4"] + [s.system.slug for s in submissions]
+    ints += [str(s.system_id) for s in submissions] + [str(m.pk) for m in world.metrics]
+    slugs = (
+        [world.dataset_slug, "bleu_4"] + [s.system.slug for s in submissions] + [m.metric.slug for m in world.metrics]
+    )
     strings = world.keys + slugs
     # The admin's <path:object_id> routes answer the same login redirect to anyone not staff: a few ids do.
     return {"int": ints, "slug": slugs, "str": strings, "path": ints[:3], "uuid": []}
@@ -247,11 +283,15 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
     client.force_login(world.owner)
     owner_sees = _crawl(client, urls, [""])
     assert sum(PRIVATE in body for body in owner_sees.values()) > 5
+    assert sum(f"{PRIVATE} metric" in body for body in owner_sees.values()) > 2  # the board, its page, the API
+    assert sum(f"{PUBLIC} metric" in body for body in seen["anonymous"].values()) > 2
 
     with transaction.atomic():
         for submission in world.hidden:
             System.objects.filter(pk=submission.system_id).delete()
         board_refresh(dataset_id=world.hidden[0].dataset_id)  # the stored board as if they had never been
+        Metric.objects.filter(pk__in=[m.metric_id for m in world.metrics[:2]]).delete()
+        dataset_significance(dataset=world.hidden[0].dataset)  # the clusters as if they had never been
         for name, user in viewers.items():
             client.logout()
             if user is not None:
