@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
+from collections.abc import Set as AbstractSet
 from dataclasses import astuple
 from pathlib import Path
 from typing import TypeVar, cast
@@ -59,6 +61,7 @@ from submissions.services import (
     submission_create,
 )
 from workbench.models import MetricSubmission
+from workbench.selectors import private_metric_slugs
 from workbench.services import (
     MetricInfo,
     MetricRefused,
@@ -357,6 +360,13 @@ class MetricSubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
             raise NotAuthenticated()
         return request.user
 
+    @extend_schema(
+        request={"multipart/form-data": serializers.MetricUploadCreateSerializer},
+        responses={201: serializers.MetricSubmissionSerializer},
+        description="Upload a metric's scores: `dataset` + `scores`, or a `scores_<dataset slug>` file per "
+        "dataset (JSONL or CSV of caption_id, score; the ids of GET /api/v1/datasets/SLUG/candidates/). "
+        "400 lists every problem with its file, line and field; nothing is stored then.",
+    )
     def create(self, request: Request, *args, **kwargs) -> Response:
         incoming = self.get_serializer(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -488,9 +498,14 @@ class MetricBoardView(APIView):
             query = boards.metric_board_query(request.query_params, strict=True, families=version.families)
         except (boards.UnknownProtocol, boards.UnknownFamily) as error:
             raise NotFound(str(error)) from None
-        text, digest = kept_fragment(
-            "metric-board-json", version.key, astuple(query), lambda: json.dumps(_metric_board_json(query))
-        )
+        extra = private_metric_slugs(request.user)
+        if extra:  # the caller's own unpublished metrics (or staff): a board of their own, never kept
+            text = json.dumps(_metric_board_json(query, extra=extra))
+            digest = hashlib.sha256(text.encode()).hexdigest()
+        else:
+            text, digest = kept_fragment(
+                "metric-board-json", version.key, astuple(query), lambda: json.dumps(_metric_board_json(query))
+            )
         etag = page_validator(request, digest, request.accepted_renderer.format)
         unchanged = not_modified(request._request, etag)
         if unchanged is not None:
@@ -507,9 +522,12 @@ def _api_headers(response: R) -> R:
     return response
 
 
-def _metric_board_json(query: boards.MetricBoardQuery) -> dict:
+def _metric_board_json(query: boards.MetricBoardQuery, *, extra: AbstractSet[str] = frozenset()) -> dict:
+    """Each cell's value, interval, n and significance cluster (`rank`, 1 = best); a submitted
+    metric's owner, links and whether only the caller sees it (`private`: its rank is where it would
+    stand among the public metrics)."""
     headers, rows = boards.metric_board(
-        protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference
+        protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference, extra=extra
     )
     return {
         "protocol": query.protocol,
@@ -517,9 +535,19 @@ def _metric_board_json(query: boards.MetricBoardQuery) -> dict:
         "metrics": [
             {
                 "metric": row.column.slug,
+                "family": row.column.family,
+                "submitted": None
+                if not row.column.submitted_by
+                else {
+                    "owner": row.column.submitted_by,
+                    "paper_url": row.column.paper_url,
+                    "code_url": row.column.code_url,
+                    "private": row.column.private,
+                    "trained_on": [d.slug for d, _, _ in headers if d.pk in row.column.trained_on],
+                },
                 "cells": [
-                    None if r is None else {"value": r.value, "low": r.low, "high": r.high, "n": r.n}
-                    for r in row.values
+                    None if r is None else {"value": r.value, "low": r.low, "high": r.high, "n": r.n, "rank": rank}
+                    for r, rank in zip(row.values, row.ranks, strict=True)
                 ],
             }
             for row in rows

@@ -20,6 +20,7 @@ from scoring.wording import unavailable_words
 
 BUILT_IN, SUBMITTED = "built-in", "submitted"  # a metric of the evaluation registry, or one a user sent
 COMPUTED_HERE = "computed on this site"
+UPLOADED = "scores uploaded by its authors, not computed here"
 NOT_SCORED_YET = "not scored on a public dataset with human judgments yet"
 
 
@@ -90,6 +91,8 @@ def metrics_without_numbers(*, family: str | None = None, reference: str | None 
 
 
 def availability_words(metric: Metric) -> str:
+    if metric.family == SUBMITTED:
+        return UPLOADED
     return COMPUTED_HERE if metric.available else unavailable_words(metric.needs or [])
 
 

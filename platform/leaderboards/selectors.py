@@ -502,7 +502,9 @@ def metric_board_version() -> MetricBoardVersion:
         rows.format(metric_fields, table[Metric]),
         rows.format(submission_fields, table[MetricSubmission]),
         rows.format("id, metricsubmission_id, dataset_id", trained),
-        f"SELECT string_agg(DISTINCT family, ',') FROM {table[Metric]} WHERE is_registered OR family = 'submitted'",
+        # The families the public may filter by: a private submitted metric adds none.
+        f"SELECT string_agg(DISTINCT family, ',') FROM {table[Metric]} WHERE is_registered OR id IN "
+        f"(SELECT metric_id FROM {table[MetricSubmission]} WHERE is_public AND status <> 'withdrawn')",
     )
     with connection.cursor() as cursor:
         cursor.execute("SELECT " + ", ".join(f"({part})" for part in parts))

@@ -271,7 +271,13 @@ def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
         statistic=request.GET.get("statistic", ""),
         level=request.GET.get("level", "caption"),
     )
-    names = dict(Metric.objects.filter(slug__in=result.metrics).values_list("slug", "name"))
+    names = dict(Metric.objects.visible_to(request.user).filter(slug__in=result.metrics).values_list("slug", "name"))
+    # A metric hidden or withdrawn since the clusters were computed is left out until they are again.
+    shown = [i for i, slug in enumerate(result.metrics) if slug in names]
+    result.metrics = [result.metrics[i] for i in shown]
+    result.values = [result.values[i] for i in shown]
+    result.ranks = [result.ranks[i] for i in shown]
+    result.p_values = [[result.p_values[i][j] for j in shown] for i in shown]
     rows = [
         {
             "slug": slug,

@@ -6,10 +6,9 @@ from django import forms
 from django.conf import settings
 
 from catalog.models import Dataset
-from workbench.services import NAME_MAX
+from workbench.services import NAME_MAX, URL_MAX_CHARS
 
 ACCEPT = ".jsonl,.ndjson,.csv,.json"
-URL_MAX_CHARS = 200
 
 
 class MetricForm(forms.Form):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import secrets
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -33,6 +34,9 @@ log = logging.getLogger(__name__)
 CORRELATE_TASK = "workbench.correlate_upload"
 SIGNIFICANCE_TASK = "workbench.significance"
 NAME_MAX = 100
+URL_MAX_CHARS = 200  # MetricSubmission.paper_url / code_url
+# Paths under /metrics/ that are pages of their own, never a metric's slug.
+RESERVED_SLUGS = frozenset({"all"})
 SHOWN_IDS = 5  # missing ids quoted in a refusal
 
 
@@ -119,14 +123,38 @@ def metric_submit(
         upload_quota_check(owner=owner)
         for entry in checked:  # in the store before the transaction; removed by staged_upload if refused
             entry.stored = entry.staged.keep(f"scores.{entry.file_format}")
-        with transaction.atomic():
-            upload_quota_check(owner=owner, lock=True)
-            submission = _submission(owner, info, existing, is_public=is_public)
-            if trained_on is not None:
-                submission.trained_on.set(trained_on)
-            upload = _upload(submission, checked, digest)
-            transaction.on_commit(lambda: upload_dispatch(upload_id=upload.pk))
-    log.info("metric %s: upload %s stored (%d files)", submission.metric.slug, upload.pk, len(checked))
+        try:
+            upload = _store(owner, info, checked, digest, is_public=is_public, trained_on=trained_on)
+        except IntegrityError:  # another upload of the same name (a double click) got there first
+            raise MetricRefused(f"another upload of {info.name.strip()!r} was being stored: try again") from None
+    log.info("metric %s: upload %s stored (%d files)", upload.submission.metric.slug, upload.pk, len(checked))
+    return upload
+
+
+def _store(
+    owner: User,
+    info: MetricInfo,
+    checked: list[CheckedFile],
+    digest: str,
+    *,
+    is_public: bool,
+    trained_on: list[Dataset] | None,
+) -> MetricUpload:
+    with transaction.atomic():
+        upload_quota_check(owner=owner, lock=True)  # serialises this owner's uploads
+        existing = _existing(owner, info)  # again, under the lock: a concurrent upload may have made it
+        if existing is not None:
+            same = existing.metric.versions.filter(config_hash=digest[:16]).first()
+            if same is not None:
+                raise MetricRefused(f"these scores are {existing.metric.slug} version {same.version} already")
+        published = existing is not None and is_public and not existing.is_public
+        submission = _submission(owner, info, existing, is_public=is_public)
+        if trained_on is not None:
+            submission.trained_on.set(trained_on)
+        upload = _upload(submission, checked, digest)
+        transaction.on_commit(lambda: upload_dispatch(upload_id=upload.pk))
+        if published:  # its other datasets' public clusters take it in too
+            transaction.on_commit(lambda: significance_dispatch(submission_id=submission.pk))
     return upload
 
 
@@ -136,8 +164,6 @@ def _check_info(info: MetricInfo) -> None:
         raise MetricRefused("the metric needs a name")
     if len(name) > NAME_MAX:
         raise MetricRefused(f"the name is {len(name)} characters long; at most {NAME_MAX}")
-    if not slugify(name):
-        raise MetricRefused(f"the name {name!r} needs a letter or digit (it gives the metric's address)")
     if len(info.description) > settings.CAPBENCH_DESCRIPTION_MAX_CHARS:
         raise MetricRefused(
             f"the description is {len(info.description):,} characters long; "
@@ -146,6 +172,8 @@ def _check_info(info: MetricInfo) -> None:
     for label, url in (("paper URL", info.paper_url), ("code URL", info.code_url)):
         if url and not url.startswith(("https://", "http://")):
             raise MetricRefused(f"the {label} must start with https:// or http://")
+        if len(url) > URL_MAX_CHARS:
+            raise MetricRefused(f"the {label} is {len(url):,} characters long; at most {URL_MAX_CHARS}")
 
 
 def _existing(owner: User, info: MetricInfo) -> MetricSubmission | None:
@@ -259,12 +287,16 @@ def _submission(
 
 
 def _metric_slug(name: str) -> str:
-    """The name's slug, never one the registry has or may have (a built-in metric's) nor a taken one."""
+    """The name's slug, never a built-in metric's, a page's (`/metrics/all/`) nor a taken one. A taken
+    one gets a random suffix, not "-2": a counter would tell anyone that a private metric has the name."""
     base = slugify(name)[:50].strip("-") or "metric"
-    taken = set(Metric.objects.filter(slug__startswith=base).values_list("slug", flat=True)) | set(registered_slugs())
+    taken = set(Metric.objects.filter(slug__startswith=base).values_list("slug", flat=True))
+    taken |= set(registered_slugs()) | RESERVED_SLUGS
     if base not in taken:
         return base
-    return next(f"{base}-{n}" for n in range(2, 10_000) if f"{base}-{n}" not in taken)
+    while (slug := f"{base}-{secrets.token_hex(3)}") in taken:
+        pass
+    return slug
 
 
 def _upload(submission: MetricSubmission, checked: list[CheckedFile], digest: str) -> MetricUpload:
@@ -359,14 +391,14 @@ def upload_failed(*, upload_id: int, error: str) -> None:
     )
 
 
-def uploads_dispatch_pending(*, older_than: timedelta = timedelta(minutes=2)) -> int:
-    """Send again every upload still waiting for its correlations (a broker outage, a lost task)."""
-    pending = MetricUpload.objects.filter(status=MetricUpload.Status.QUEUED).filter(
-        created_at__lte=timezone.now() - older_than
-    )
-    pending = pending.filter(dispatched_at__isnull=True) | pending.filter(
-        dispatched_at__lte=timezone.now() - older_than
-    )
+def uploads_dispatch_pending(
+    *, older_than: timedelta = timedelta(seconds=30), lost_after: timedelta = timedelta(minutes=15)
+) -> int:
+    """Send again every upload still waiting for its correlations: never sent (a broker outage), or
+    sent long ago (a lost task; a running one is not sent twice within `lost_after`)."""
+    now = timezone.now()
+    pending = MetricUpload.objects.filter(status=MetricUpload.Status.QUEUED, created_at__lte=now - older_than)
+    pending = pending.filter(dispatched_at__isnull=True) | pending.filter(dispatched_at__lte=now - lost_after)
     return sum(upload_dispatch(upload_id=pk) for pk in pending.values_list("pk", flat=True))
 
 
@@ -391,9 +423,13 @@ def metric_withdraw(*, submission: MetricSubmission) -> MetricSubmission:
 
 
 def significance_dispatch(*, submission_id: int) -> None:
-    """The clusters again in a task; here and now if the broker cannot be reached."""
-    if not enqueue(SIGNIFICANCE_TASK, [submission_id]):
+    """The clusters again, here and now (a published, hidden or withdrawn metric joins or leaves the
+    public clusters at once); sent to a worker if that fails."""
+    try:
         metric_significance(submission_id=submission_id)
+    except Exception:
+        log.exception("metric submission %s: clusters not computed here, sent to a worker", submission_id)
+        enqueue(SIGNIFICANCE_TASK, [submission_id])
 
 
 def metric_significance(*, submission_id: int) -> None:

@@ -276,6 +276,8 @@ def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
     )
     stale = SignificanceResult.objects.filter(dataset=dataset, level=CorrelationResult.Level.CAPTION)
     with transaction.atomic():  # rows locked in one order by every writer
+        # One writer of a dataset's clusters at a time: another's fresh rows are never taken for stale.
+        Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
         kept = [
             SignificanceResult.objects.update_or_create(
                 dataset=dataset, level=CorrelationResult.Level.CAPTION, **key, defaults=defaults

@@ -233,6 +233,8 @@ def _queries(world: World) -> list[str]:
         "?download=csv",
         "?download=json",
         "?limit=1000&page_size=5000&sort=bleu_4&order=desc",  # every row on one page, best first
+        # a significance page that exists (the clusters name metrics), and the submitted family
+        "?protocol=flickr8k-expert/paper@1&dimension=overall&statistic=tau_b&family=submitted",
     ]
 
 

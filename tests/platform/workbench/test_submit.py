@@ -6,6 +6,7 @@ every problem located and nothing stored; a private metric is its owner's alone.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -212,8 +213,8 @@ def test_metadata_refusals(demo_dataset, captioner):
     for info, message in (
         (MetricInfo(""), "needs a name"),
         (MetricInfo("x" * 101), "at most 100"),
-        (MetricInfo("!!!"), "needs a letter or digit"),
         (MetricInfo("Ok", paper_url="javascript:alert(1)"), "must start with https://"),
+        (MetricInfo("Ok", code_url="https://example.org/" + "x" * 300), "at most 200"),
     ):
         with pytest.raises(MetricRefused, match=message):
             metric_submit(owner=captioner, info=info, files=[ScoresFile(demo_dataset, "s.jsonl", content)])
@@ -244,7 +245,9 @@ def test_a_built_in_slug_is_never_taken(demo_dataset, captioner):
     upload = submit(captioner, demo_dataset, jsonl(dict.fromkeys(caption_keys(demo_dataset), 1.0)), name="CIDEr D")
     assert upload.metric_version.metric.slug == "cider-d"  # the registry's is cider_d; slugify keeps the dash
     other = submit(captioner, demo_dataset, jsonl(dict.fromkeys(caption_keys(demo_dataset), 2.0)), name="cider_d")
-    assert other.metric_version.metric.slug == "cider_d-2"
+    assert re.fullmatch(r"cider_d-[0-9a-f]{6}", other.metric_version.metric.slug)  # no counter to probe names
+    page = submit(captioner, demo_dataset, jsonl(dict.fromkeys(caption_keys(demo_dataset), 3.0)), name="All")
+    assert page.metric_version.metric.slug.startswith("all-")  # /metrics/all/ is the index
 
 
 def test_private_metrics_are_their_owners_alone(scored, captioner, client, django_user_model):
@@ -359,6 +362,13 @@ def test_the_api_loop(scored, captioner, client):
     body = response.json()
     assert body["metric"] == "api-metric" and body["uploads"][0]["datasets"][0]["missing"] == 0
     upload_correlate(upload_id=body["uploads"][0]["id"])
+    board = client.get("/api/v1/leaderboards/metrics/").json()
+    row = next(m for m in board["metrics"] if m["metric"] == "api-metric")
+    assert row["submitted"]["owner"] == "captioner" and row["submitted"]["private"] is False
+    assert all(
+        cell is None or (cell["rank"] >= 1 and cell["low"] <= cell["value"] <= cell["high"]) for cell in row["cells"]
+    )
+    assert any(cell and cell["rank"] for cell in row["cells"])
     correlations = client.get("/api/v1/correlations/?metric=api-metric").json()["results"]
     assert {(c["statistic"], c["value"]) for c in correlations} == {
         (r.statistic, r.value) for r in cells("rouge_l").values()
