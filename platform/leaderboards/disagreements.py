@@ -24,7 +24,7 @@ from django.db.models import Avg, Exists, F, OuterRef, QuerySet
 from catalog.models import Caption, Dataset, Item, Judgment, PairJudgment
 from catalog.visibility import own_q
 from leaderboards.items import Reading
-from scoring.models import EvaluationJob, Metric, MetricVersion, Score
+from scoring.models import CorrelationResult, EvaluationJob, Metric, MetricVersion, Score
 
 PER_PAGE = 20
 MAX_ROWS = 240  # candidate rows a page holds past its first item
@@ -106,11 +106,15 @@ def ranked_items(found: dict[int, RankedItem]) -> list[RankedItem]:
 
 def scored_datasets(*, metric: Metric, viewer) -> list[Dataset]:
     """The datasets with human judgments the viewer may see on whose own captions the metric has scores."""
-    scored = Score.objects.own().filter(metric_version__metric=metric, caption__item__dataset=OuterRef("pk"))
+    # Read from the small tables that record the scoring (a dataset job, an upload's job record, the
+    # correlations), never by probing the scores themselves: on a large store that probe cost seconds
+    # per request, and the leak crawl opens this page hundreds of times.
+    jobs = EvaluationJob.objects.filter(metric_version__metric=metric, system__isnull=True, dataset=OuterRef("pk"))
+    correlated = CorrelationResult.objects.filter(metric_version__metric=metric, dataset=OuterRef("pk"))
     return list(
         Dataset.objects.visible_to(viewer)
         .filter(kind__in=[Dataset.Kind.RATING, *PAIRED])
-        .filter(Exists(scored))
+        .filter(Exists(jobs) | Exists(correlated))
         .order_by("title")
     )
 
