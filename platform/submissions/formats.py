@@ -77,9 +77,8 @@ def read_submission(
         column = error.start - content.rfind(b"\n", 0, error.start)
         raise SubmissionFileError(file_name, [f"line {line}, column {column}: not valid UTF-8"]) from None
     file_format = detect_format(file_name, content)
-    reader = {"json": _json_entries, "jsonl": _jsonl_entries, "csv": _csv_entries}[file_format]
     captions = []
-    for where, entry in reader(text, problems):
+    for where, entry in READERS[file_format](text, problems, RESULTS):
         caption = _caption(where, entry, problems, max_caption_chars)
         if caption is not None:
             captions.append(caption)
@@ -90,28 +89,43 @@ def read_submission(
     return file_format, captions
 
 
-def _json_entries(text: str, problems: Problems):
+@dataclass(frozen=True)
+class Shape:
+    """What a file's entries are, for the readers' messages: a results file's or a scores file's."""
+
+    noun: str  # "results", "scores"
+    columns: tuple[str, ...]  # the fields every entry has (the CSV header's columns)
+    example: str  # one entry as JSON, for "expected a JSON list of … objects"
+    known_as: str = ""  # the format's name, if it has one
+
+
+RESULTS = Shape(
+    "results", ("image_id", "caption"), '{"image_id": ..., "caption": "..."}', "the COCO captioning results format"
+)
+
+
+def json_entries(text: str, problems: Problems, shape: Shape = RESULTS):
+    """(place, entry) of a JSON list (or a COCO-style object wrapping it in "annotations")."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         problems.add(f"line {error.lineno}, column {error.colno}: invalid JSON: {error.msg}")
         return
     except (ValueError, RecursionError) as error:  # a 5,000-digit number, nesting thousands deep
-        problems.add(f"not a results file: {_short(error)}")
+        problems.add(f"not a {shape.noun} file: {_short(error)}")
         return
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
         data = data["annotations"]  # a COCO-style object wrapping the results list
     if not isinstance(data, list):
-        problems.add(
-            'expected a JSON list of {"image_id": ..., "caption": "..."} objects '
-            f"(the COCO captioning results format), got a JSON {type(data).__name__}"
-        )
+        known = f" ({shape.known_as})" if shape.known_as else ""
+        problems.add(f"expected a JSON list of {shape.example} objects{known}, got a JSON {type(data).__name__}")
         return
     for number, entry in enumerate(data, start=1):
         yield f"entry {number}", entry
 
 
-def _jsonl_entries(text: str, problems: Problems):
+def jsonl_entries(text: str, problems: Problems, shape: Shape = RESULTS):
+    """(place, entry) of each non-blank line of JSON Lines."""
     # Only "\n" ends a line: U+2028 and friends may stand raw inside a JSON string.
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -121,20 +135,21 @@ def _jsonl_entries(text: str, problems: Problems):
         except json.JSONDecodeError as error:
             problems.add(f"line {number}, column {error.colno}: invalid JSON: {error.msg}")
         except (ValueError, RecursionError) as error:
-            problems.add(f"line {number}: not a results entry: {_short(error)}")
+            problems.add(f"line {number}: not a {shape.noun} entry: {_short(error)}")
 
 
-def _csv_entries(text: str, problems: Problems):
+def csv_entries(text: str, problems: Problems, shape: Shape = RESULTS):
+    """(place, row) of a CSV file whose header has the shape's columns."""
     reader = csv.DictReader(io.StringIO(text, newline=""))
     try:
         header = reader.fieldnames or []
     except csv.Error as error:
         problems.add(f"line 1: invalid CSV: {error}")
         return
-    missing = [name for name in ("image_id", "caption") if name not in header]
+    missing = [name for name in shape.columns if name not in header]
     if missing:
         problems.add(
-            f"line 1: the CSV header needs the columns image_id and caption; "
+            f"line 1: the CSV header needs the columns {' and '.join(shape.columns)}; "
             f"missing {', '.join(missing)} (found: {', '.join(header) or 'nothing'})"
         )
         return
@@ -143,6 +158,9 @@ def _csv_entries(text: str, problems: Problems):
             yield f"line {reader.line_num}", row
     except csv.Error as error:
         problems.add(f"line {reader.line_num}: invalid CSV: {error}")
+
+
+READERS = {"json": json_entries, "jsonl": jsonl_entries, "csv": csv_entries}
 
 
 def _caption(where: str, entry: object, problems: Problems, max_chars: int) -> SubmittedCaption | None:

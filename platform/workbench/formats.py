@@ -7,16 +7,13 @@ is the caller's check."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-from submissions.formats import Problems, SubmissionFileError, detect_format
+from submissions.formats import READERS, Problems, Shape, SubmissionFileError, detect_format
 
-COLUMNS = ("caption_id", "score")
+SCORES = Shape("scores", ("caption_id", "score"), '{"caption_id": ..., "score": ...}')
 
 
 @dataclass(frozen=True)
@@ -36,62 +33,11 @@ def read_scores(file_name: str, content: bytes, problems: Problems) -> tuple[str
         problems.add(f"line {line}: not valid UTF-8")
         return "", []
     file_format = detect_format(file_name, content)
-    reader = {"json": _json_entries, "jsonl": _jsonl_entries, "csv": _csv_entries}[file_format]
-    scores = [score for where, entry in reader(text, problems) if (score := _score(where, entry, problems))]
+    entries = READERS[file_format](text, problems, SCORES)
+    scores = [score for where, entry in entries if (score := _score(where, entry, problems))]
     if not scores and not problems.items:
         problems.add("the file has no scores")
     return file_format, scores
-
-
-def _json_entries(text: str, problems: Problems) -> Iterator[tuple[str, object]]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        problems.add(f"line {error.lineno}, column {error.colno}: invalid JSON: {error.msg}")
-        return
-    except (ValueError, RecursionError) as error:
-        problems.add(f"not a scores file: {str(error)[:200]}")
-        return
-    if not isinstance(data, list):
-        problems.add(
-            f'expected a JSON list of {{"caption_id": ..., "score": ...}} objects, got a JSON {type(data).__name__}'
-        )
-        return
-    for number, entry in enumerate(data, start=1):
-        yield f"entry {number}", entry
-
-
-def _jsonl_entries(text: str, problems: Problems) -> Iterator[tuple[str, object]]:
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield f"line {number}", json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.add(f"line {number}, column {error.colno}: invalid JSON: {error.msg}")
-        except (ValueError, RecursionError) as error:
-            problems.add(f"line {number}: not a scores entry: {str(error)[:200]}")
-
-
-def _csv_entries(text: str, problems: Problems) -> Iterator[tuple[str, object]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    try:
-        header = reader.fieldnames or []
-    except csv.Error as error:
-        problems.add(f"line 1: invalid CSV: {error}")
-        return
-    missing = [name for name in COLUMNS if name not in header]
-    if missing:
-        problems.add(
-            "line 1: the CSV header needs the columns caption_id and score; "
-            f"missing {', '.join(missing)} (found: {', '.join(header) or 'nothing'})"
-        )
-        return
-    try:
-        for row in reader:
-            yield f"line {reader.line_num}", row
-    except csv.Error as error:
-        problems.add(f"line {reader.line_num}: invalid CSV: {error}")
 
 
 def _score(where: str, entry: object, problems: Problems) -> SubmittedScore | None:
@@ -135,4 +81,4 @@ def _number(value: object) -> float | None:
     return None
 
 
-__all__ = ["COLUMNS", "SubmissionFileError", "SubmittedScore", "read_scores"]
+__all__ = ["SCORES", "SubmissionFileError", "SubmittedScore", "read_scores"]
