@@ -15,7 +15,10 @@ from pathlib import Path
 import django
 
 BUDGET_SECONDS = 15.0
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "flickr8k"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: its test data
+from tests.judgment_data import judgment_data  # noqa: E402  (the Flickr8k files, decompressed once)
+
+DATA = judgment_data() / "flickr8k"
 
 
 def main() -> int:

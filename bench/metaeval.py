@@ -20,7 +20,10 @@ from evaluation.metaeval.bootstrap import cluster_weights
 from evaluation.metaeval.protocols import protocol, rating_cells
 from evaluation.metrics import get
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "flickr8k"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: its test data
+from tests.judgment_data import judgment_data  # noqa: E402  (the Flickr8k files, decompressed once)
+
+DATA = judgment_data() / "flickr8k"
 REPLICATES, TARGET_SECONDS, SCIPY_SAMPLE = 1000, 5.0, 20
 
 

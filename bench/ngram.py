@@ -25,7 +25,10 @@ from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
 from evaluation.metrics import CaptionRow, get
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "flickr8k"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: its test data
+from tests.judgment_data import judgment_data  # noqa: E402  (the Flickr8k files, decompressed once)
+
+DATA = judgment_data() / "flickr8k"
 TARGET = 5.0
 METEOR_TARGET = 2.0
 

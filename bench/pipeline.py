@@ -37,7 +37,10 @@ from submissions.models import Submission  # noqa: E402
 from submissions.services import MethodInfo, submission_create  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-TOKENS = ROOT.parent / "shared" / "data" / "flickr8k" / "Flickr8k.token.txt"
+sys.path.insert(0, str(ROOT))  # the repository root: its test data
+from tests.judgment_data import judgment_data  # noqa: E402  (the Flickr8k files, decompressed once)
+
+TOKENS = judgment_data() / "flickr8k" / "Flickr8k.token.txt"
 SIZE, TARGET = 5000, 60.0
 METRICS = ["bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d", "meteor"]
 SLUG = "bench-pipeline-5k"

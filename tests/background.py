@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.judgment_data import judgment_data
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
 @dataclass
@@ -40,12 +41,12 @@ def _python(*arguments: str) -> list[str]:
 
 def _oracle(folder: Path, source_format: str) -> tuple[list[str], Path]:
     output = folder / f"ngram-oracle-{source_format}.json"
-    data = SHARED_DATA / "flickr8k"
+    data = judgment_data() / "flickr8k"
     return _python("-m", "tests.evaluation.metrics.ngram_oracle", source_format, str(data), str(output)), output
 
 
 def _reproduce(dataset: str, data: str, *options: str) -> tuple[list[str], None]:
-    return _python("manage.py", "reproduce", dataset, str(SHARED_DATA / data), *options), None
+    return _python("manage.py", "reproduce", dataset, str(judgment_data() / data), *options), None
 
 
 # name -> (command, the file it writes) given a folder for its output; and its time limit in seconds

@@ -1,4 +1,4 @@
-"""Shared test fixtures. The real human-judgment data lives at ../shared/data beside the checkout."""
+"""Shared test fixtures. The real human-judgment data is in tests/data/human-judgments/ (tests/judgment_data.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.background import ROOT, SHARED_DATA, Background, Job
+from tests import judgment_data as judgment_files
+from tests.background import ROOT, Background, Job
 
 # model_store, pac_checkpoint, roberta_store, polos_store, llava_store, qwen_store, images; judge_server;
 # vision_store (tiny SD, EVA, B/16 and Alpha-CLIPs, YOLO, Depth Anything, SAM, FACTUAL T5); browser_page,
@@ -16,9 +17,9 @@ pytest_plugins = ["tests.fixtures.models", "tests.fixtures.judges", "tests.fixtu
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    assert SHARED_DATA.is_dir(), f"the shared human-judgment data is expected at {SHARED_DATA}"
-    return SHARED_DATA
+def judgment_data() -> Path:
+    """The decompressed human-judgment files: flickr8k/, pascal50s/, msvd_eval/."""
+    return judgment_files.judgment_data()
 
 
 @pytest.fixture(scope="session")

@@ -1,20 +1,20 @@
-"""The repository stands alone: what users read (README, docs, templates) and the product's code cite
-only files inside it. (Tests may read the shared human-judgment data beside a checkout; the product
-and its documents may not point there.)"""
+"""The repository stands alone: what users read (README, docs, templates), the product's code and the
+tests cite only files inside it. A fresh clone runs `make test` with nothing beside it: the human-
+judgment data the tests read is in tests/data/ (tests/judgment_data.py)."""
 
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PRODUCT = ["README.md", "docs", "platform", "evaluation", "templates", "static", "bench", "docker", "Makefile"]
-OUTSIDE = re.compile(r"\.\./shared|shared/(docs|data)\b|/work/shared")
+PRODUCT = ["README.md", "docs", "platform", "evaluation", "templates", "static", "bench", "docker", "Makefile", "tests"]
+OUTSIDE = re.compile(r"\.\./shared|shared/(docs|data)\b|/work/shared|[\"']shared[\"'] */ *[\"']data[\"']|parent */ *[\"']shared[\"']")
 
 
 def product_files():
     for entry in PRODUCT:
         path = ROOT / entry
         for file in [path] if path.is_file() else sorted(path.rglob("*")):
-            if file.is_file() and file.suffix in {"", ".md", ".py", ".html", ".txt", ".js", ".css", ".yaml", ".sh"}:
+            if file.is_file() and file != Path(__file__) and file.suffix in {"", ".md", ".py", ".html", ".txt", ".js", ".css", ".yaml", ".sh"}:
                 yield file
 
 

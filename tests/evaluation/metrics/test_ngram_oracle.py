@@ -21,8 +21,8 @@ pytestmark = pytest.mark.slow
         pytest.param("flickr8k-cf", 47830, marks=pytest.mark.background("ngram-oracle:flickr8k-cf")),
     ],
 )
-def test_ngram_metrics_equal_pycocoevalcap_on_every_row(shared_data, source_format, count, background):
-    rows = flickr8k_rows(source_format, shared_data / "flickr8k")
+def test_ngram_metrics_equal_pycocoevalcap_on_every_row(judgment_data, source_format, count, background):
+    rows = flickr8k_rows(source_format, judgment_data / "flickr8k")
     assert len(rows) == count
     assert background.result.returncode == 0, background.result.stderr[-3000:]
     oracle = json.loads(background.output.read_text())

@@ -29,8 +29,8 @@ def _run(*args) -> str:
     return out.getvalue()
 
 
-def test_flickr8k_expert_counts_in_the_database(shared_data):
-    summary = _run("import", "flickr8k-expert", str(shared_data / "flickr8k"))
+def test_flickr8k_expert_counts_in_the_database(judgment_data):
+    summary = _run("import", "flickr8k-expert", str(judgment_data / "flickr8k"))
     dataset = Dataset.objects.get(slug="flickr8k-expert")
     assert Caption.objects.filter(item__dataset=dataset).count() == 5664
     assert Judgment.objects.filter(caption__item__dataset=dataset).count() == 16992
@@ -40,11 +40,11 @@ def test_flickr8k_expert_counts_in_the_database(shared_data):
 
 
 @pytest.mark.slow  # the whole of Flickr8k-CF, twice
-def test_flickr8k_cf_counts_and_reimport_is_idempotent(shared_data):
-    first = _run("import", "flickr8k-cf", str(shared_data / "flickr8k"))
+def test_flickr8k_cf_counts_and_reimport_is_idempotent(judgment_data):
+    first = _run("import", "flickr8k-cf", str(judgment_data / "flickr8k"))
     counts = _table_counts()
     ids = set(Caption.objects.values_list("id", flat=True))
-    second = _run("import", "flickr8k-cf", str(shared_data / "flickr8k"))
+    second = _run("import", "flickr8k-cf", str(judgment_data / "flickr8k"))
     assert counts["Caption"] == 47830 and counts["Judgment"] == 47830
     assert _table_counts() == counts
     assert set(Caption.objects.values_list("id", flat=True)) == ids
@@ -52,9 +52,9 @@ def test_flickr8k_cf_counts_and_reimport_is_idempotent(shared_data):
     assert list(ImportRecord.objects.order_by("id").values_list("changed", flat=True)) == [True, False]
 
 
-def test_pascal_and_msvd_counts(shared_data):
-    _run("import", "pascal50s", str(shared_data / "pascal50s"))
-    _run("import", "msvd-eval", str(shared_data / "msvd_eval"))
+def test_pascal_and_msvd_counts(judgment_data):
+    _run("import", "pascal50s", str(judgment_data / "pascal50s"))
+    _run("import", "msvd-eval", str(judgment_data / "msvd_eval"))
     pascal = Dataset.objects.get(slug="pascal50s")
     assert PairJudgment.objects.filter(dataset=pascal).count() == 4000
     assert set(PairJudgment.objects.values_list("category", flat=True)) == {"HC", "HI", "HM", "MM"}
@@ -64,8 +64,8 @@ def test_pascal_and_msvd_counts(shared_data):
     assert Judgment.objects.filter(caption__item__dataset=msvd).count() == 394 * 4
 
 
-def test_export_import_export_is_identical(shared_data, tmp_path):
-    _run("import", "flickr8k-expert", str(shared_data / "flickr8k"))
+def test_export_import_export_is_identical(judgment_data, tmp_path):
+    _run("import", "flickr8k-expert", str(judgment_data / "flickr8k"))
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     _run("export", "flickr8k-expert", "--format", "jsonl", "-o", str(first))
     _run("import", "canonical", str(first), "--slug", "expert-copy")
@@ -78,35 +78,35 @@ def test_export_import_export_is_identical(shared_data, tmp_path):
     assert copy.content_sha256 == original.content_sha256
 
 
-def test_stored_content_has_the_source_fingerprint(shared_data):
-    bundle = read_bundle("msvd-eval", shared_data / "msvd_eval")
+def test_stored_content_has_the_source_fingerprint(judgment_data):
+    bundle = read_bundle("msvd-eval", judgment_data / "msvd_eval")
     outcome = dataset_import(bundle=bundle, source_path="x")
     assert dataset_bundle(dataset=outcome.dataset).fingerprint() == bundle.fingerprint()
 
 
-def test_broken_file_leaves_the_database_unchanged(shared_data, tmp_path):
-    _run("import", "msvd-eval", str(shared_data / "msvd_eval"))
+def test_broken_file_leaves_the_database_unchanged(judgment_data, tmp_path):
+    _run("import", "msvd-eval", str(judgment_data / "msvd_eval"))
     before = _table_counts()
-    lines = (shared_data / "flickr8k" / "ExpertAnnotations.txt").read_text().splitlines(keepends=True)
+    lines = (judgment_data / "flickr8k" / "ExpertAnnotations.txt").read_text().splitlines(keepends=True)
     lines[4000] = lines[4000].replace("\t1\t", "\tseven\t", 1) if "\t1\t" in lines[4000] else "x\ty\n"
     (tmp_path / "ExpertAnnotations.txt").write_text("".join(lines))
-    (tmp_path / "Flickr8k.token.txt").write_text((shared_data / "flickr8k" / "Flickr8k.token.txt").read_text())
+    (tmp_path / "Flickr8k.token.txt").write_text((judgment_data / "flickr8k" / "Flickr8k.token.txt").read_text())
     with pytest.raises(CommandError, match=r"nothing was imported: .*ExpertAnnotations.txt, line 4001"):
         _run("import", "flickr8k-expert", str(tmp_path))
     assert _table_counts() == before
     assert not Dataset.objects.filter(slug="flickr8k-expert").exists()
 
 
-def test_failure_while_storing_rolls_everything_back(shared_data):
-    bundle = read_bundle("msvd-eval", shared_data / "msvd_eval")
+def test_failure_while_storing_rolls_everything_back(judgment_data):
+    bundle = read_bundle("msvd-eval", judgment_data / "msvd_eval")
     bundle.judgments[-1].dimension = "x" * 100  # longer than the column: fails at the very end
     with pytest.raises(DataError, match="too long"):
         dataset_import(bundle=bundle, source_path="x")
     assert _table_counts() == dict.fromkeys(_table_counts(), 0)
 
 
-def test_changed_content_updates_in_place_and_removes_stale_rows(shared_data, tmp_path):
-    bundle = read_bundle("msvd-eval", shared_data / "msvd_eval")
+def test_changed_content_updates_in_place_and_removes_stale_rows(judgment_data, tmp_path):
+    bundle = read_bundle("msvd-eval", judgment_data / "msvd_eval")
     dataset_import(bundle=bundle, source_path="v1")
     kept = Caption.objects.get(item__external_id=bundle.items[1].external_id)
     dropped = bundle.items[0].external_id
@@ -123,8 +123,8 @@ def test_changed_content_updates_in_place_and_removes_stale_rows(shared_data, tm
     assert Caption.objects.count() == 196 and Judgment.objects.count() == 196 * 8
 
 
-def test_submitted_captions_survive_a_reimport(shared_data):
-    bundle = read_bundle("msvd-eval", shared_data / "msvd_eval")
+def test_submitted_captions_survive_a_reimport(judgment_data):
+    bundle = read_bundle("msvd-eval", judgment_data / "msvd_eval")
     outcome = dataset_import(bundle=bundle, source_path="v1")
     item = Item.objects.get(dataset=outcome.dataset, external_id=bundle.items[0].external_id)
     mine = System.objects.create(dataset=outcome.dataset, slug="mine", name="Mine", kind="submission")
@@ -144,8 +144,8 @@ def test_unknown_format_and_missing_path_are_clear(tmp_path):
         _run("export", "ghost")
 
 
-def test_canonical_export_to_stdout(shared_data, capsys):
-    _run("import", "msvd-eval", str(shared_data / "msvd_eval"))
+def test_canonical_export_to_stdout(judgment_data, capsys):
+    _run("import", "msvd-eval", str(judgment_data / "msvd_eval"))
     buffer = io.StringIO()
     canonical.write(dataset_bundle(dataset=Dataset.objects.get()), buffer)
     assert buffer.getvalue().count("\n") == 1 + 1 + 197 + 197 + 197 + 1576

@@ -16,9 +16,9 @@ from tests.platform.scoring.inline import run_jobs
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
-def test_flickr8k_expert_correlations_match_the_papers(shared_data):
+def test_flickr8k_expert_correlations_match_the_papers(judgment_data):
     dataset = dataset_import(
-        bundle=read_bundle("flickr8k-expert", shared_data / "flickr8k"), source_path="shared"
+        bundle=read_bundle("flickr8k-expert", judgment_data / "flickr8k"), source_path="shared"
     ).dataset
     run_jobs(dataset_plan(dataset=dataset, slugs=["bleu_4", "cider_d"]))
     for slug in ("bleu_4", "cider_d"):
@@ -40,8 +40,8 @@ def test_flickr8k_expert_correlations_match_the_papers(shared_data):
     assert sorted(p for row in rows if row.column.slug == "cider_d" for p in row.published) == [43.6, 43.9]
 
 
-def test_pascal50s_accuracy_per_category_from_stored_scores(shared_data):
-    dataset = dataset_import(bundle=read_bundle("pascal50s", shared_data / "pascal50s"), source_path="shared").dataset
+def test_pascal50s_accuracy_per_category_from_stored_scores(judgment_data):
+    dataset = dataset_import(bundle=read_bundle("pascal50s", judgment_data / "pascal50s"), source_path="shared").dataset
     run_jobs(dataset_plan(dataset=dataset, slugs=["rouge_l"]))
     cells = {(r.dimension, r.statistic): r for r in CorrelationResult.objects.filter(dataset=dataset)}
     assert {dimension for dimension, _ in cells} == {"HC", "HI", "HM", "MM", "mean"}

@@ -10,8 +10,8 @@ from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import read_bundle
 
 
-def test_source_bundle_survives_canonical_text(shared_data, tmp_path):
-    bundle = read_bundle("pascal50s", shared_data / "pascal50s")
+def test_source_bundle_survives_canonical_text(judgment_data, tmp_path):
+    bundle = read_bundle("pascal50s", judgment_data / "pascal50s")
     path = tmp_path / "pascal.jsonl"
     with path.open("w") as stream:
         canonical.write(bundle, stream)
@@ -25,8 +25,8 @@ def _lines(bundle_path):
 
 
 @pytest.fixture
-def tiny(tmp_path, shared_data):
-    bundle = read_bundle("msvd-eval", shared_data / "msvd_eval")
+def tiny(tmp_path, judgment_data):
+    bundle = read_bundle("msvd-eval", judgment_data / "msvd_eval")
     bundle.items, bundle.captions, bundle.media = bundle.items[:2], bundle.captions[:2], bundle.media[:2]
     bundle.judgments = [j for j in bundle.judgments if j.caption in {c.key for c in bundle.captions}]
     buffer = io.StringIO()

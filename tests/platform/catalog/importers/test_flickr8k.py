@@ -11,13 +11,13 @@ from catalog.importers.registry import read_bundle
 
 
 @pytest.fixture(scope="module")
-def expert(shared_data):
-    return read_bundle("flickr8k-expert", shared_data / "flickr8k")
+def expert(judgment_data):
+    return read_bundle("flickr8k-expert", judgment_data / "flickr8k")
 
 
 @pytest.fixture(scope="module")
-def crowd(shared_data):
-    return read_bundle("flickr8k-cf", shared_data / "flickr8k")
+def crowd(judgment_data):
+    return read_bundle("flickr8k-cf", judgment_data / "flickr8k")
 
 
 def test_expert_protocol_counts(expert):

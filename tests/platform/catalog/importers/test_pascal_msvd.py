@@ -10,8 +10,8 @@ from catalog.importers.registry import read_bundle
 
 
 @pytest.fixture(scope="module")
-def pascal(shared_data):
-    return read_bundle("pascal50s", shared_data / "pascal50s")
+def pascal(judgment_data):
+    return read_bundle("pascal50s", judgment_data / "pascal50s")
 
 
 def test_pascal_pairs_by_category(pascal):
@@ -19,14 +19,14 @@ def test_pascal_pairs_by_category(pascal):
     assert Counter(pair.category for pair in pascal.pairs) == {"HC": 1000, "HI": 1000, "HM": 1000, "MM": 1000}
 
 
-def test_pascal_items_carry_the_50_reference_pool_and_pairs_their_draw(pascal, shared_data):
+def test_pascal_items_carry_the_50_reference_pool_and_pairs_their_draw(pascal, judgment_data):
     assert len(pascal.items) == 1000
     assert all(len(item.references) == 50 for item in pascal.items)
     assert all(len(pair.references) == 5 for pair in pascal.pairs)
 
 
-def test_pascal_label_zero_means_first_caption_wins(pascal, shared_data):
-    source = json.loads((shared_data / "pascal50s" / "pascal_50s.json").read_text())
+def test_pascal_label_zero_means_first_caption_wins(pascal, judgment_data):
+    source = json.loads((judgment_data / "pascal50s" / "pascal_50s.json").read_text())
     texts = {caption.key: caption.text for caption in pascal.captions}
     first = source["HC"][0]
     pair = next(p for p in pascal.pairs if p.external_id == "HC-0000")
@@ -39,8 +39,8 @@ def test_pascal_pair_captions_belong_to_the_pair_item(pascal):
     assert all(p.caption_a.item == p.item == p.caption_b.item for p in pascal.pairs)
 
 
-def test_msvd_eval_protocol(shared_data):
-    bundle = read_bundle("msvd-eval", shared_data / "msvd_eval")
+def test_msvd_eval_protocol(judgment_data):
+    bundle = read_bundle("msvd-eval", judgment_data / "msvd_eval")
     assert len(bundle.items) == 197 and len(bundle.captions) == 197
     rows = {(j.caption, j.annotator) for j in bundle.judgments}
     assert len(rows) == 394
@@ -71,7 +71,7 @@ def test_msvd_eval_inconsistent_average_is_an_error(tmp_path):
     assert error.value.field == "vid1.human_score[1][4]"
 
 
-def test_pascal_unknown_category_is_named(tmp_path, shared_data):
+def test_pascal_unknown_category_is_named(tmp_path, judgment_data):
     (tmp_path / "pascal_50s.json").write_text(json.dumps({"XX": []}))
     (tmp_path / "pascal50S_refs.json").write_text("{}")
     with pytest.raises(ImportFormatError, match="field 'XX': unknown category"):
