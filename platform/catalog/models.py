@@ -59,6 +59,10 @@ class Dataset(models.Model):
         RATING = "rating", "graded ratings"
         PAIRWISE = "pairwise", "pairwise preferences"
         FOIL = "foil", "foil pairs (known winner)"
+        BENCHMARK = "benchmark", "captioner benchmark (references, no judgments)"
+
+    # The kinds that hold human judgments of captions: meta-evaluation sets, where metrics are ranked.
+    META_EVALUATION = (Kind.RATING, Kind.PAIRWISE, Kind.FOIL)
 
     slug = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200)
@@ -77,6 +81,14 @@ class Dataset(models.Model):
         max_length=64, blank=True, help_text="fingerprint of the imported content (canonical form)"
     )
     is_public = models.BooleanField(default=True)
+    references_hidden = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text=(
+            "a hidden test set: its references, human judgments and per-caption scores of reference-based "
+            "metrics are shown to staff only (catalog/visibility.py); submitters see system-level numbers"
+        ),
+    )
     headline_metric = models.SlugField(
         max_length=100,
         # A database default too: code that predates the field (an older migration state, a rolling
@@ -98,6 +110,11 @@ class Dataset(models.Model):
 
     # The human-judgment dimension a board's "people" column shows, the first of these the dataset has.
     PEOPLE_DIMENSIONS = ("total", "overall", "human")
+
+    @property
+    def is_benchmark(self) -> bool:
+        """A captioner benchmark: references to caption against, no human judgments of captions."""
+        return self.kind == self.Kind.BENCHMARK
 
     @property
     def people_dimension(self) -> str | None:

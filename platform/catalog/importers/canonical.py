@@ -118,8 +118,8 @@ class _Reader:
         known = {f.name for f in fields(DatasetInfo)}
         info = {key: value for key, value in row.items() if key in known}
         info["source_format"] = info.get("source_format") or FORMAT
-        if row.get("kind", "rating") not in {"rating", "pairwise", "foil"}:
-            raise ImportFormatError(self.path, line, "kind", "must be rating, pairwise or foil")
+        if row.get("kind", "rating") not in {"rating", "pairwise", "foil", "benchmark"}:
+            raise ImportFormatError(self.path, line, "kind", "must be rating, pairwise, foil or benchmark")
         if row.get("modality", "image") not in {"image", "video"}:
             raise ImportFormatError(self.path, line, "modality", "must be image or video")
         self.bundle = DatasetBundle(info=DatasetInfo(**info))

@@ -1,4 +1,9 @@
-"""The importer for each source format name, and manifest attachment."""
+"""The importer for each source format name, and manifest attachment.
+
+An importer is a module with `FORMAT` (its name on the command line), `DEFAULT_MANIFEST` (a checksum
+file usually found beside the source, or None) and `parse(path) -> DatasetBundle`. A format whose
+source holds several splits also has `SPLITS` (the names it knows) and `DEFAULT_SPLIT`, and its
+`parse(path, split=...)` imports one split as one dataset."""
 
 from __future__ import annotations
 
@@ -15,9 +20,11 @@ IMPORTERS: dict[str, ModuleType] = {
 }
 
 
-def read_bundle(source_format: str, path: Path, *, manifest: Path | None = None) -> DatasetBundle:
-    """Parse and validate a whole source. With no manifest given, a format's usual checksum file
-    beside the source is used when present."""
+def read_bundle(
+    source_format: str, path: Path, *, manifest: Path | None = None, split: str | None = None
+) -> DatasetBundle:
+    """Parse and validate a whole source (one split of it, for formats with splits). With no
+    manifest given, a format's usual checksum file beside the source is used when present."""
     if source_format not in IMPORTERS:
         raise ImportFormatError(
             path, None, "format", f"unknown format {source_format!r} (known: {', '.join(sorted(IMPORTERS))})"
@@ -25,7 +32,18 @@ def read_bundle(source_format: str, path: Path, *, manifest: Path | None = None)
     if not path.exists():
         raise ImportFormatError(path, None, None, "file or directory not found")
     importer = IMPORTERS[source_format]
-    bundle = importer.parse(path)
+    splits = getattr(importer, "SPLITS", None)
+    if splits is None and split is not None:
+        raise ImportFormatError(path, None, "split", f"the {source_format} format has no splits")
+    if splits is not None:
+        chosen = importer.DEFAULT_SPLIT if split is None else split
+        if chosen not in splits:
+            raise ImportFormatError(
+                path, None, "split", f"unknown split {chosen!r} for {source_format} (known: {', '.join(splits)})"
+            )
+        bundle = importer.parse(path, split=chosen)
+    else:
+        bundle = importer.parse(path)
     if manifest is None and importer.DEFAULT_MANIFEST:
         beside = (path if path.is_dir() else path.parent) / importer.DEFAULT_MANIFEST
         manifest = beside if beside.is_file() else None

@@ -27,11 +27,18 @@ class ImportOutcome:
 
 @transaction.atomic
 def dataset_import(
-    *, bundle: DatasetBundle, source_path: str, slug: str | None = None, title: str | None = None
+    *,
+    bundle: DatasetBundle,
+    source_path: str,
+    slug: str | None = None,
+    title: str | None = None,
+    references_hidden: bool = False,
 ) -> ImportOutcome:
     """Make dataset `slug` (default: the bundle's) hold exactly the bundle's content.
 
     `slug` and `title` override the bundle's without changing its content fingerprint.
+    `references_hidden` hides the dataset's references (a hidden test set); it is not content, and a
+    re-import without it never makes hidden references public (`dataset_references_set` does that).
 
     Re-importing identical content writes nothing but an ImportRecord. Changed content is upserted
     row by row (ids, and so scores, of unchanged captions survive); rows the new content no longer
@@ -53,6 +60,9 @@ def dataset_import(
     elif title and dataset.title != title:
         Dataset.objects.filter(pk=dataset.pk).update(title=title)
         dataset.title = title
+    if references_hidden and not dataset.references_hidden:
+        Dataset.objects.filter(pk=dataset.pk).update(references_hidden=True)
+        dataset.references_hidden = True
     outcome = ImportOutcome(
         dataset=dataset,
         changed=changed,

@@ -1,4 +1,4 @@
-"""`manage.py datasets import|export|list|media|candidates ...`: moving benchmark datasets in and out."""
+"""`manage.py datasets import|export|list|references|media|candidates ...`: moving benchmark datasets in and out."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from catalog.services.candidates import FORMATS, candidate_lines, is_meta_evalua
 from catalog.services.exports import dataset_bundle
 from catalog.services.imports import dataset_import
 from catalog.services.media import media_attach, media_manifest_apply
+from catalog.services.references import dataset_references_set
 
 
 class Command(BaseCommand):
@@ -29,11 +30,22 @@ class Command(BaseCommand):
         importing.add_argument("--slug", help="store under this slug instead of the format's default")
         importing.add_argument("--title", help="the dataset's title (default: the format's)")
         importing.add_argument("--manifest", type=Path, help="an `md5  path` checksum list of the media")
+        importing.add_argument("--split", help="the split to import, for sources holding several (test, val, ...)")
+        importing.add_argument(
+            "--references-hidden",
+            action="store_true",
+            help="a hidden test set: references and judgments shown to staff only (never unhides on re-import)",
+        )
         exporting = actions.add_parser("export", help="write a dataset in the canonical JSONL format")
         exporting.add_argument("slug")
         exporting.add_argument("--format", choices=["jsonl"], default="jsonl")
         exporting.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
         actions.add_parser("list", help="list the stored datasets")
+        references = actions.add_parser(
+            "references", help="hide a dataset's references (a hidden test set: staff only) or make them public"
+        )
+        references.add_argument("slug")
+        references.add_argument("state", choices=["hidden", "public"])
         candidates = actions.add_parser(
             "candidates", help="a meta-evaluation dataset's judged captions, for scoring with your own metric"
         )
@@ -65,15 +77,23 @@ class Command(BaseCommand):
 
     def do_import(self, options: dict) -> None:
         started = time.perf_counter()
-        bundle = read_bundle(options["format"], options["path"], manifest=options["manifest"])
+        bundle = read_bundle(
+            options["format"], options["path"], manifest=options["manifest"], split=options["split"]
+        )
         parsed = time.perf_counter() - started
         outcome = dataset_import(
-            bundle=bundle, source_path=str(options["path"]), slug=options["slug"], title=options["title"]
+            bundle=bundle,
+            source_path=str(options["path"]),
+            slug=options["slug"],
+            title=options["title"],
+            references_hidden=options["references_hidden"],
         )
         total = time.perf_counter() - started
         counts = ", ".join(f"{count:,} {name}" for name, count in outcome.counts.items() if count)
         verb = "imported" if outcome.changed else "unchanged (same content already stored), nothing written:"
         self.stdout.write(f"{outcome.dataset.slug}: {verb} {counts}")
+        if outcome.dataset.references_hidden:
+            self.stdout.write("  references hidden: references and judgments are shown to staff only")
         for name, value in outcome.report.items():
             self.stdout.write(f"  {name.replace('_', ' ')}: {value:,}")
         for name, value in outcome.removed.items():
@@ -113,6 +133,13 @@ class Command(BaseCommand):
                 count += 1
         rows = count - 1 if format == "csv" else count
         self.stderr.write(f"{dataset.slug}: wrote {rows:,} candidates ({format}) to {output}")
+
+    def do_references(self, options: dict) -> None:
+        dataset = self.dataset(options["slug"])
+        hidden = options["state"] == "hidden"
+        changed = dataset_references_set(dataset=dataset, hidden=hidden)
+        state = "hidden (shown to staff only)" if hidden else "public"
+        self.stdout.write(f"{dataset.slug}: references {state}{'' if changed else ' already'}")
 
     def do_list(self, options: dict) -> None:
         for dataset in Dataset.objects.all():
