@@ -10,13 +10,37 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from catalog.importers import canonical, flickr8k_cf, flickr8k_expert, msvd_eval, pascal50s, thumb
+from catalog.importers import (
+    canonical,
+    coco_captions,
+    composite,
+    flickr8k_cf,
+    flickr8k_expert,
+    foil,
+    karpathy,
+    msrvtt,
+    msvd,
+    msvd_eval,
+    nebula,
+    nocaps,
+    pascal50s,
+    polaris,
+    thumb,
+    vatex_eval,
+)
 from catalog.importers.bundle import DatasetBundle
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.sources import md5_manifest
 
 IMPORTERS: dict[str, ModuleType] = {
-    module.FORMAT: module for module in (flickr8k_expert, flickr8k_cf, pascal50s, msvd_eval, thumb, canonical)
+    module.FORMAT: module
+    for module in (
+        # meta-evaluation sets (human judgments of captions)
+        *(flickr8k_expert, flickr8k_cf, pascal50s, msvd_eval, thumb, polaris, nebula, foil, composite, vatex_eval),
+        # captioner benchmarks (references only)
+        *(coco_captions, karpathy, nocaps, msrvtt, msvd),
+        canonical,
+    )
 }
 
 

@@ -1,0 +1,371 @@
+"""Polaris, Nebula, FOIL, Composite and VATEX-EVAL on hand-written fixtures of the real shapes
+(tests/fixtures/datasets/<format>/): counts, the protocol, located errors, the canonical round trip."""
+
+import io
+import os
+import pickle
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from catalog.importers.errors import ImportFormatError
+from catalog.importers.registry import read_bundle
+from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System
+from evaluation.metaeval.pairwise import pairwise_accuracy
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "datasets"
+
+
+def _run(*args) -> str:
+    out = io.StringIO()
+    call_command("datasets", *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def _table_counts() -> dict[str, int]:
+    return {
+        model.__name__: model.objects.count()
+        for model in (Dataset, Media, Item, System, Caption, Judgment, PairJudgment)
+    }
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    target = tmp_path / name
+    shutil.copytree(FIXTURES / name, target)
+    return target
+
+
+# Polaris and Nebula
+
+
+def test_polaris_counts_and_protocol():
+    bundle = read_bundle("polaris", FIXTURES / "polaris")
+    assert bundle.info.slug == "polaris" and bundle.info.kind == "rating"
+    assert bundle.counts() == {"systems": 1, "media": 3, "items": 4, "captions": 6, "judgments": 6, "pairs": 0}
+    assert {j.dimension for j in bundle.judgments} == {"overall"}
+    assert [j.value for j in bundle.judgments] == [0.75, 0.0, 1.0, 0.5, 0.875, 0.625]
+    # The image whose second record names other references becomes a second item.
+    assert bundle.report == {"images": 3, "images_with_several_reference_lists": 1}
+    second = next(item for item in bundle.items if item.external_id == "dog_park.jpg#2")
+    assert second.media == "dog_park.jpg" and second.references == ["a dog running on the grass.", "two dogs play"]
+    first = next(item for item in bundle.items if item.external_id == "dog_park.jpg")
+    assert first.references[2] == "a puppy's run in the park"
+    # A quoted multi-line candidate is one caption, whitespace-normalised; the index column is named.
+    assert bundle.captions[2].text == "a red bus drives down a city street"
+    assert bundle.warnings == [f"{FIXTURES / 'polaris' / 'polaris_test.csv'}: columns not imported: (unnamed)"]
+
+
+def test_polaris_split_chooses_the_file_and_the_slug():
+    bundle = read_bundle("polaris", FIXTURES / "polaris", split="val")
+    assert bundle.info.slug == "polaris-val" and len(bundle.captions) == 2
+    with pytest.raises(ImportFormatError, match="polaris_train.csv: file not found"):
+        read_bundle("polaris", FIXTURES / "polaris", split="train")
+
+
+def test_nebula_counts():
+    bundle = read_bundle("nebula", FIXTURES / "nebula")
+    assert bundle.counts() == {"systems": 1, "media": 3, "items": 3, "captions": 4, "judgments": 4, "pairs": 0}
+    assert all(len(item.references) == 5 for item in bundle.items)
+    assert bundle.info.rating_scale == {"min": 0, "max": 1}
+
+
+@pytest.mark.parametrize(
+    ("replace", "line", "field"),
+    [
+        ("0.95,000000005678.jpg", 4, "score"),  # 1.95 is out of 0-1
+        ("\"['a giraffe eating", 4, "refs"),  # not a list literal
+    ],
+)
+def test_nebula_bad_record_is_located(tmp_path, replace, line, field):
+    folder = _copy("nebula", tmp_path)
+    source = folder / "nebula_test.csv"
+    text = source.read_text()
+    if field == "score":
+        text = text.replace(replace, "1.95,000000005678.jpg")
+    else:
+        lines = text.splitlines(keepends=True)
+        lines[3] = lines[3].replace(replace, "\"__import__('os').system('true') + ['a giraffe eating", 1)
+        text = "".join(lines)
+    source.write_text(text)
+    with pytest.raises(ImportFormatError) as error:
+        read_bundle("nebula", folder)
+    assert (error.value.line, error.value.field) == (line, field)
+
+
+def test_polos_csv_missing_column_is_named(tmp_path):
+    (tmp_path / "nebula_test.csv").write_text("mt,refs,imgid\na,\"['b']\",c.jpg\n")
+    with pytest.raises(ImportFormatError, match="field 'score': missing column"):
+        read_bundle("nebula", tmp_path)
+
+
+# FOIL
+
+
+@pytest.fixture(scope="module")
+def foil():
+    return read_bundle("foil", FIXTURES / "foil")
+
+
+def test_foil_pairs_each_foil_with_its_original(foil):
+    assert foil.info.kind == "foil"
+    assert foil.counts() == {"systems": 2, "media": 2, "items": 3, "captions": 7, "judgments": 0, "pairs": 4}
+    texts = {caption.key: caption.text for caption in foil.captions}
+    assert [pair.external_id for pair in foil.pairs] == ["101-9002", "101-9003", "202-9005", "303-9007"]
+    assert all(pair.winner == "a" and pair.category == "" for pair in foil.pairs)
+    assert all(
+        pair.caption_a.system == "coco-original" and pair.caption_b.system == "foil-captions" for pair in foil.pairs
+    )
+    first = foil.pairs[0]
+    assert (texts[first.caption_a], texts[first.caption_b]) == (
+        "A dog sitting on a wooden bench.",
+        "A cat sitting on a wooden bench.",
+    )
+    assert foil.items[0].metadata == {
+        "image_id": 42,
+        "foils": {
+            "9002": {"target_word": "dog", "foil_word": "cat"},
+            "9003": {"target_word": "dog", "foil_word": "horse"},
+        },
+    }
+
+
+def test_foil_references_exclude_the_original_and_pairs_keep_one(foil):
+    """4 refs = the image's COCO captions minus the pair's original; 1 ref = the first of them."""
+    by_id = {item.external_id: item for item in foil.items}
+    assert by_id["101"].references == [
+        "A brown dog on a bench in a park.",
+        "A small dog rests in the park.",
+        "A dog sits outside on a bench.",
+        "A puppy relaxing on a park bench.",
+    ]
+    # Another original of the same image is a reference of this one.
+    assert by_id["202"].references[0] == "A dog sitting on a wooden bench."
+    assert all(len(item.references) == 4 for item in foil.items)
+    for pair in foil.pairs:
+        assert pair.references == by_id[pair.item].references[:1]
+
+
+def test_a_metric_preferring_caption_a_is_always_right_on_foil(foil):
+    a = [1.0] * len(foil.pairs)
+    b = [0.0] * len(foil.pairs)
+    result = pairwise_accuracy(a, b, [pair.winner for pair in foil.pairs])
+    assert (result.strict, result.ties, result.pairs) == (1.0, 0, 4)
+    flipped = pairwise_accuracy(b, a, [pair.winner for pair in foil.pairs])
+    assert flipped.strict == 0.0
+
+
+def test_foil_group_with_two_originals_is_located(tmp_path):
+    folder = _copy("foil", tmp_path)
+    source = folder / "foilv1.0_test_2017.json"
+    source.write_text(source.read_text().replace('"foil": true', '"foil": false', 1))
+    with pytest.raises(ImportFormatError, match="annotation id 101 has 2 original captions") as error:
+        read_bundle("foil", folder)
+    assert error.value.field == "annotations[0].id"
+
+
+def test_foil_needs_the_coco_captions(tmp_path):
+    folder = _copy("foil", tmp_path)
+    (folder / "captions_val2014.json").unlink()
+    with pytest.raises(ImportFormatError, match="captions_val2014.json: file not found"):
+        read_bundle("foil", folder)
+
+
+# Composite
+
+
+@pytest.fixture(scope="module")
+def composite():
+    return read_bundle("composite", FIXTURES / "composite")
+
+
+def test_composite_counts_and_protocol(composite):
+    assert composite.info.dimensions == ["correctness", "thoroughness"]
+    assert composite.counts() == {"systems": 3, "media": 5, "items": 5, "captions": 15, "judgments": 30, "pairs": 0}
+    assert Counter(j.dimension for j in composite.judgments) == {"correctness": 15, "thoroughness": 15}
+    assert Counter(item.metadata["source"] for item in composite.items) == {"flickr8k": 2, "flickr30k": 1, "coco": 2}
+    assert composite.report == {
+        "human_caption_matched_exactly": 4,
+        "human_caption_matched_nearest": 1,
+        "fourth_caption_dropped": 3,
+        "flickr8k_blank_records_skipped": 1,
+    }
+    item = composite.items[0]
+    ratings = [
+        j.value for j in composite.judgments if j.caption.item == item.external_id and j.dimension == "correctness"
+    ]
+    assert ratings == [5.0, 4.0, 3.0]
+
+
+def test_composite_removes_the_rated_human_caption_from_the_references(composite):
+    texts = {caption.key: caption.text for caption in composite.captions}
+    for item in composite.items:
+        human = next(text for key, text in texts.items() if key.item == item.external_id and key.system.endswith("-1"))
+        assert len(item.references) == 4
+        assert human.lower().rstrip(" .") not in [ref.lower().rstrip(" .") for ref in item.references]
+    cake = next(item for item in composite.items if item.media == "COCO_val2014_000000522418.jpg")
+    assert "A woman wearing a net on her head cutting a cake." not in cake.references  # the nearest match
+
+
+def test_composite_without_thoroughness_files_has_one_dimension(tmp_path):
+    folder = _copy("composite", tmp_path)
+    for file in folder.glob("*_throughness.csv"):
+        file.unlink()
+    bundle = read_bundle("composite", folder)
+    assert bundle.info.dimensions == ["correctness"] and len(bundle.judgments) == 15
+
+
+def test_composite_names_the_missing_reference_file(tmp_path):
+    folder = _copy("composite", tmp_path)
+    (folder / "dataset_flickr30k.json").unlink()
+    with pytest.raises(ImportFormatError, match="Karpathy's flickr30k captions"):
+        read_bundle("composite", folder)
+
+
+def test_composite_bad_rating_is_located(tmp_path):
+    folder = _copy("composite", tmp_path)
+    source = folder / "coco_correctness.csv"
+    source.write_text(source.read_text().replace('"5";"5";"3";"2"', '"5";"7";"3";"2"'))
+    with pytest.raises(ImportFormatError) as error:
+        read_bundle("composite", folder)
+    assert (Path(error.value.path).name, error.value.line, error.value.field) == (
+        "coco_correctness.csv",
+        2,
+        "Answer.Q2Answer",
+    )
+
+
+# VATEX-EVAL
+
+
+def test_vatex_eval_counts_and_annotators():
+    bundle = read_bundle("vatex-eval", FIXTURES / "vatex-eval")
+    assert bundle.info.modality == "video"
+    assert bundle.counts() == {"systems": 1, "media": 3, "items": 3, "captions": 6, "judgments": 18, "pairs": 0}
+    assert all(media.kind == "video" and media.name.endswith(".mp4") for media in bundle.media)
+    assert all(len(item.references) == 9 for item in bundle.items)
+    # human_scores.pkl is annotator-major: the second candidate's ratings are [1], [7], [13].
+    second = [j for j in bundle.judgments if j.caption.external_id == "r2"]
+    assert [(j.annotator, j.value) for j in second] == [
+        ("annotator_1", 3.0),
+        ("annotator_2", 3.0),
+        ("annotator_3", 2.0),
+    ]
+
+
+class _Marker:
+    """A pickle that would create a file if anything ran its reduce."""
+
+    def __init__(self, target: Path):
+        self.target = target
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.target}",))
+
+
+def test_vatex_eval_refuses_a_pickle_that_runs_code(tmp_path):
+    folder = _copy("vatex-eval", tmp_path)
+    marker = tmp_path / "ran"
+    (folder / "human_scores.pkl").write_bytes(pickle.dumps(_Marker(marker)))
+    with pytest.raises(ImportFormatError, match=r"human_scores.pkl: refused: refused (posix|os)\.system"):
+        read_bundle("vatex-eval", folder)
+    assert not marker.exists()
+
+
+def test_vatex_eval_refuses_any_class_but_a_plain_array(tmp_path):
+    folder = _copy("vatex-eval", tmp_path)
+    (folder / "video_ids.pkl").write_bytes(pickle.dumps(np.ma.masked_array(["a", "b"])))
+    with pytest.raises(ImportFormatError, match="refused"):
+        read_bundle("vatex-eval", folder)
+
+
+def test_vatex_eval_wrong_number_of_ratings_is_named(tmp_path):
+    folder = _copy("vatex-eval", tmp_path)
+    (folder / "human_scores.pkl").write_bytes(pickle.dumps(np.arange(12.0), protocol=5))
+    with pytest.raises(ImportFormatError, match=r"12 ratings, expected 3 x 6"):
+        read_bundle("vatex-eval", folder)
+
+
+# In the database
+
+
+CASES = [
+    ("polaris", "polaris", "polaris"),
+    ("nebula", "nebula", "nebula"),
+    ("foil", "foil", "foil"),
+    ("composite", "composite", "composite"),
+    ("vatex-eval", "vatex-eval", "vatex-eval"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("format", "folder", "slug"), CASES)
+def test_round_trip_through_the_canonical_format(format, folder, slug, tmp_path):
+    bundle = read_bundle(format, FIXTURES / folder)
+    _run("import", format, str(FIXTURES / folder))
+    original = Dataset.objects.get(slug=slug)
+    assert original.content_sha256 == bundle.fingerprint()
+    assert original.kind == bundle.info.kind and original.modality == bundle.info.modality
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    _run("export", slug, "-o", str(first))
+    _run("import", "canonical", str(first), "--slug", f"{slug}-copy")
+    _run("export", f"{slug}-copy", "-o", str(second))
+    copy = Dataset.objects.get(slug=f"{slug}-copy")
+    assert copy.content_sha256 == original.content_sha256
+    assert first.read_text().splitlines()[1:] == second.read_text().splitlines()[1:]
+    assert Caption.objects.filter(item__dataset=copy).count() == len(bundle.captions)
+    assert Judgment.objects.filter(caption__item__dataset=copy).count() == len(bundle.judgments)
+    assert PairJudgment.objects.filter(dataset=copy).count() == len(bundle.pairs)
+
+
+@pytest.mark.django_db
+def test_foil_pairs_in_the_database():
+    _run("import", "foil", str(FIXTURES / "foil"))
+    dataset = Dataset.objects.get(slug="foil")
+    pairs = PairJudgment.objects.filter(dataset=dataset)
+    assert pairs.count() == 4 and set(pairs.values_list("winner", flat=True)) == {"a"}
+    assert all(pair.caption_a.system.slug == "coco-original" for pair in pairs)
+    assert all(len(pair.references) == 1 for pair in pairs)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("format", "folder", "file", "old", "new", "where"),
+    [
+        ("polaris", "polaris", "polaris_test.csv", "0.875,surfer.jpg", "high,surfer.jpg", r"polaris_test.csv, line 7"),
+        ("foil", "foil", "foilv1.0_test_2017.json", '"foil_id": 9007', '"foil_id": "x"', r"annotations\[6\].foil_id"),
+        (
+            "composite",
+            "composite",
+            "30k_correctness.csv",
+            '"5";"4";"4";"2"',
+            '"5";"";"4";"2"',
+            r"30k_correctness.csv, line 2",
+        ),
+    ],
+)
+def test_bad_file_leaves_the_database_unchanged(format, folder, file, old, new, where, tmp_path):
+    _run("import", "nebula", str(FIXTURES / "nebula"))
+    before = _table_counts()
+    copied = _copy(folder, tmp_path)
+    source = copied / file
+    text = source.read_text()
+    assert old in text
+    source.write_text(text.replace(old, new, 1))
+    with pytest.raises(CommandError, match=rf"nothing was imported: .*{where}"):
+        _run("import", format, str(copied))
+    assert _table_counts() == before
+    assert not Dataset.objects.filter(slug=format).exists()
+
+
+@pytest.mark.django_db
+def test_vatex_eval_malicious_pickle_stores_nothing(tmp_path):
+    before = _table_counts()
+    folder = _copy("vatex-eval", tmp_path)
+    (folder / "gts_list.pkl").write_bytes(pickle.dumps(_Marker(tmp_path / "ran")))
+    with pytest.raises(CommandError, match="nothing was imported: .*gts_list.pkl: refused"):
+        _run("import", "vatex-eval", str(folder))
+    assert _table_counts() == before and not (tmp_path / "ran").exists()
