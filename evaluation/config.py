@@ -289,6 +289,14 @@ VARIABLES: dict[str, Variable] = {
             "`file-cache` in the state dir",
         ),
         _v(
+            "CAPBENCH_DOWNLOADS_DIR",
+            "path",
+            None,
+            "Where `datasets fetch` keeps the files it downloads and unpacks (docs/datasets.md §7).",
+            P,
+            "`downloads` in the state dir",
+        ),
+        _v(
             "CAPBENCH_WORKER_HEARTBEAT",
             "int",
             30,

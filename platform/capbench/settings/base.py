@@ -161,6 +161,8 @@ MEDIA_URL = "media/"
 MEDIA_ROOT = config.optional("CAPBENCH_MEDIA_ROOT", Path) or STATE_DIR / "media"
 # A worker's local copies of files from an object store (content-addressed: never stale).
 CAPBENCH_FILE_CACHE = config.optional("CAPBENCH_FILE_CACHE", Path) or STATE_DIR / "file-cache"
+# What `datasets fetch` downloads and unpacks (catalog/services/fetch.py).
+CAPBENCH_DOWNLOADS_DIR = config.optional("CAPBENCH_DOWNLOADS_DIR", Path) or STATE_DIR / "downloads"
 # A worker whose heartbeat is this old is dead: its batches go to others (capbench/heartbeat.py).
 CAPBENCH_WORKER_HEARTBEAT = config.typed("CAPBENCH_WORKER_HEARTBEAT", int)
 if CAPBENCH_WORKER_HEARTBEAT < 3:

@@ -1,4 +1,4 @@
-"""`manage.py datasets import|export|list|references|media|candidates ...`: moving benchmark datasets in and out."""
+"""`manage.py datasets import|export|list|references|media|candidates|fetch|catalogue ...`: moving benchmark datasets in and out."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from catalog.fetching.errors import FetchError
 from catalog.importers import canonical
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import IMPORTERS, read_bundle
+from catalog.management import fetch_cli
 from catalog.models import Dataset
 from catalog.services.candidates import FORMATS, candidate_lines, is_meta_evaluation
 from catalog.services.exports import dataset_bundle
@@ -41,6 +43,7 @@ class Command(BaseCommand):
         exporting.add_argument("--format", choices=["jsonl"], default="jsonl")
         exporting.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
         actions.add_parser("list", help="list the stored datasets")
+        fetch_cli.add_parsers(actions)
         references = actions.add_parser(
             "references", help="hide a dataset's references (a hidden test set: staff only) or make them public"
         )
@@ -67,6 +70,8 @@ class Command(BaseCommand):
             getattr(self, f"do_{action}")(options)
         except ImportFormatError as error:
             raise CommandError(f"nothing was imported: {error}") from None
+        except FetchError as error:
+            raise CommandError(str(error)) from None
 
     def dataset(self, slug: str) -> Dataset:
         try:
@@ -77,9 +82,7 @@ class Command(BaseCommand):
 
     def do_import(self, options: dict) -> None:
         started = time.perf_counter()
-        bundle = read_bundle(
-            options["format"], options["path"], manifest=options["manifest"], split=options["split"]
-        )
+        bundle = read_bundle(options["format"], options["path"], manifest=options["manifest"], split=options["split"])
         parsed = time.perf_counter() - started
         outcome = dataset_import(
             bundle=bundle,
@@ -140,6 +143,12 @@ class Command(BaseCommand):
         changed = dataset_references_set(dataset=dataset, hidden=hidden)
         state = "hidden (shown to staff only)" if hidden else "public"
         self.stdout.write(f"{dataset.slug}: references {state}{'' if changed else ' already'}")
+
+    def do_fetch(self, options: dict) -> None:
+        fetch_cli.run_fetch(self, options)
+
+    def do_catalogue(self, options: dict) -> None:
+        fetch_cli.run_catalogue(self, options)
 
     def do_list(self, options: dict) -> None:
         for dataset in Dataset.objects.all():

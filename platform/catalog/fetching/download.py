@@ -1,0 +1,263 @@
+"""Downloading one catalogue file: stream to `NAME.part`, resume from its size, verify size and
+sha256, then rename into place atomically.
+
+A resumed HTTP download asks for `Range: bytes=N-` and appends only on a 206 answer whose range
+starts at N; a 200 answer means the server sends the whole file, so the part file starts over.
+A `file://` URL is read from the offset directly. Transient failures (timeouts, resets, 5xx, 429)
+are retried with growing pauses, each retry resuming where the last one stopped. A verified file
+gets a `NAME.sha256` stamp beside it (`sha256  size`), so a later fetch knows it without reading it
+again; a file whose stamp is missing or stale is hashed once more."""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TextIO
+from urllib.parse import unquote, urlsplit
+
+from catalog.fetching.entries import SourceFile
+from catalog.fetching.errors import FetchError
+from catalog.fetching.progress import Progress
+
+CHUNK = 1 << 20
+TIMEOUT = 60  # seconds without a byte before a connection counts as failed
+RETRY_DELAYS = (2, 5, 15, 30, 60)  # pauses before each retry of a transient failure
+RETRIED_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+USER_AGENT = "CapBench-datasets-fetch/1 (+docs/datasets.md)"
+sleep: Callable[[float], None] = time.sleep  # replaced in tests
+
+
+@dataclass
+class Downloaded:
+    path: Path
+    sha256: str
+    size: int
+    received: int  # bytes read from the source this time (0: the file was already here)
+    resumed_from: int  # bytes of an earlier part file kept
+    verified: bool  # the catalogue's sha256 matched (False: it has none)
+
+    @property
+    def already_present(self) -> bool:
+        return self.received == 0 and self.resumed_from == 0
+
+
+class _Transient(Exception):
+    """A failure worth retrying (network trouble, a busy server)."""
+
+
+def stamp_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def part_path(path: Path) -> Path:
+    return path.with_name(path.name + ".part")
+
+
+def present(source: SourceFile, folder: Path) -> str | None:
+    """The sha256 of the file already downloaded and checked into `folder`, from its stamp; None
+    when it is absent, unstamped or does not match the catalogue (a fetch will look again)."""
+    path = folder / source.name
+    stamp = _read_stamp(path)
+    if stamp is None or not path.is_file() or path.stat().st_size != stamp[1]:
+        return None
+    if source.sha256 is not None and stamp[0] != source.sha256:
+        return None
+    return stamp[0]
+
+
+def download(
+    source: SourceFile,
+    folder: Path,
+    *,
+    accept_unverified: bool = False,
+    progress: TextIO | None = None,
+    say: Callable[[str], None] = lambda line: None,
+) -> Downloaded:
+    """`source` saved and checked as `folder / source.name`; nothing is read when it is already there."""
+    if source.sha256 is None and not accept_unverified:
+        raise FetchError(
+            f"{source.name}: the catalogue has no sha256 for {source.url} ({source.provenance}); "
+            "nothing can check what arrives. Pass --accept-unverified to download it anyway: the "
+            "sha256 it computes is printed so that the catalogue can be completed"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / source.name
+    known = _already_here(source, target, say)
+    if known is not None:
+        return known
+    part = part_path(target)
+    if part.exists() and source.size is not None and part.stat().st_size > source.size:
+        say(f"{part.name}: larger than the catalogue's {source.size:,} bytes, starting over")
+        part.unlink()
+    resumed_from = part.stat().st_size if part.exists() else 0
+    received = _fetch_with_retries(source, part, progress)
+    size = part.stat().st_size
+    if source.size is not None and size != source.size:
+        part.unlink()
+        raise FetchError(
+            f"{source.url}: received {size:,} bytes, the catalogue says {source.size:,}; the part file was removed"
+        )
+    digest = file_sha256(part)
+    if source.sha256 is not None and digest != source.sha256:
+        part.unlink()
+        raise FetchError(
+            f"{source.url}: checksum mismatch: expected sha256 {source.sha256}, got {digest}; "
+            "the part file was removed and nothing was imported"
+        )
+    os.replace(part, target)
+    _write_stamp(target, digest, size)
+    return Downloaded(
+        path=target,
+        sha256=digest,
+        size=size,
+        received=received,
+        resumed_from=min(resumed_from, size),
+        verified=source.sha256 is not None,
+    )
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _already_here(source: SourceFile, target: Path, say: Callable[[str], None]) -> Downloaded | None:
+    if not target.is_file():
+        return None
+    size = target.stat().st_size
+    stamped = present(source, target.parent)
+    digest = stamped or file_sha256(target)
+    if source.sha256 is None or digest == source.sha256:
+        if stamped is None:
+            _write_stamp(target, digest, size)
+        return Downloaded(target, digest, size, received=0, resumed_from=0, verified=source.sha256 is not None)
+    say(f"{target.name}: present but its sha256 is {digest}, not the catalogue's {source.sha256}: downloading again")
+    target.unlink()
+    stamp_path(target).unlink(missing_ok=True)
+    return None
+
+
+def _fetch_with_retries(source: SourceFile, part: Path, progress: TextIO | None) -> int:
+    received = 0
+    for attempt in range(len(RETRY_DELAYS) + 1):
+        try:
+            return received + _fetch_once(source, part, progress)
+        except _Transient as error:
+            received += error.args[1]
+            if attempt == len(RETRY_DELAYS):
+                raise FetchError(
+                    f"{source.url}: {error.args[0]}; gave up after {attempt + 1} attempts "
+                    f"({part.name} is kept: the next fetch resumes from it)"
+                ) from None
+            sleep(RETRY_DELAYS[attempt])
+    raise AssertionError("unreachable")
+
+
+def _fetch_once(source: SourceFile, part: Path, progress: TextIO | None) -> int:
+    """Append the rest of the file to `part`; the number of bytes read. Raises _Transient(message,
+    bytes read) for failures worth retrying."""
+    offset = part.stat().st_size if part.exists() else 0
+    if source.size is not None and offset == source.size:
+        return 0
+    scheme = urlsplit(source.url).scheme
+    if scheme == "file":
+        return _copy_local(source, part, offset, progress)
+    if scheme not in ("http", "https"):
+        raise FetchError(f"{source.url}: only http, https and file URLs are fetched")
+    request = urllib.request.Request(source.url, headers={"User-Agent": USER_AGENT})
+    if offset:
+        request.add_header("Range", f"bytes={offset}-")
+    try:
+        response = urllib.request.urlopen(request, timeout=TIMEOUT)  # noqa: S310 (scheme checked above)
+    except urllib.error.HTTPError as error:
+        if error.code == 416 and offset and source.size is None:
+            return 0  # the part file already holds the whole file
+        if error.code == 416:
+            part.unlink()
+            raise _Transient(
+                f"the server refused the range from byte {offset:,} (HTTP 416); starting over", 0
+            ) from None
+        if error.code in RETRIED_STATUS:
+            raise _Transient(f"HTTP {error.code} {error.reason}", 0) from None
+        raise FetchError(f"{source.url}: HTTP {error.code} {error.reason}") from None
+    except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as error:
+        raise _Transient(f"cannot connect: {getattr(error, 'reason', error)}", 0) from None
+    with response:
+        mode = "ab"
+        if offset and response.status == 206:
+            start = _range_start(response.headers.get("Content-Range", ""))
+            if start != offset:
+                raise FetchError(
+                    f"{source.url}: asked for bytes from {offset:,}, the server answered from {start} "
+                    f"(Content-Range {response.headers.get('Content-Range')!r})"
+                )
+        elif offset:
+            mode, offset = "wb", 0  # 200: the whole file again
+        with part.open(mode) as sink:
+            return _stream(response, sink, Progress(progress, source.name, source.size, offset), source, part)
+
+
+def _copy_local(source: SourceFile, part: Path, offset: int, progress: TextIO | None) -> int:
+    path = Path(unquote(urlsplit(source.url).path))
+    if not path.is_file():
+        raise FetchError(f"{source.url}: no such file")
+    with path.open("rb") as origin, part.open("ab") as sink:
+        origin.seek(offset)
+        return _stream(origin, sink, Progress(progress, source.name, source.size, offset), source, part)
+
+
+def _stream(
+    origin: IO[bytes] | http.client.HTTPResponse, sink: IO[bytes], progress: Progress, source: SourceFile, part: Path
+) -> int:
+    """Copy until the end; a source that sends more than the catalogue's size is cut off at once."""
+    received = 0
+    while True:
+        try:
+            block = origin.read(CHUNK)
+        except (TimeoutError, ConnectionError, http.client.HTTPException) as error:
+            sink.flush()
+            raise _Transient(f"the transfer broke off after {received:,} bytes ({error})", received) from None
+        if not block:
+            break
+        sink.write(block)  # a local write error (disk full) is not retried
+        received += len(block)
+        progress.advance(len(block))
+        if source.size is not None and progress.done > source.size:
+            sink.close()
+            part.unlink()
+            raise FetchError(
+                f"{source.url}: more than the catalogue's {source.size:,} bytes arrived; the part file was removed"
+            )
+    progress.finish()
+    return received
+
+
+def _range_start(content_range: str) -> int | None:
+    """The first byte of a `Content-Range: bytes START-END/TOTAL` header."""
+    unit, _, spec = content_range.partition(" ")
+    if unit != "bytes" or "-" not in spec:
+        return None
+    first = spec.split("-", 1)[0]
+    return int(first) if first.isdigit() else None
+
+
+def _read_stamp(path: Path) -> tuple[str, int] | None:
+    try:
+        digest, size = stamp_path(path).read_text(encoding="ascii").split()
+        return digest, int(size)
+    except (OSError, ValueError):
+        return None
+
+
+def _write_stamp(path: Path, digest: str, size: int) -> None:
+    stamp_path(path).write_text(f"{digest}  {size}\n", encoding="ascii")

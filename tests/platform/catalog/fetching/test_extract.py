@@ -1,0 +1,84 @@
+"""Safe extraction: only the members asked for, nothing outside the destination, no links out."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+
+import pytest
+
+from catalog.fetching import extract as extracting
+from catalog.fetching.errors import FetchError
+from catalog.fetching.extract import extract
+
+
+def _zip(path, members: dict[str, bytes]):
+    with zipfile.ZipFile(path, "w") as bundle:
+        for name, data in members.items():
+            bundle.writestr(name, data)
+    return path
+
+
+def _tar(path, members: dict[str, bytes], links: dict[str, str] | None = None):
+    with tarfile.open(path, "w:gz") as bundle:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            bundle.addfile(info, io.BytesIO(data))
+        for name, target in (links or {}).items():
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.SYMTYPE
+            info.linkname = target
+            bundle.addfile(info)
+    return path
+
+
+def test_zip_extracts_only_the_selected_members(tmp_path):
+    archive = _zip(tmp_path / "a.zip", {"top/wanted.json": b"{}", "top/other.txt": b"x"})
+    written = extract(archive, tmp_path / "out", ("*/wanted.json",))
+    assert written == [tmp_path / "out" / "top" / "wanted.json"]
+    assert not (tmp_path / "out" / "top" / "other.txt").exists()
+
+
+def test_tar_gz_extracts_and_keeps_links_inside_unextracted(tmp_path):
+    archive = _tar(tmp_path / "a.tar.gz", {"d/x.jpg": b"jpeg"}, links={"d/alias.jpg": "x.jpg"})
+    written = extract(archive, tmp_path / "out", ("*.jpg",))
+    assert written == [tmp_path / "out" / "d" / "x.jpg"]
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/../../evil", "/etc/evil"])
+def test_members_leading_outside_refuse_the_archive(tmp_path, name):
+    for archive in (
+        _zip(tmp_path / "a.zip", {"ok.txt": b"1", name: b"2"}),
+        _tar(tmp_path / "a.tgz", {"ok.txt": b"1", name: b"2"}),
+    ):
+        with pytest.raises(FetchError, match="refused"):
+            extract(archive, tmp_path / "out", ("ok.txt",))
+    assert not (tmp_path / "out").exists() and not (tmp_path / "evil").exists()
+
+
+def test_links_pointing_outside_refuse_the_archive(tmp_path):
+    archive = _tar(tmp_path / "a.tgz", {"ok.txt": b"1"}, links={"d/escape": "../../outside"})
+    with pytest.raises(FetchError, match="links outside"):
+        extract(archive, tmp_path / "out", ("*",))
+    archive = _tar(tmp_path / "b.tgz", {"ok.txt": b"1"}, links={"abs": "/etc/passwd"})
+    with pytest.raises(FetchError, match="absolute"):
+        extract(archive, tmp_path / "out", ("*",))
+
+
+def test_members_over_the_size_limit_refuse_the_archive(tmp_path, monkeypatch):
+    monkeypatch.setattr(extracting, "MAX_MEMBER_BYTES", 10)
+    archive = _zip(tmp_path / "a.zip", {"big.bin": b"x" * 11})
+    with pytest.raises(FetchError, match="over the 10-byte limit"):
+        extract(archive, tmp_path / "out", ("*",))
+
+
+def test_no_matching_member_and_not_an_archive_are_errors(tmp_path):
+    archive = _zip(tmp_path / "a.zip", {"x.txt": b"1"})
+    with pytest.raises(FetchError, match="no member matches"):
+        extract(archive, tmp_path / "out", ("*.json",))
+    plain = tmp_path / "plain.txt"
+    plain.write_text("hello")
+    with pytest.raises(FetchError, match="not a zip or tar"):
+        extract(plain, tmp_path / "out", ("*",))
