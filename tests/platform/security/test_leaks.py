@@ -19,16 +19,12 @@ New URL patterns are covered without editing this file.
 
 from __future__ import annotations
 
-import itertools
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.db import connection, transaction
-from django.urls import URLPattern, URLResolver, get_resolver
 
 from catalog.models import Caption, Item, Judgment, Media, System
 from catalog.services.candidates import caption_keys
@@ -38,6 +34,7 @@ from scoring.services.correlations import dataset_significance
 from scoring.services.metrics import metrics_sync
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create, submission_withdraw
+from tests.platform.security.crawl import crawl, crawl_urls, schema_paths
 from workbench.models import MetricSubmission
 from workbench.services import MetricInfo, ScoresFile, metric_submit, metric_withdraw, upload_correlate
 
@@ -45,13 +42,6 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 PRIVATE, WITHDRAWN, PUBLIC = "qzprivmark", "qzwithmark", "qzpubmark"
 HIDDEN = (PRIVATE, WITHDRAWN)
-CONVERTER = re.compile(r"<(?:(?P<kind>\w+):)?(?P<name>\w+)>")
-SCHEMA_PARAMETER = re.compile(r"\{(\w+)\}")
-MASKS = [
-    (re.compile(r'name="csrfmiddlewaretoken" value="[^"]*"'), 'name="csrfmiddlewaretoken" value=""'),
-    (re.compile(r'nonce="[^"]*"'), 'nonce=""'),
-    (re.compile(r"(?:\d+|an?)(?:\xa0|\s)(?:second|minute|hour)s?(?:\xa0|\s)ago|\bnow\b"), "some time ago"),
-]
 
 
 @dataclass
@@ -182,15 +172,6 @@ def _metric(owner, dataset, marker: str) -> MetricSubmission:
     return upload.submission
 
 
-def _patterns(resolvers=None, prefix: str = ""):
-    for entry in get_resolver().url_patterns if resolvers is None else resolvers:
-        route = prefix + str(entry.pattern)
-        if isinstance(entry, URLResolver):
-            yield from _patterns(entry.url_patterns, route)
-        elif isinstance(entry, URLPattern):
-            yield route
-
-
 def _fillers(world: World) -> dict[str, list[str]]:
     """Real values for each kind of path parameter: hidden and public ids first of all."""
     submissions = [*world.hidden, world.public]
@@ -206,25 +187,8 @@ def _fillers(world: World) -> dict[str, list[str]]:
     return {"int": ints, "slug": slugs, "str": strings, "path": ints[:3], "uuid": []}
 
 
-def _urls(world: World, schema_paths: list[str]) -> list[str]:
-    fill = _fillers(world)
-    routes = []
-    for route in _patterns():
-        regex = route.startswith("^") or "(?P<" in route
-        if regex:  # a regex route (the admin's): its named groups are filled like <path:...>
-            route = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"<path:\1>", route).lstrip("^").rstrip("$").replace("\\", "")
-        routes.append(route)
-    routes += [path.lstrip("/").replace("{", "<").replace("}", ">") for path in schema_paths]
-    urls = set()
-    for route in routes:
-        names = CONVERTER.findall(route)
-        pools = [
-            fill.get(kind or "str", fill["str"]) if name not in ("id", "pk") else fill["int"] for kind, name in names
-        ]
-        for values in itertools.product(*pools):
-            filled = iter(values)
-            urls.add("/" + CONVERTER.sub(lambda _, filled=filled: quote(next(filled), safe=""), route))
-    return sorted(urls)
+def _urls(world: World, paths: list[str]) -> list[str]:
+    return crawl_urls(_fillers(world), paths)
 
 
 def _queries(world: World) -> list[str]:
@@ -242,25 +206,6 @@ def _queries(world: World) -> list[str]:
     ]
 
 
-def _body(response) -> str:
-    content = b"".join(response.streaming_content) if response.streaming else response.content
-    text = content.decode("utf-8", "replace")
-    for pattern, replacement in MASKS:
-        text = pattern.sub(replacement, text)
-    location = response.headers.get("Location", "")
-    return f"{response.status_code} {location}\n{text}"
-
-
-def _crawl(client, urls: list[str], queries: list[str]) -> dict[str, str]:
-    return {url + query: _body(client.get(url + query)) for url in urls for query in queries}
-
-
-def _schema_paths(client) -> list[str]:
-    response = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json")
-    assert response.status_code == 200
-    return list(json.loads(response.content)["paths"])
-
-
 @pytest.fixture
 def unlimited(settings):
     """The crawl is thousands of requests from one address: the abuse limits are not under test here."""
@@ -268,8 +213,8 @@ def unlimited(settings):
 
 
 def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited):
-    schema_paths = _schema_paths(client)
-    urls, queries = _urls(world, schema_paths), _queries(world)
+    paths = schema_paths(client)
+    urls, queries = _urls(world, paths), _queries(world)
     print(f"leak crawl: {len(urls)} URLs x {len(queries)} queries x {2} viewers, twice")
     assert any("/api/v1/submissions/" in url for url in urls) and any("/admin/" in url for url in urls)
     viewers = {"anonymous": None, "another user": world.stranger}
@@ -278,7 +223,7 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
         client.logout()
         if user is not None:
             client.force_login(user)
-        seen[name] = _crawl(client, urls, queries)
+        seen[name] = crawl(client, urls, queries)
         for url, body in seen[name].items():
             shown = [marker for marker in HIDDEN if marker in body and marker not in url.lower()]
             assert not shown, f"{name} sees {shown} at {url}:\n{body[:600]}"
@@ -287,7 +232,7 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
 
     # The owner reaches the private content through the same crawl: the crawl can find a leak.
     client.force_login(world.owner)
-    owner_sees = _crawl(client, urls, [""])
+    owner_sees = crawl(client, urls, [""])
     assert sum(PRIVATE in body for body in owner_sees.values()) > 5
     assert sum(f"{PRIVATE} metric" in body for body in owner_sees.values()) > 2  # the board, its page, the API
     assert sum(f"{PUBLIC} metric" in body for body in seen["anonymous"].values()) > 2
@@ -302,7 +247,7 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
             client.logout()
             if user is not None:
                 client.force_login(user)
-            without = _crawl(client, urls, queries)
+            without = crawl(client, urls, queries)
             differs = [url for url in without if without[url] != seen[name][url]]
             assert not differs, (
                 f"{name}: {len(differs)} responses change when the hidden submissions are "

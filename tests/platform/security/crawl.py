@@ -1,0 +1,70 @@
+"""Crawling every URL of the project, for the leak tests: every URL pattern of the URLconf and every
+API path of the OpenAPI schema, filled with real values, each response read as text with its
+volatile parts (CSRF tokens, nonces, relative times) masked."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from urllib.parse import quote
+
+from django.urls import URLPattern, URLResolver, get_resolver
+
+CONVERTER = re.compile(r"<(?:(?P<kind>\w+):)?(?P<name>\w+)>")
+MASKS = [
+    (re.compile(r'name="csrfmiddlewaretoken" value="[^"]*"'), 'name="csrfmiddlewaretoken" value=""'),
+    (re.compile(r'nonce="[^"]*"'), 'nonce=""'),
+    (re.compile(r"(?:\d+|an?)(?:\xa0|\s)(?:second|minute|hour)s?(?:\xa0|\s)ago|\bnow\b"), "some time ago"),
+]
+
+
+def _patterns(resolvers=None, prefix: str = ""):
+    for entry in get_resolver().url_patterns if resolvers is None else resolvers:
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            yield from _patterns(entry.url_patterns, route)
+        elif isinstance(entry, URLPattern):
+            yield route
+
+
+def crawl_urls(fill: dict[str, list[str]], schema_paths: list[str]) -> list[str]:
+    """Every route filled with every combination of `fill`'s values for its parameters' kinds
+    ("int", "slug", "str", "path", "uuid"; `id` and `pk` take the ints)."""
+    routes = []
+    for route in _patterns():
+        regex = route.startswith("^") or "(?P<" in route
+        if regex:  # a regex route (the admin's): its named groups are filled like <path:...>
+            route = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"<path:\1>", route).lstrip("^").rstrip("$").replace("\\", "")
+        routes.append(route)
+    routes += [path.lstrip("/").replace("{", "<").replace("}", ">") for path in schema_paths]
+    urls = set()
+    for route in routes:
+        names = CONVERTER.findall(route)
+        pools = [
+            fill.get(kind or "str", fill["str"]) if name not in ("id", "pk") else fill["int"] for kind, name in names
+        ]
+        for values in itertools.product(*pools):
+            filled = iter(values)
+            urls.add("/" + CONVERTER.sub(lambda _, filled=filled: quote(next(filled), safe=""), route))
+    return sorted(urls)
+
+
+def body(response) -> str:
+    """The status, redirect target and text of a response, volatile parts masked."""
+    content = b"".join(response.streaming_content) if response.streaming else response.content
+    text = content.decode("utf-8", "replace")
+    for pattern, replacement in MASKS:
+        text = pattern.sub(replacement, text)
+    location = response.headers.get("Location", "")
+    return f"{response.status_code} {location}\n{text}"
+
+
+def crawl(client, urls: list[str], queries: list[str]) -> dict[str, str]:
+    return {url + query: body(client.get(url + query)) for url in urls for query in queries}
+
+
+def schema_paths(client) -> list[str]:
+    response = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    return list(json.loads(response.content)["paths"])
