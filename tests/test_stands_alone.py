@@ -7,14 +7,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCT = ["README.md", "docs", "platform", "evaluation", "templates", "static", "bench", "docker", "Makefile", "tests"]
-OUTSIDE = re.compile(r"\.\./shared|shared/(docs|data)\b|/work/shared|[\"']shared[\"'] */ *[\"']data[\"']|parent */ *[\"']shared[\"']")
+OUTSIDE = re.compile(
+    r"\.\./shared|shared/(docs|data)\b|/work/shared|[\"']shared[\"'] */ *[\"']data[\"']|parent */ *[\"']shared[\"']"
+)
 
 
 def product_files():
     for entry in PRODUCT:
         path = ROOT / entry
         for file in [path] if path.is_file() else sorted(path.rglob("*")):
-            if file.is_file() and file != Path(__file__) and file.suffix in {"", ".md", ".py", ".html", ".txt", ".js", ".css", ".yaml", ".sh"}:
+            if (
+                file.is_file()
+                and file != Path(__file__)
+                and file.suffix in {"", ".md", ".py", ".html", ".txt", ".js", ".css", ".yaml", ".sh"}
+            ):
                 yield file
 
 

@@ -29,15 +29,22 @@ class DatasetSerializer(serializers.ModelSerializer):
             "url",
             "protocol_version",
             "protocol_notes",
+            "references_hidden",
         ]
 
 
 class ItemSerializer(serializers.ModelSerializer):
+    references = serializers.SerializerMethodField(
+        help_text="the reference captions; null on a hidden test set (`references_hidden`) for all but staff"
+    )
     media_available = serializers.SerializerMethodField()
 
     class Meta:
         model = Item
         fields = ["external_id", "references", "media_available"]
+
+    def get_references(self, item: Item) -> list[str] | None:
+        return list(item.references) if self.context.get("references_shown", True) else None
 
     def get_media_available(self, item: Item) -> bool:
         return item.media is not None and bool(item.media.stored_path)

@@ -37,6 +37,7 @@ from catalog.models import Dataset, Item, System
 from catalog.services.candidates import FORMATS as CANDIDATE_FORMATS
 from catalog.services.imports import dataset_import
 from catalog.views import candidates_response
+from catalog.visibility import references_visible
 from leaderboards import selectors as boards
 from leaderboards.caching import (
     board_headers,
@@ -149,16 +150,19 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True)
     def items(self, request: Request, slug: str) -> Response:
         dataset = self.get_object()
-        page = self.paginate_queryset(Item.objects.filter(dataset=dataset).select_related("media").order_by("id"))
-        return self.get_paginated_response(serializers.ItemSerializer(page, many=True).data)
+        shown = references_visible(dataset, request.user)
+        items = Item.objects.filter(dataset=dataset).select_related("media").order_by("id")
+        page = self.paginate_queryset(items if shown else items.defer("references"))
+        context = {"references_shown": shown}
+        return self.get_paginated_response(serializers.ItemSerializer(page, many=True, context=context).data)
 
     @extend_schema(
         summary="Candidates to score",
         description=(
             "A meta-evaluation dataset's judged captions, each with a stable `caption_id`, its references "
             "and image, streamed as JSON Lines (`caption_id`, `candidate`, `references`, `image`, `item`, "
-            "`system`) or CSV (the same columns; `references` a JSON array in its cell). A dataset without "
-            "human judgments: 404."
+            "`system`) or CSV (the same columns; `references` a JSON array in its cell). A hidden test set's "
+            "rows carry empty references. A dataset without human judgments: 404."
         ),
         parameters=[
             OpenApiParameter("format", str, enum=list(CANDIDATE_FORMATS), description="jsonl (the default) or csv")

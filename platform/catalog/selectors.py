@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System, ranked_q
-from catalog.visibility import visible_q
+from catalog.visibility import references_visible, visible_q
 
 
 def dataset_list_public(*, viewer=None) -> QuerySet[Dataset]:
@@ -50,24 +50,33 @@ def visible_captions(viewer) -> Prefetch:
     return Prefetch("captions", queryset=Caption.objects.visible_to(viewer).select_related("system").order_by("id"))
 
 
+def visible_judgments(dataset: Dataset, viewer) -> Prefetch:
+    """A caption's `judgments` as far as `viewer` may read them: none on a hidden test set."""
+    shown = Judgment.objects.all() if references_visible(dataset, viewer) else Judgment.objects.none()
+    return Prefetch("captions__judgments", queryset=shown.order_by("dimension", "id"))
+
+
+def _items_shown(items: QuerySet[Item], dataset: Dataset, viewer) -> QuerySet[Item]:
+    """`items` with their media, the captions `viewer` may see and the judgments they may read. On a
+    hidden test set the references are not even loaded for a viewer who may not read them (the
+    templates say they are hidden, `references_shown`)."""
+    items = items.select_related("media").prefetch_related(visible_captions(viewer), visible_judgments(dataset, viewer))
+    return items if references_visible(dataset, viewer) else items.defer("references")
+
+
 def dataset_items_sample(*, dataset: Dataset, viewer=None, limit: int = 10) -> QuerySet[Item]:
-    return (
-        Item.objects.filter(dataset=dataset)
-        .select_related("media")
-        .prefetch_related(visible_captions(viewer), "captions__judgments")
-        .order_by("id")[:limit]
-    )
+    return _items_shown(Item.objects.filter(dataset=dataset), dataset, viewer).order_by("id")[:limit]
 
 
 def dataset_items_page(*, dataset: Dataset, query: str = "", viewer=None) -> QuerySet[Item]:
     """Items in order, optionally those whose id or reference, or a caption `viewer` may see,
-    contains `query`; each with the captions `viewer` may see."""
+    contains `query`; each with the captions `viewer` may see. Hidden references are not searched
+    (a search would answer, word by word, what they say)."""
     items = Item.objects.filter(dataset=dataset)
     if query:
         matching = Caption.objects.visible_to(viewer).filter(item__dataset=dataset, text__icontains=query)
-        items = items.filter(
-            Q(external_id__icontains=query) | Q(references__icontains=query) | Q(pk__in=matching.values("item_id"))
-        )
-    return (
-        items.select_related("media").prefetch_related(visible_captions(viewer), "captions__judgments").order_by("id")
-    )
+        found = Q(external_id__icontains=query) | Q(pk__in=matching.values("item_id"))
+        if references_visible(dataset, viewer):
+            found |= Q(references__icontains=query)
+        items = items.filter(found)
+    return _items_shown(items, dataset, viewer).order_by("id")

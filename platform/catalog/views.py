@@ -12,6 +12,7 @@ from catalog.importers import canonical
 from catalog.models import Dataset, Media
 from catalog.services import candidates
 from catalog.services.exports import dataset_bundle
+from catalog.visibility import references_visible
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -35,6 +36,7 @@ def dataset_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "items": selectors.dataset_items_sample(dataset=dataset, viewer=request.user),
             "last_import": dataset.imports.first(),
             "meta_evaluation": candidates.is_meta_evaluation(dataset),
+            "references_shown": references_visible(dataset, request.user),
         },
     )
 
@@ -45,15 +47,26 @@ def item_browser(request: HttpRequest, slug: str) -> HttpResponse:
     page = Paginator(selectors.dataset_items_page(dataset=dataset, query=query, viewer=request.user), 20).get_page(
         request.GET.get("page")
     )
-    return render(request, "catalog/item_browser.html", {"dataset": dataset, "page": page, "query": query})
+    return render(
+        request,
+        "catalog/item_browser.html",
+        {
+            "dataset": dataset,
+            "page": page,
+            "query": query,
+            "references_shown": references_visible(dataset, request.user),
+        },
+    )
 
 
 def dataset_download(request: HttpRequest, slug: str) -> HttpResponse:
     """The dataset's own content in the canonical JSONL format (what `datasets export` writes):
-    submissions are not part of it (each public one has its own page and downloads)."""
+    submissions are not part of it (each public one has its own page and downloads). A hidden test
+    set's copy withholds its references and judgments from all but staff."""
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
     stream = io.StringIO()
-    canonical.write(dataset_bundle(dataset=dataset), stream)
+    withhold = not references_visible(dataset, request.user)
+    canonical.write(dataset_bundle(dataset=dataset, withhold_references=withhold), stream)
     response = HttpResponse(stream.getvalue(), content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{dataset.slug}.jsonl"'
     return response

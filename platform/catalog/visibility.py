@@ -11,6 +11,13 @@ submission is public and not withdrawn, or the viewer's own, or the viewer is st
 applied by `Metric.objects.visible_to`): a submitted metric's name, scores and correlations are
 read through it.
 
+A dataset may hide its references (`Dataset.references_hidden`: a hidden test set, as the COCO and
+nocaps evaluation servers keep theirs). Then only staff read its references, its human judgments
+(single ratings, pair preferences, annotators) and the per-caption scores of its reference-based
+metrics (they would leak the references' n-grams): `references_visible` for a dataset, `score_q` for
+scores. Everyone else sees system-level numbers, intervals, ranks and correlations, and the scores of
+reference-free metrics per caption where the caption itself is visible.
+
 Every page, API endpoint, export, download, search, chart and count reads through the QuerySet
 methods built on `visible_q` (`Dataset.objects.visible_to`, `System.objects.visible_to`,
 `Caption.objects.visible_to`, `Submission.objects.visible_to`, `Score.objects.visible_to`). The rule
@@ -61,6 +68,32 @@ def visible_q(viewer, *, to_system: str = "") -> Q:
     if is_staff(viewer):
         return Q()
     return own_q(to_system=to_system) | submission_q(viewer, to_submission=f"{to_system}submission__")
+
+
+def references_visible(dataset, viewer) -> bool:
+    """Whether `viewer` may read `dataset`'s references, human judgments and per-caption scores of
+    reference-based metrics: unless the dataset hides its references, and then staff only."""
+    return not dataset.references_hidden or is_staff(viewer)
+
+
+def references_q(viewer, *, to_dataset: str = "") -> Q:
+    """Datasets whose references and judgments `viewer` may read, over the path `to_dataset`."""
+    return Q() if is_staff(viewer) else Q(**{f"{to_dataset}references_hidden": False})
+
+
+def withheld_score_q(*, to_score: str = "") -> Q:
+    """Scores no one but staff reads per caption: a reference-based metric's on a dataset whose
+    references are hidden (over the path `to_score`, "" on Score itself)."""
+    return Q(**{f"{to_score}caption__item__dataset__references_hidden": True}) & Q(
+        **{f"{to_score}metric_version__metric__needs__contains": ["references"]}
+    )
+
+
+def score_q(viewer, *, to_score: str = "") -> Q:
+    """Per-caption scores `viewer` may read: those of captions they may see, less the withheld ones."""
+    if is_staff(viewer):
+        return Q()
+    return visible_q(viewer, to_system=f"{to_score}caption__system__") & ~withheld_score_q(to_score=to_score)
 
 
 def metric_q(viewer, *, to_metric: str = "") -> Q:

@@ -247,15 +247,19 @@ def explored_images(
     page: int,
     per_page: int = EXPLORER_PAGE,
     people: dict[int, tuple[float, float]] | None = None,
+    reference_free_only: bool = False,
 ) -> tuple[list[ExploredImage], int, int]:
     """One page of the shared images, with both captions, the references and every metric's scores:
     `order` "differ": where the two systems differ most under `metric`; "people": where `metric`
     prefers the caption people rated lower (the most confident disagreements first). Returns the
-    page, how many images the order ranks, and the number of pages."""
+    page, how many images the order ranks, and the number of pages.
+
+    `reference_free_only` (a hidden test set, for all but staff): only reference-free metrics' scores
+    are shown or ordered by; a reference-based metric's per-image scores would leak the references."""
     a, b, per_image = found.a, found.b, found.per_image
-    compared = [m.column for m in found.metrics if m.difference is not None]
+    compared = _explorable(found, reference_free_only)
     directions = {column.slug: column.higher_is_better for column in compared}
-    metric = explorer_metric(found, metric)
+    metric = explorer_metric(found, metric, reference_free_only=reference_free_only)
     if people is None:
         people = people_by_image(found)
     keyed: list[tuple[float, int]] = []
@@ -303,10 +307,17 @@ def explored_images(
     return out, len(keyed), pages
 
 
-def explorer_metric(found: Comparison, asked: str | None) -> str | None:
+def _explorable(found: Comparison, reference_free_only: bool) -> list[Column]:
+    """The compared metrics the explorer may show per image."""
+    compared = [m.column for m in found.metrics if m.difference is not None]
+    return [column for column in compared if column.reference_free or not reference_free_only]
+
+
+def explorer_metric(found: Comparison, asked: str | None, *, reference_free_only: bool = False) -> str | None:
     """The metric the explorer orders by: `asked` when it was compared, else the dataset's headline
-    metric when it was, else the first compared; None when none was."""
-    compared = [m.column.slug for m in found.metrics if m.difference is not None]
+    metric when it was, else the first compared; None when none was (of the reference-free ones
+    only, with `reference_free_only`)."""
+    compared = [column.slug for column in _explorable(found, reference_free_only)]
     for slug in (asked, found.dataset.headline_metric):
         if slug in compared:
             return slug

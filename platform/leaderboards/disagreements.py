@@ -22,7 +22,7 @@ import numpy as np
 from django.db.models import Avg, Exists, F, OuterRef, QuerySet
 
 from catalog.models import Caption, Dataset, Item, Judgment, PairJudgment
-from catalog.visibility import own_q
+from catalog.visibility import own_q, references_q
 from leaderboards.items import Reading
 from scoring.models import CorrelationResult, EvaluationJob, Metric, MetricVersion, Score
 
@@ -105,7 +105,8 @@ def ranked_items(found: dict[int, RankedItem]) -> list[RankedItem]:
 
 
 def scored_datasets(*, metric: Metric, viewer) -> list[Dataset]:
-    """The datasets with human judgments the viewer may see on whose own captions the metric has scores."""
+    """The datasets with human judgments the viewer may see and read (not a hidden test set, unless
+    staff) on whose own captions the metric has scores."""
     # Read from the small tables that record the scoring (a dataset job, an upload's job record, the
     # correlations), never by probing the scores themselves: on a large store that probe cost seconds
     # per request, and the leak crawl opens this page hundreds of times.
@@ -113,6 +114,7 @@ def scored_datasets(*, metric: Metric, viewer) -> list[Dataset]:
     correlated = CorrelationResult.objects.filter(metric_version__metric=metric, dataset=OuterRef("pk"))
     return list(
         Dataset.objects.visible_to(viewer)
+        .filter(references_q(viewer))
         .filter(kind__in=[Dataset.Kind.RATING, *PAIRED])
         .filter(Exists(jobs) | Exists(correlated))
         .order_by("title")
@@ -307,11 +309,12 @@ def metric_disagreements(
     """One page of the items of `dataset` (a slug; the first scored dataset when not given) where
     `metric` disagrees most with people in `dimension` (the dataset's people dimension when not one
     of its own), with every metric of `metrics` (the registered ones by default) read on their
-    captions. Raises Dataset.DoesNotExist when the viewer may not see a dataset of that slug."""
+    captions. Raises Dataset.DoesNotExist when the viewer may not see a dataset of that slug, or may
+    not read its judgments (a hidden test set)."""
     found = Disagreements(metric, scored_datasets(metric=metric, viewer=viewer))
     if dataset:
         chosen = next((d for d in found.datasets if d.slug == dataset), None)
-        found.dataset = chosen or Dataset.objects.visible_to(viewer).get(slug=dataset)
+        found.dataset = chosen or Dataset.objects.visible_to(viewer).filter(references_q(viewer)).get(slug=dataset)
     elif found.datasets:
         found.dataset = found.datasets[0]
     if found.dataset is None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from django.db.models import F, Prefetch
 
 from catalog.models import Caption, Item, Judgment
+from catalog.visibility import references_visible
 from scoring.models import Metric, Score
 
 # Detail keys shown as their own parts of a reading rather than in the raw detail.
@@ -53,6 +54,7 @@ class ItemPage:
     visual_context: str = ""  # VisCE² step 1 for this image (the same for every candidate)
     visual_context_model: str = ""
     columns: list[tuple[str, str]] = field(default_factory=list)  # (slug, name) of every metric with a score
+    references_shown: bool = True  # False on a hidden test set for all but staff (catalog.visibility)
 
     @property
     def written(self) -> bool:
@@ -60,17 +62,22 @@ class ItemPage:
 
 
 def item_page(*, item: Item, viewer=None) -> ItemPage:
+    """The item as `viewer` may read it: on a hidden test set (for all but staff) without its
+    references, judgments and reference-based metrics' scores (catalog.visibility)."""
+    readable = references_visible(item.dataset, viewer)
+    judgments = Judgment.objects.all() if readable else Judgment.objects.none()
     captions = (
         Caption.objects.visible_to(viewer)
         .filter(item=item)
         .select_related("system")
-        .prefetch_related(Prefetch("judgments", queryset=Judgment.objects.order_by("dimension", "id")))
+        .prefetch_related(Prefetch("judgments", queryset=judgments.order_by("dimension", "id")))
         .order_by("system__name", "id")
     )
     candidates = {caption.pk: Candidate(caption, list(caption.judgments.all())) for caption in captions}
-    page = ItemPage(item, list(candidates.values()))
+    page = ItemPage(item, list(candidates.values()), references_shown=readable)
     scores = (
-        Score.objects.filter(caption__in=list(candidates), metric_version=F("metric_version__metric__current_version"))
+        Score.objects.visible_to(viewer)
+        .filter(caption__in=list(candidates), metric_version=F("metric_version__metric__current_version"))
         .filter(metric_version__metric__in=Metric.objects.visible_to(viewer))
         .select_related("metric_version__metric")
         .order_by("metric_version__metric__slug")

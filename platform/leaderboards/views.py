@@ -19,6 +19,7 @@ from django.views.decorators.http import require_safe
 from capbench import limits, storage
 from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Dataset, Item, System
+from catalog.visibility import references_visible
 from leaderboards import charts, comparison, disagreements, index, rendering, selectors
 from leaderboards.caching import conditional_board, conditional_response, kept_fragment, page_validator
 from leaderboards.items import item_page
@@ -172,7 +173,9 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
             .select_related("metric_version")
             .order_by("protocol", "level", "dimension", "statistic")
         )
-        if chosen.kind == Dataset.Kind.RATING:
+        if chosen.kind == Dataset.Kind.RATING and not references_visible(chosen, request.user):
+            pass  # a hidden test set: its per-caption judgments are charted for staff only (catalog.visibility)
+        elif chosen.kind == Dataset.Kind.RATING:
             # One dimension of the human judgments (THumB's total, not its precision, recall and total mixed).
             dimension = chosen.people_dimension
             data = selectors.metric_on_dataset(metric=metric, dataset=chosen, dimension=dimension)
@@ -197,6 +200,7 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "metric": metric,
             "datasets": datasets,
             "dataset": chosen,
+            "charts_shown": chosen is not None and references_visible(chosen, request.user),
             "results": results,
             "figures": figures,
             "config_text": config_text,
@@ -427,9 +431,14 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
         number = int(request.GET.get("page", "1"))
     except ValueError:
         number = 1
-    people = comparison.people_by_image(found)
-    chosen = comparison.explorer_metric(found, request.GET.get("metric"))
-    images, ranked, pages = comparison.explored_images(found, order=order, metric=chosen, page=number, people=people)
+    # A hidden test set (for all but staff): no references, no per-image ratings, only reference-free
+    # metrics per image in the explorer; the differences above are system-level and shown.
+    shown = references_visible(dataset, request.user)
+    people = comparison.people_by_image(found) if shown else {}
+    chosen = comparison.explorer_metric(found, request.GET.get("metric"), reference_free_only=not shown)
+    images, ranked, pages = comparison.explored_images(
+        found, order=order, metric=chosen, page=number, people=people, reference_free_only=not shown
+    )
     context.update(
         found=found,
         compared=[m for m in found.metrics if m.difference is not None],
@@ -441,5 +450,7 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
         page_number=min(max(number, 1), pages),
         order=order,
         explore_metric=next((m.column for m in found.metrics if m.column.slug == chosen), None),
+        references_shown=shown,
+        explorable=[m for m in found.metrics if m.difference is not None and (shown or m.column.reference_free)],
     )
     return render(request, "leaderboards/compare.html", context)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import models
 
 from catalog.models import Caption, Dataset, System
-from catalog.visibility import metric_q, own_q, visible_q
+from catalog.visibility import metric_q, own_q, score_q
 
 
 def protocol_parts(key: str) -> tuple[str, str]:
@@ -198,8 +198,9 @@ class JobBatch(models.Model):
 
 class ScoreQuerySet(models.QuerySet["Score"]):
     def visible_to(self, viewer) -> ScoreQuerySet:
-        """Scores of the captions `viewer` may see (catalog.visibility)."""
-        return self.filter(visible_q(viewer, to_system="caption__system__"))
+        """Scores of the captions `viewer` may see, less a hidden test set's reference-based ones
+        (catalog.visibility.score_q)."""
+        return self.filter(score_q(viewer))
 
     def own(self) -> ScoreQuerySet:
         """Scores of the dataset's own captions (catalog.visibility.own_q), not submitted ones."""

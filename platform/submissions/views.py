@@ -17,6 +17,7 @@ from rest_framework.authtoken.models import Token
 from capbench.http import AuthenticatedHttpRequest
 from capbench.limits import limited
 from capbench.spreadsheets import spreadsheet_row
+from catalog.visibility import references_visible
 from scoring.models import Score
 from submissions import selectors
 from submissions.cards import results_card
@@ -76,8 +77,10 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_shown(pk=pk, viewer=request.user)
+    # On a hidden test set, reference-based metrics' per-caption scores are withheld (catalog.visibility).
     scores = (
-        Score.objects.filter(caption__system=submission.system)
+        Score.objects.visible_to(request.user)
+        .filter(caption__system=submission.system)
         .select_related("caption__item", "metric_version__metric")
         .order_by("caption__item__external_id", "metric_version__metric__slug")
     )
@@ -95,6 +98,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
             "page": page,
             "metric": metric,
             "is_owner": request.user.is_authenticated and request.user.pk == submission.owner_id,
+            "scores_withheld": not references_visible(submission.dataset, request.user),
         },
     )
 
@@ -146,7 +150,8 @@ def scores_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """Every per-caption score of the submission (one row per caption and metric), streamed."""
     submission = selectors.submission_shown(pk=pk, viewer=request.user)
     rows = (
-        Score.objects.filter(caption__system=submission.system)
+        Score.objects.visible_to(request.user)
+        .filter(caption__system=submission.system)
         .order_by("caption__item__external_id", "metric_version__metric__slug")
         .values_list(
             "caption__item__external_id",

@@ -3,8 +3,9 @@ score it offline and upload `(caption_id, score)` back (docs/datasets.md §5).
 
 Only the dataset's own captions are offered (`Caption.objects.own()`): on a meta-evaluation dataset
 those are the candidates people judged; a submission's captions are its owner's upload and never
-part of it. Every row carries the item's references: no dataset hides its references yet. Were one
-to, its rows would leave `references` out (reference-free metrics only), decided here, once.
+part of it. Every row carries the item's references, except on a hidden test set
+(`Dataset.references_hidden`), whose rows carry an empty list for everyone (reference-free metrics
+only), decided here, once.
 """
 
 from __future__ import annotations
@@ -78,13 +79,18 @@ def candidate_rows(dataset: Dataset) -> Iterator[CandidateRow]:
         Caption.objects.own()
         .filter(item__dataset=dataset)
         .order_by(*_ORDER)
-        .values_list(*_ORDER, "text", "item__references", "item__media__name")
+        .values_list(
+            *_ORDER,
+            "text",
+            "item__external_id" if dataset.references_hidden else "item__references",
+            "item__media__name",
+        )
     )
     for item, system, external_id, text, references, media in rows.iterator(chunk_size=_CHUNK):
         yield CandidateRow(
             caption_id=caption_key(item, system, external_id),
             candidate=text,
-            references=list(references or []),
+            references=[] if dataset.references_hidden else list(references or []),
             image=media or item,
             item=item,
             system=system,

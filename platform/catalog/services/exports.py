@@ -16,6 +16,10 @@ from catalog.importers.bundle import (
 from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System
 from catalog.visibility import own_q
 
+WITHHELD_NOTE = (
+    "References withheld: this is a hidden test set, so this copy carries no references, human "
+    "judgments or pair outcomes."
+)
 INFO_FIELDS = [
     "slug",
     "title",
@@ -33,10 +37,16 @@ INFO_FIELDS = [
 ]
 
 
-def dataset_bundle(*, dataset: Dataset) -> DatasetBundle:
+def dataset_bundle(*, dataset: Dataset, withhold_references: bool = False) -> DatasetBundle:
     """The dataset's own content, in storage order, as plain rows: its systems and captions, never
-    a submission's (those belong to their owners; catalog.visibility)."""
+    a submission's (those belong to their owners; catalog.visibility).
+
+    `withhold_references`: what a hidden test set offers a viewer who may not read its references
+    (catalog.visibility.references_visible): the items with empty references, no judgments, pairs
+    without their winner, votes or reference draw, and a protocol note saying so."""
     bundle = DatasetBundle(info=DatasetInfo(**{name: getattr(dataset, name) for name in INFO_FIELDS}))
+    if withhold_references:
+        bundle.info.protocol_notes = f"{WITHHELD_NOTE} {bundle.info.protocol_notes}".strip()
     bundle.systems = [
         SystemRow(**row)
         for row in System.objects.own()
@@ -50,16 +60,17 @@ def dataset_bundle(*, dataset: Dataset) -> DatasetBundle:
         .order_by("name")
         .values("name", "kind", "expected_md5", "manifest_path")
     ]
+    references = "external_id" if withhold_references else "references"  # never read when withheld
     bundle.items = [
         ItemRow(
             external_id=row["external_id"],
             media=row["media__name"],
-            references=row["references"],
+            references=[] if withhold_references else row["references"],
             metadata=row["metadata"],
         )
         for row in Item.objects.filter(dataset=dataset)
         .order_by("id")
-        .values("external_id", "media__name", "references", "metadata")
+        .values("external_id", "media__name", references, "metadata")
     ]
     keys: dict[int, CaptionKey] = {}
     for row in (
@@ -70,6 +81,20 @@ def dataset_bundle(*, dataset: Dataset) -> DatasetBundle:
     ):
         keys[row["id"]] = CaptionKey(row["item__external_id"], row["system__slug"], row["external_id"])
         bundle.captions.append(CaptionRow(key=keys[row["id"]], text=row["text"]))
+    if withhold_references:
+        bundle.pairs = [
+            PairRow(
+                external_id=row["external_id"],
+                item=row["item__external_id"],
+                caption_a=keys[row["caption_a_id"]],
+                caption_b=keys[row["caption_b_id"]],
+                category=row["category"],
+            )
+            for row in PairJudgment.objects.filter(dataset=dataset)
+            .order_by("id")
+            .values("external_id", "item__external_id", "caption_a_id", "caption_b_id", "category")
+        ]
+        return bundle
     bundle.judgments = [
         JudgmentRow(
             caption=keys[row["caption_id"]],
