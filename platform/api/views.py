@@ -34,6 +34,7 @@ from api.throttles import ActionRate, ApiRate, SubmissionRate, TokenRate
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import read_bundle
 from catalog.models import Dataset, Item, System
+from catalog.selectors import chosen_subset
 from catalog.services.candidates import FORMATS as CANDIDATE_FORMATS
 from catalog.services.imports import dataset_import
 from catalog.views import candidates_response
@@ -49,6 +50,7 @@ from leaderboards.caching import (
     searched,
 )
 from leaderboards.snapshots import board_payload
+from leaderboards.subsets import subset_payload
 from leaderboards.views import board_json
 from scoring.models import CorrelationResult, Metric, Score
 from submissions import selectors as submission_selectors
@@ -454,7 +456,8 @@ def _truthy(value) -> bool:
 
 
 class LeaderboardView(APIView):
-    """The captioner board of a dataset (systems × metrics); `?sort=<metric>&order=asc|desc`."""
+    """The captioner board of a dataset (systems × metrics); `?sort=<metric>&order=asc|desc`, and
+    `?domain=` one of the dataset's item subsets (nocaps' in-domain, near-domain, out-domain)."""
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> HttpResponse:
@@ -467,11 +470,14 @@ class LeaderboardView(APIView):
         def board() -> tuple[dict, bool]:
             """The board, and whether it is the snapshot the ETag was made from (not rebuilt since)."""
             payload, built = board_payload(state.dataset, with_version=True)
+            subset = chosen_subset(request.query_params, state.dataset)
+            if subset is not None:
+                payload = subset_payload(state.dataset, payload, subset)
             columns, rows = boards.captioner_board_query(
                 state.dataset, request.query_params, viewer=request.user, visible=state.visible, payload=payload
             )
             people = payload.get("people") if any(row.people for row in rows) else None
-            data = board_json(state.dataset, columns, rows, staff=request.user.is_staff, people=people)
+            data = board_json(state.dataset, columns, rows, staff=request.user.is_staff, people=people, subset=subset)
             return data, built is not None and built == state.version
 
         if request.accepted_renderer.format == "json":

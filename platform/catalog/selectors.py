@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System, ranked_q
@@ -23,6 +25,47 @@ def dataset_list_public(*, viewer=None) -> QuerySet[Dataset]:
         )
         .order_by("title")
     )
+
+
+def datasets_by_purpose(*, viewer=None) -> dict[str, list[Dataset]]:
+    """The public datasets in two lists: `benchmarks` (captioner benchmarks: references, no
+    judgments) and `meta_sets` (meta-evaluation sets: human judgments of captions)."""
+    datasets = list(dataset_list_public(viewer=viewer))
+    return {
+        "benchmarks": [d for d in datasets if d.is_benchmark],
+        "meta_sets": [d for d in datasets if not d.is_benchmark],
+    }
+
+
+SUBSET_FIELD = "domain"  # the item metadata key a board subset is read from (nocaps' domains)
+HIDDEN_SUBSET_MIN_ITEMS = 30
+SUBSET_NAME = re.compile(r"[\w.-]{1,40}")  # what a subset may be called (it goes into URLs and file names)
+_subsets_known: dict[tuple[int, str, bool], list[str]] = {}  # per dataset, content and hiding
+
+
+def item_subsets(dataset: Dataset) -> list[str]:
+    """The subsets of the dataset's items a board can be limited to (their `metadata["domain"]`
+    values, sorted), none when no item has one. On a hidden test set only the subsets of at least
+    HIDDEN_SUBSET_MIN_ITEMS items: a number over a few images would tell about their references.
+    Kept per process for each imported content (a re-import changes its fingerprint)."""
+    key = (dataset.pk, dataset.content_sha256, dataset.references_hidden)
+    if key not in _subsets_known:
+        counts: dict[str, int] = {}
+        found = Item.objects.filter(dataset=dataset, metadata__has_key=SUBSET_FIELD).values_list(
+            f"metadata__{SUBSET_FIELD}", flat=True
+        )
+        for value in found:
+            if isinstance(value, str) and SUBSET_NAME.fullmatch(value):
+                counts[value] = counts.get(value, 0) + 1
+        least = HIDDEN_SUBSET_MIN_ITEMS if dataset.references_hidden else 1
+        _subsets_known[key] = sorted(name for name, count in counts.items() if count >= least)
+    return _subsets_known[key]
+
+
+def chosen_subset(params, dataset: Dataset) -> str | None:
+    """The subset `?domain=` names when it is one of the dataset's (item_subsets), else None."""
+    asked = params.get(SUBSET_FIELD)
+    return asked if asked and asked in item_subsets(dataset) else None
 
 
 def dataset_counts(*, dataset: Dataset, viewer=None) -> dict[str, int]:

@@ -16,13 +16,11 @@ from catalog.visibility import references_visible
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "catalog/home.html", {"datasets": selectors.dataset_list_public(viewer=request.user)})
+    return render(request, "catalog/home.html", selectors.datasets_by_purpose(viewer=request.user))
 
 
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    return render(
-        request, "catalog/dataset_list.html", {"datasets": selectors.dataset_list_public(viewer=request.user)}
-    )
+    return render(request, "catalog/dataset_list.html", selectors.datasets_by_purpose(viewer=request.user))
 
 
 def dataset_detail(request: HttpRequest, slug: str) -> HttpResponse:

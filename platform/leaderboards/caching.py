@@ -41,6 +41,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 
 from catalog.models import Dataset
+from catalog.selectors import chosen_subset
 from leaderboards.selectors import PEOPLE, BoardRequestState, board_request_state, captioner_board_params
 from leaderboards.snapshots import board_payload, digest_of, payload_digests
 
@@ -217,6 +218,9 @@ def board_validators(request: BoardRequest, state: BoardRequestState, *, variant
     digests = state.digests or payload_digests(board_payload(dataset))  # (a snapshot from before digests)
     shown = [digest for system, digest in digests["rows"] if system in state.visible]
     query = board_query(request, set(digests["slugs"]), api=api)
+    subset = chosen_subset(request.GET, dataset)  # one of the dataset's own values only: never free text
+    if subset is not None:
+        query["domain"] = subset
     return '"{}"'.format(
         _digest(
             deployment_digest(),

@@ -127,7 +127,7 @@ def _summed(statistics: list) -> list | None:
     return [sum(column) for column in zip(*statistics, strict=True)]
 
 
-def _statistic(slug: str, values: np.ndarray, statistics: list) -> tuple[Callable, str]:
+def metric_statistic(slug: str, values: np.ndarray, statistics: list) -> tuple[Callable, str]:
     """How a system's number is made from weighted images: the metric's own corpus number when it
     can be resampled (BLEU from its summed counts, every mean metric), else the mean of per-image
     scores."""
@@ -220,10 +220,10 @@ def _differences(inputs: ComparisonInputs) -> list[MetricDifference]:
             continue
         assert scores_a is not None and scores_b is not None  # (both is empty otherwise)
         columns_of = [position[i] for i in both]
-        statistic_a, basis_a = _statistic(
+        statistic_a, basis_a = metric_statistic(
             column.slug, np.array([scores_a.values[i] for i in both]), [scores_a.statistics[i] for i in both]
         )
-        statistic_b, basis_b = _statistic(
+        statistic_b, basis_b = metric_statistic(
             column.slug, np.array([scores_b.values[i] for i in both]), [scores_b.statistics[i] for i in both]
         )
         if basis_a != basis_b:

@@ -122,7 +122,7 @@ def people_header(dimension: str, *, sort: str | None, best_first: bool, query: 
 
 def _header(slug, name, higher, column, sort, best_first, query, empty, *, dimension: str = "") -> Header:
     sorted_here = slug == sort
-    params = {k: v for k, v in query.items() if k in ("q", "only")}
+    params = {k: v for k, v in query.items() if k in ("q", "only") or (k == "domain" and v)}
     params["sort"] = slug
     if sorted_here and best_first:
         params["order"] = "asc" if higher else "desc"

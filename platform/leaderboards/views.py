@@ -19,10 +19,12 @@ from django.views.decorators.http import require_safe
 from capbench import limits, storage
 from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Dataset, Item, System
+from catalog.selectors import chosen_subset, item_subsets
 from catalog.visibility import references_visible
 from leaderboards import charts, comparison, disagreements, index, rendering, selectors
 from leaderboards.caching import conditional_board, conditional_response, kept_fragment, page_validator
 from leaderboards.items import item_page
+from leaderboards.subsets import subset_payload
 from leaderboards.systems import system_page
 from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
 from scoring.services.pictures import picture_name
@@ -35,6 +37,9 @@ def captioner_board(
     request: HttpRequest, dataset: Dataset, *, visible: AbstractSet[int], payload: dict
 ) -> HttpResponse:
     query = selectors.captioner_board_params(request.GET)
+    subset = chosen_subset(request.GET, dataset)
+    if subset is not None:  # nocaps' domains: every number again over that subset's images
+        payload = subset_payload(dataset, payload, subset)
     board = selectors.captioner_board_shown(dataset, request.GET, viewer=request.user, visible=visible, payload=payload)
     columns, rows, sort = board.columns, board.rows, board.sort
     download = request.GET.get("download")
@@ -42,10 +47,11 @@ def captioner_board(
     people = payload.get("people") if any(row.people for row in rows) else None
     if download == "json":
         return JsonResponse(
-            board_json(dataset, columns, rows, staff=staff, people=people), json_dumps_params={"indent": 1}
+            board_json(dataset, columns, rows, staff=staff, people=people, subset=subset),
+            json_dumps_params={"indent": 1},
         )
     if download == "csv":
-        return _board_csv(dataset, columns, rows, people=people)
+        return _board_csv(dataset, columns, rows, people=people, subset=subset)
     best_first = True
     if sort is not None and query.descending is not None:
         higher = True if sort == selectors.PEOPLE else next(c.higher_is_better for c in columns if c.slug == sort)
@@ -54,7 +60,7 @@ def captioner_board(
     # What people said leads where most systems have it (a human-evaluation board), else follows the metrics.
     people_first = bool(people) and 2 * sum(1 for row in rows if row.people) > len(rows)
     shown = [column for group in groups for column in group.columns]
-    params = {"q": query.search, "only": query.only or ""}
+    params = {"q": query.search, "only": query.only or "", "domain": subset or ""}
     sort_name = "people" if sort == selectors.PEOPLE else next((c.name for c in columns if c.slug == sort), "")
     return render(
         request,
@@ -83,6 +89,8 @@ def captioner_board(
                 dataset_slug=dataset.slug,
             ),
             "compare_default": _compare_default(rows),
+            "subsets": item_subsets(dataset),
+            "subset": subset,
         },
     )
 
@@ -310,11 +318,15 @@ def _clean(value: float | None) -> float | None:
     return None if value is None else float(f"{value:.12g}")
 
 
-def board_json(dataset, columns, rows, *, staff: bool = False, people: str | None = None) -> dict:
+def board_json(
+    dataset, columns, rows, *, staff: bool = False, people: str | None = None, subset: str | None = None
+) -> dict:
     """The board as JSON: raw values (0–1 metrics as 0–1) with `points`, what the pages multiply
-    them by, and each value's 95% interval; a cell's note (the job's error) only for staff."""
+    them by, and each value's 95% interval; a cell's note (the job's error) only for staff.
+    `domain`: the subset of images the numbers are computed over (null: all)."""
     return {
         "dataset": dataset.slug,
+        "domain": subset,
         "headline_metric": dataset.headline_metric,
         "people_dimension": people,
         "metrics": [
@@ -353,7 +365,7 @@ def _json_cell(cell: selectors.Cell, *, staff: bool) -> dict:
     }
 
 
-def _board_csv(dataset, columns, rows, *, people: str | None = None) -> HttpResponse:
+def _board_csv(dataset, columns, rows, *, people: str | None = None, subset: str | None = None) -> HttpResponse:
     """One row per system: rank, names, then per metric its number as the page shows it (×points,
     4 decimals) and its interval's ends (empty where it has none); the people column where shown."""
     out = io.StringIO()
@@ -372,7 +384,8 @@ def _board_csv(dataset, columns, rows, *, people: str | None = None) -> HttpResp
             line += _csv_cell(row.cells[column.slug], column.points)
         writer.writerow(spreadsheet_row(line))
     response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{dataset.slug}-leaderboard.csv"'
+    name = f"{dataset.slug}-{subset}" if subset else dataset.slug  # (a subset is one of the dataset's own values)
+    response["Content-Disposition"] = f'attachment; filename="{name}-leaderboard.csv"'
     return response
 
 

@@ -1,0 +1,88 @@
+"""A captioner board over one subset of a dataset's items: nocaps' in-domain, near-domain and
+out-domain images (the items' `metadata["domain"]`, kept by the importer).
+
+A subset's board is the dataset's board with every metric's number computed again from the stored
+per-caption scores of the items in the subset, under the same metric version the whole board shows:
+the mean of the per-caption values, or for a corpus metric (BLEU) its corpus value from the summed
+counts, with a 95% percentile interval over 1,000 bootstrap draws of the subset's images. A corpus
+metric's weights fitted on the whole split (CIDEr-D's document frequencies) stay the whole split's,
+as the per-caption scores were computed with them (docs/datasets.md §8).
+
+Built on the first request for a (board snapshot, subset) and kept in Valkey under the snapshot's
+digests, so it is rebuilt exactly when the board is. Which subsets a dataset has is
+`catalog.selectors.item_subsets` (on a hidden test set only those with enough items: a system-level
+number over a few images would tell too much about their references).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from catalog.models import Dataset
+from catalog.selectors import SUBSET_FIELD
+from evaluation.metaeval.paired import image_weights
+from leaderboards.caching import kept_get, kept_set
+from leaderboards.comparison import metric_statistic
+from leaderboards.snapshots import digest_of, payload_digests
+from scoring.models import Score
+from scoring.selectors import system_values_shown
+
+REPLICATES = 1000
+
+
+def subset_payload(dataset: Dataset, payload: dict, subset: str) -> dict:
+    """`payload` (the dataset's board snapshot) with every number computed on `subset`'s items."""
+    key = "subset-board:" + digest_of([dataset.pk, payload_digests(payload), subset, dataset.references_hidden])
+    kept = kept_get(key)
+    if kept is None:
+        kept = _subset_build(dataset, payload, subset)
+        kept_set(key, kept)
+    return kept
+
+
+def _subset_build(dataset: Dataset, payload: dict, subset: str) -> dict:
+    built = copy.deepcopy(payload)
+    built["people"] = None
+    systems = [row["system"]["id"] for row in built["rows"]]
+    versions = {key: shown.metric_version_id for key, shown in system_values_shown(dataset=dataset).items()}
+    per_caption: dict[tuple[int, int], list[tuple[int, float, list | None]]] = defaultdict(list)
+    rows = Score.objects.filter(
+        caption__system_id__in=systems,
+        caption__item__dataset=dataset,
+        **{f"caption__item__metadata__{SUBSET_FIELD}": subset},
+        metric_version_id__in=set(versions.values()),
+        value__isnull=False,
+    ).values_list("caption__system_id", "metric_version_id", "caption__item_id", "value", "statistics")
+    for system_id, version_id, item_id, value, statistics in rows.iterator(chunk_size=5000):
+        per_caption[(system_id, version_id)].append((item_id, value, statistics))
+    for row in built["rows"]:
+        row.pop("people", None)
+        for slug, cell in row["cells"].items():
+            version = versions.get((row["system"]["id"], slug))
+            found = per_caption.get((row["system"]["id"], version)) if version is not None else None
+            if cell["state"] != "value":
+                continue
+            if not found:
+                cell.update(value=None, low=None, high=None, state="missing", note=f"no {subset} caption scored")
+                continue
+            cell.update(_subset_cell(slug, found), state="value", note=f"{len(found):,} {subset} captions")
+    return built
+
+
+def _subset_cell(slug: str, found: list[tuple[int, float, list | None]]) -> dict:
+    """The metric's number over the found captions, with its bootstrap interval over their images."""
+    found.sort(key=lambda entry: entry[0])
+    values = np.array([value for _, value, _ in found], dtype=float)
+    statistic, _ = metric_statistic(slug, values, [statistics for _, _, statistics in found])
+    value = float(statistic(None))
+    low = high = None
+    if len(found) > 1:
+        draws = np.asarray(statistic(image_weights(len(found), replicates=REPLICATES)), dtype=float)
+        draws = draws[np.isfinite(draws)]
+        if len(draws):
+            low, high = (float(bound) for bound in np.percentile(draws, [2.5, 97.5]))
+    return {"value": value if math.isfinite(value) else None, "low": low, "high": high}
