@@ -57,6 +57,7 @@ def run_fetch(command: BaseCommand, options: dict) -> None:
         progress=sys.stderr,
         say=command.stdout.write,
     )
+    command.stdout.write(f"{entry.name}: files in {outcome.folder}")
     if outcome.imported is not None:
         imported = outcome.imported
         counts = ", ".join(f"{count:,} {name}" for name, count in imported.counts.items() if count)
