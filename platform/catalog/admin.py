@@ -16,8 +16,9 @@ class DatasetAdmin(admin.ModelAdmin):
         "source_format",
         "protocol_version",
         "is_public",
+        "references_hidden",
     ]
-    list_filter = ["modality", "kind", "is_public"]
+    list_filter = ["modality", "kind", "is_public", "references_hidden"]
     search_fields = ["slug", "title"]
     readonly_fields = ["content_sha256", "created_at", "updated_at"]
 
