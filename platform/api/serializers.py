@@ -44,7 +44,7 @@ class ItemSerializer(serializers.ModelSerializer):
         fields = ["external_id", "references", "media_available"]
 
     def get_references(self, item: Item) -> list[str] | None:
-        return list(item.references) if self.context.get("references_shown", True) else None
+        return list(item.references) if self.context.get("references_shown") is True else None  # fails closed
 
     def get_media_available(self, item: Item) -> bool:
         return item.media is not None and bool(item.media.stored_path)

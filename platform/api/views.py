@@ -31,6 +31,7 @@ from accounts.lockout import attempt_refusal, attempt_succeeded, lockout_respons
 from api import serializers
 from api.pagination import ScoreCursor
 from api.throttles import ActionRate, ApiRate, SubmissionRate, TokenRate
+from capbench import limits
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import read_bundle
 from catalog.models import Dataset, Item, System
@@ -50,7 +51,7 @@ from leaderboards.caching import (
     searched,
 )
 from leaderboards.snapshots import board_payload
-from leaderboards.subsets import subset_payload
+from leaderboards.subsets import subset_kept, subset_payload
 from leaderboards.views import board_json
 from scoring.models import CorrelationResult, Metric, Score
 from submissions import selectors as submission_selectors
@@ -466,11 +467,17 @@ class LeaderboardView(APIView):
         except Dataset.DoesNotExist:
             raise NotFound("no such dataset") from None
         etag = board_validators(request, state, variant=request.accepted_renderer.format, api=True)
+        subset = chosen_subset(request.query_params, state.dataset)
+        if subset is not None and not_modified(request._request, etag) is None:
+            payload, _ = board_payload(state.dataset, with_version=True)
+            if subset_kept(state.dataset, payload, subset) is None:  # a bootstrap per cell: rate-limited
+                decision = limits.hit("comparisons", f"address:{limits.client_address(request._request)}")
+                if not decision.allowed:
+                    return limits.too_many(request._request, decision, "board computations")
 
         def board() -> tuple[dict, bool]:
             """The board, and whether it is the snapshot the ETag was made from (not rebuilt since)."""
             payload, built = board_payload(state.dataset, with_version=True)
-            subset = chosen_subset(request.query_params, state.dataset)
             if subset is not None:
                 payload = subset_payload(state.dataset, payload, subset)
             columns, rows = boards.captioner_board_query(

@@ -61,9 +61,6 @@ class Dataset(models.Model):
         FOIL = "foil", "foil pairs (known winner)"
         BENCHMARK = "benchmark", "captioner benchmark (references, no judgments)"
 
-    # The kinds that hold human judgments of captions: meta-evaluation sets, where metrics are ranked.
-    META_EVALUATION = (Kind.RATING, Kind.PAIRWISE, Kind.FOIL)
-
     slug = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200)
     description = models.TextField(blank=True)

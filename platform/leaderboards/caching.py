@@ -227,7 +227,7 @@ def board_validators(request: BoardRequest, state: BoardRequestState, *, variant
             digests["columns"],
             shown,
             sorted(query.items()),
-            (dataset.pk, dataset.slug, dataset.title, dataset.headline_metric),
+            (dataset.pk, dataset.slug, dataset.title, dataset.headline_metric, dataset.references_hidden),
             viewer_key(request),
             request.path,
             variant,

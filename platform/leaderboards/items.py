@@ -54,7 +54,7 @@ class ItemPage:
     visual_context: str = ""  # VisCE² step 1 for this image (the same for every candidate)
     visual_context_model: str = ""
     columns: list[tuple[str, str]] = field(default_factory=list)  # (slug, name) of every metric with a score
-    references_shown: bool = True  # False on a hidden test set for all but staff (catalog.visibility)
+    references_shown: bool = False  # True unless a hidden test set and the viewer is not staff (catalog.visibility)
 
     @property
     def written(self) -> bool:

@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import F, OuterRef, QuerySet, Subquery
 
 from catalog.models import Caption, Dataset, Judgment, System
+from catalog.visibility import references_visible
 from evaluation.metaeval.published import published_value
 from leaderboards.columns import Column, metric_board_columns
 from leaderboards.snapshots import board_payload
@@ -281,12 +282,14 @@ def captioner_board(
     if visible is None:
         visible = systems_visible(dataset, viewer)
     ordered = []
+    # A hidden test set's human ratings are for staff only, its systems' mean ratings too (catalog.visibility).
+    ratings_shown = references_visible(dataset, viewer)
     for row in payload["rows"]:
         if row["system"]["id"] not in visible:
             continue
         submission = SubmissionInfo(**row["submission"]) if row["submission"] else None
         cells = {slug: Cell(**cell) for slug, cell in row["cells"].items()}
-        people = Cell(**row["people"]) if row.get("people") else None
+        people = Cell(**row["people"]) if row.get("people") and ratings_shown else None
         ordered.append(BoardRow(SystemInfo(**row["system"]), cells, submission, people))
     # Sorted and ranked among every system the viewer sees, then searched and filtered: a system
     # found by its name keeps its place on the whole board.

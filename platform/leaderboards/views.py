@@ -24,7 +24,7 @@ from catalog.visibility import references_visible
 from leaderboards import charts, comparison, disagreements, index, rendering, selectors
 from leaderboards.caching import conditional_board, conditional_response, kept_fragment, page_validator
 from leaderboards.items import item_page
-from leaderboards.subsets import subset_payload
+from leaderboards.subsets import subset_kept, subset_payload
 from leaderboards.systems import system_page
 from scoring.models import CorrelationResult, Metric, Score, SignificanceResult
 from scoring.services.pictures import picture_name
@@ -39,6 +39,10 @@ def captioner_board(
     query = selectors.captioner_board_params(request.GET)
     subset = chosen_subset(request.GET, dataset)
     if subset is not None:  # nocaps' domains: every number again over that subset's images
+        if subset_kept(dataset, payload, subset) is None:  # a bootstrap per cell: counted like comparisons
+            decision = limits.hit("comparisons", f"address:{limits.client_address(request)}")
+            if not decision.allowed:
+                return limits.too_many(request, decision, "board computations")
         payload = subset_payload(dataset, payload, subset)
     board = selectors.captioner_board_shown(dataset, request.GET, viewer=request.user, visible=visible, payload=payload)
     columns, rows, sort = board.columns, board.rows, board.sort
@@ -275,14 +279,21 @@ def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
         slug=request.GET.get("metric", ""), submission__isnull=False
     )
     own = SignificanceResult.objects.filter(subject__in=subject)
-    result = get_object_or_404(
-        own if own.filter(dataset=dataset).exists() else SignificanceResult.objects.filter(subject__isnull=True),
-        dataset=dataset,
-        protocol=request.GET.get("protocol", ""),
-        dimension=request.GET.get("dimension", ""),
-        statistic=request.GET.get("statistic", ""),
-        level=request.GET.get("level", "caption"),
-    )
+    results = own if own.filter(dataset=dataset).exists() else SignificanceResult.objects.filter(subject__isnull=True)
+    results = results.filter(dataset=dataset, level=request.GET.get("level", "caption"))
+    if not any(request.GET.get(name) for name in ("protocol", "dimension", "statistic")):
+        # The dataset's default page (the dataset list links here): its first clusters, or a page
+        # saying there are none yet.
+        result = results.order_by("protocol", "dimension", "statistic").first()
+        if result is None:
+            return render(request, "leaderboards/significance.html", {"dataset": dataset, "result": None})
+    else:
+        result = get_object_or_404(
+            results,
+            protocol=request.GET.get("protocol", ""),
+            dimension=request.GET.get("dimension", ""),
+            statistic=request.GET.get("statistic", ""),
+        )
     names = dict(Metric.objects.visible_to(request.user).filter(slug__in=result.metrics).values_list("slug", "name"))
     # A metric hidden or withdrawn since the clusters were computed is left out until they are again.
     shown = [i for i, slug in enumerate(result.metrics) if slug in names]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from catalog.models import Dataset, Judgment, PairJudgment
+from catalog.visibility import references_q
 from scoring.models import CorrelationResult, Metric
 from workbench.models import MetricSubmission, MetricUpload, UploadedFile
 
@@ -17,11 +18,13 @@ SUSPICIOUS_TAU = 0.95
 
 
 def scorable_datasets(viewer) -> list[Dataset]:
-    """Datasets the viewer may see that have human judgments: what a metric can be compared on."""
+    """Datasets the viewer may see that have human judgments: what a metric can be compared on. Not
+    a hidden test set's, unless staff: correlating made-up scores with its ratings, caption by
+    caption, would read them back one at a time (catalog.visibility)."""
     judged = Exists(Judgment.objects.filter(caption__item__dataset=OuterRef("pk"))) | Exists(
         PairJudgment.objects.filter(dataset=OuterRef("pk"))
     )
-    return list(Dataset.objects.visible_to(viewer).filter(judged).order_by("title"))
+    return list(Dataset.objects.visible_to(viewer).filter(references_q(viewer)).filter(judged).order_by("title"))
 
 
 def metrics_of(*, owner) -> QuerySet[MetricSubmission]:
@@ -53,7 +56,12 @@ class DatasetCheck:
 
     @property
     def suspicious(self) -> bool:
-        return self.strongest is not None and self.strongest > SUSPICIOUS_TAU and self.dataset.is_public
+        return (
+            self.strongest is not None
+            and self.strongest > SUSPICIOUS_TAU
+            and self.dataset.is_public
+            and not self.dataset.references_hidden
+        )
 
 
 @dataclass

@@ -21,6 +21,7 @@ from django.utils.text import slugify
 
 from catalog.models import Dataset
 from catalog.services.candidates import caption_keys, is_meta_evaluation
+from catalog.visibility import references_visible
 from evaluation.metrics import slugs as registered_slugs
 from scoring.models import EvaluationJob, Metric, MetricVersion, Score
 from scoring.queues import enqueue
@@ -103,6 +104,10 @@ def metric_submit(
     for dataset in datasets:
         if not is_meta_evaluation(dataset):
             raise MetricRefused(f"{dataset.slug} has no human judgments: a metric is compared with people on another")
+        if not references_visible(dataset, owner):
+            raise MetricRefused(
+                f"{dataset.slug} is a hidden test set: its judgments are not open to comparison by uploaded scores"
+            )
     existing = _existing(owner, info)
     with ExitStack() as stack:
         checked, errors = [], []

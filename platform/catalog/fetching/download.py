@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import http.client
 import os
+import socket
+import ssl
 import time
 import urllib.error
 import urllib.request
@@ -136,7 +138,7 @@ def _already_here(source: SourceFile, target: Path, say: Callable[[str], None]) 
         return None
     size = target.stat().st_size
     stamped = present(source, target.parent)
-    digest = stamped or file_sha256(target)
+    digest = file_sha256(target)  # hashed again every time: a file changed in place is never trusted
     if source.sha256 is None or digest == source.sha256:
         if stamped is None:
             _write_stamp(target, digest, size)
@@ -190,8 +192,13 @@ def _fetch_once(source: SourceFile, part: Path, progress: TextIO | None) -> int:
         if error.code in RETRIED_STATUS:
             raise _Transient(f"HTTP {error.code} {error.reason}", 0) from None
         raise FetchError(f"{source.url}: HTTP {error.code} {error.reason}") from None
-    except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as error:
-        raise _Transient(f"cannot connect: {getattr(error, 'reason', error)}", 0) from None
+    except urllib.error.URLError as error:
+        if isinstance(error.reason, (socket.gaierror, ssl.SSLCertVerificationError, ConnectionRefusedError)):
+            # No retry can mend an unknown host, a certificate that does not verify or a refused port.
+            raise FetchError(f"{source.url}: cannot connect: {error.reason}") from None
+        raise _Transient(f"cannot connect: {error.reason}", 0) from None
+    except (TimeoutError, ConnectionError, http.client.HTTPException) as error:
+        raise _Transient(f"cannot connect: {error}", 0) from None
     with response:
         mode = "ab"
         if offset and response.status == 206:

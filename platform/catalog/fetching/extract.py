@@ -12,6 +12,7 @@ import os
 import stat
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,9 +28,17 @@ CHUNK = 1 << 20
 
 @dataclass(frozen=True)
 class Member:
-    name: str
+    name: str  # normalised ("./a/b" and "a\\b" read "a/b"): what the patterns match
     size: int
     kind: str  # "file", "dir" or "link" (a link inside the archive's folder: never extracted)
+    raw: str = ""  # the name as the archive stores it: what the member is read by
+
+
+def total_budget(archive: Path) -> int:
+    """The most the selected members may unpack to: 20 times the archive (the catalogue's text
+    archives unpack to about 5 times theirs, media to about as much) plus 64 MiB; beyond it, a
+    zip bomb."""
+    return 20 * archive.stat().st_size + (64 << 20)
 
 
 def extract(archive: Path, destination: Path, patterns: tuple[str, ...]) -> list[Path]:
@@ -40,6 +49,12 @@ def extract(archive: Path, destination: Path, patterns: tuple[str, ...]) -> list
         files = [member for member in selected if member.kind == "file"]
         if not files:
             raise FetchError(f"{archive}: no member matches {', '.join(patterns)}")
+        total, budget = sum(member.size for member in files), total_budget(archive)
+        if total > budget:
+            raise FetchError(
+                f"{archive}: the members needed would unpack to {total:,} bytes, over the {budget:,}-byte budget "
+                "for an archive of this size; the archive is refused"
+            )
         written = []
         for member in files:
             target = destination.joinpath(*PurePosixPath(member.name).parts)
@@ -50,7 +65,7 @@ def extract(archive: Path, destination: Path, patterns: tuple[str, ...]) -> list
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             temporary = target.with_name(target.name + ".extracting")
-            with reader(member.name) as origin, temporary.open("wb") as sink:
+            with reader(member.raw or member.name) as origin, temporary.open("wb") as sink:
                 copied = 0
                 while block := origin.read(CHUNK):
                     copied += len(block)
@@ -63,6 +78,15 @@ def extract(archive: Path, destination: Path, patterns: tuple[str, ...]) -> list
 
 @contextmanager
 def _opened(archive: Path) -> Iterator[tuple[list[Member], Callable[[str], IO[bytes]]]]:
+    try:
+        with _opened_archive(archive) as opened:
+            yield opened
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error) as error:
+        raise FetchError(f"{archive}: a damaged archive ({error}); delete it and fetch again") from None
+
+
+@contextmanager
+def _opened_archive(archive: Path) -> Iterator[tuple[list[Member], Callable[[str], IO[bytes]]]]:
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zipped:
             yield [_zip_member(archive, zipped, info) for info in zipped.infolist()], zipped.open
@@ -99,9 +123,9 @@ def _zip_member(archive: Path, bundle: zipfile.ZipFile, info: zipfile.ZipInfo) -
         if info.file_size > 4096:
             raise FetchError(f"{archive}: member {info.filename!r} is a link with a {info.file_size:,}-byte target")
         _check_link(archive, name, bundle.read(info).decode("utf-8", "replace"))
-        return Member(name=name, size=0, kind="link")
+        return Member(name=name, size=0, kind="link", raw=info.filename)
     _check_size(archive, info.filename, info.file_size)
-    return Member(name=name, size=info.file_size, kind="dir" if info.is_dir() else "file")
+    return Member(name=name, size=info.file_size, kind="dir" if info.is_dir() else "file", raw=info.filename)
 
 
 def _tar_member(archive: Path, info: tarfile.TarInfo) -> Member:
@@ -115,7 +139,7 @@ def _tar_member(archive: Path, info: tarfile.TarInfo) -> Member:
     if not (info.isfile() or info.isdir()):
         raise FetchError(f"{archive}: member {info.name!r} is not a regular file or folder; the archive is refused")
     _check_size(archive, info.name, info.size)
-    return Member(name=name, size=info.size, kind="dir" if info.isdir() else "file")
+    return Member(name=name, size=info.size, kind="dir" if info.isdir() else "file", raw=info.name)
 
 
 def _check_link(archive: Path, name: str, target: str) -> None:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from catalog.importers.bundle import DatasetBundle, DatasetInfo, SystemRow
-from catalog.importers.polos_csv import parse_judged_csv
-from catalog.importers.sources import source_file
+from catalog.importers.polos_csv import parse_judged
 
 FORMAT = "nebula"
 SPLITS = ("train", "val", "test")
@@ -24,8 +23,7 @@ SYSTEM = SystemRow(
 
 
 def parse(path: Path, *, split: str = DEFAULT_SPLIT) -> DatasetBundle:
-    source = source_file(path, f"nebula_{split}.csv")
-    return parse_judged_csv(source, info=_info(split), system=SYSTEM)
+    return parse_judged(path, f"nebula_{split}", info=_info(split), system=SYSTEM)
 
 
 def _info(split: str) -> DatasetInfo:

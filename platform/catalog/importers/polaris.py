@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from catalog.importers.bundle import DatasetBundle, DatasetInfo, SystemRow
-from catalog.importers.polos_csv import parse_judged_csv
-from catalog.importers.sources import source_file
+from catalog.importers.polos_csv import parse_judged
 
 FORMAT = "polaris"
 SPLITS = ("train", "val", "test")
@@ -27,8 +26,7 @@ SYSTEM = SystemRow(
 
 
 def parse(path: Path, *, split: str = DEFAULT_SPLIT) -> DatasetBundle:
-    source = source_file(path, f"polaris_{split}.csv")
-    return parse_judged_csv(source, info=_info(split), system=SYSTEM)
+    return parse_judged(path, f"polaris_{split}", info=_info(split), system=SYSTEM)
 
 
 def _info(split: str) -> DatasetInfo:

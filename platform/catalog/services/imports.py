@@ -10,6 +10,7 @@ from django.db import connection, models, transaction
 
 from catalog.importers.bundle import DatasetBundle
 from catalog.models import Caption, Dataset, ImportRecord, Item, Judgment, Media, PairJudgment, System
+from catalog.services.references import HidingRefused, hiding_problem
 
 BATCH = 5000
 
@@ -45,6 +46,9 @@ def dataset_import(
     has are removed, except submitted systems' captions and attached media files.
     """
     started = time.perf_counter()
+    problem = hiding_problem(bundle.info.kind) if references_hidden else None
+    if problem:
+        raise HidingRefused(problem)
     fingerprint = bundle.fingerprint()
     info = asdict(bundle.info)
     info["slug"] = slug or bundle.info.slug

@@ -20,13 +20,20 @@ class Served:
 
 
 @contextmanager
-def range_server(files: dict[str, bytes], *, honour_range: bool = True) -> Iterator[Served]:
+def range_server(
+    files: dict[str, bytes], *, honour_range: bool = True, unavailable: tuple[str, ...] = ()
+) -> Iterator[Served]:
+    """`unavailable`: paths answered 503 Service Unavailable (a transient failure)."""
     served = Served(files=dict(files), honour_range=honour_range)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the http.server API)
             body = served.files.get(self.path.lstrip("/"))
             wanted = self.headers.get("Range")
+            if self.path.lstrip("/") in unavailable:
+                served.requests.append((self.path, wanted, 503))
+                self.send_error(503)
+                return
             if body is None:
                 served.requests.append((self.path, wanted, 404))
                 self.send_error(404)

@@ -1,5 +1,7 @@
 """The catalog pages render the stored content, escaped."""
 
+from pathlib import Path
+
 import pytest
 
 from catalog.importers.registry import read_bundle
@@ -126,3 +128,19 @@ def test_system_counts_are_the_systems_the_viewer_sees_on_the_board(client, demo
     assert agree() == anonymous + 1  # their private one; the withdrawn one is off the board for all
     client.force_login(django_user_model.objects.create_user("staff", is_staff=True))
     assert agree() == anonymous + 1
+
+
+def test_the_dataset_list_separates_benchmarks_from_meta_evaluation_sets_each_opening_on_its_page(client, demo_dataset):
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "datasets" / "nocaps" / "nocaps_val_4500_captions.json"
+    benchmark = dataset_import(bundle=read_bundle("nocaps", fixture), source_path="test").dataset
+    for url in ("/", "/datasets/"):
+        page = client.get(url).content.decode()
+        benchmarks, meta = page.split('id="benchmark-datasets"')[1].split('id="meta-evaluation"')
+        assert benchmark.title in benchmarks and demo_dataset.title not in benchmarks
+        assert demo_dataset.title in meta and benchmark.title not in meta
+        assert f'href="/datasets/{benchmark.slug}/leaderboard/"' in benchmarks
+        assert f'href="/datasets/{demo_dataset.slug}/significance/"' in meta
+    # Each default page answers, also before any metric was correlated (the metrics ranked: none yet)
+    assert client.get(f"/datasets/{benchmark.slug}/leaderboard/").status_code == 200
+    ranked = client.get(f"/datasets/{demo_dataset.slug}/significance/")
+    assert ranked.status_code == 200 and "no metric has been correlated" in ranked.content.decode()

@@ -37,6 +37,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "datasets"
 REFERENCE, JUDGE, SCORE, FREE = "qzrefmark", "qzjudgemark", "qzscoremark", "qzfreemark"
 HIDDEN = (REFERENCE, JUDGE, SCORE)
 REFERENCE_VALUE = "0.123456"  # every per-caption score of the reference-based metric (system-level: 0.5)
+REFERENCE_SHOWN = (REFERENCE_VALUE, "0.1235", "12.35", "12.3456")
 
 
 @dataclass
@@ -44,6 +45,7 @@ class World:
     benchmark: Dataset
     rated: Dataset
     submission: Submission
+    other: Submission  # a second public submission, to compare with
     owner: object
     stranger: object
     staff: object
@@ -100,15 +102,19 @@ def world(demo_dataset, django_user_model, settings, tmp_path) -> World:
         {"image_id": int(item.external_id), "caption": f"a dog on item {item.external_id}"}
         for item in Item.objects.filter(dataset=benchmark)
     ]
-    submission = submission_create(
-        owner=owner,
-        dataset=benchmark,
-        file_name="results.json",
-        content=json.dumps(results).encode(),
-        method=MethodInfo("open captioner", "a public method", "", ""),
-        is_public=True,
+    submission, other = (
+        submission_create(
+            owner=owner,
+            dataset=benchmark,
+            file_name=f"results-{n}.json",
+            content=json.dumps([{**row, "caption": f"{row['caption']} take {n}"} for row in results]).encode(),
+            method=MethodInfo(f"open captioner {n}", "a public method", "", ""),
+            is_public=True,
+        )
+        for n in (1, 2)
     )
-    _scores(list(Caption.objects.filter(system=submission.system)), submission.system, benchmark)
+    for scored in (submission, other):  # two, so the compare page's explorer opens
+        _scores(list(Caption.objects.filter(system=scored.system)), scored.system, benchmark)
     board_refresh(dataset_id=benchmark.pk)
 
     rated = demo_dataset
@@ -124,7 +130,7 @@ def world(demo_dataset, django_user_model, settings, tmp_path) -> World:
     board_refresh(dataset_id=rated.pk)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # the world is in the test's transaction: plan for its real sizes
-    return World(benchmark, rated, submission, owner, stranger, staff)
+    return World(benchmark, rated, submission, other, owner, stranger, staff)
 
 
 def _fill(world: World) -> dict[str, list[str]]:
@@ -145,14 +151,15 @@ def _queries(world: World) -> list[str]:
         f"?dataset={world.rated.slug}&system={world.submission.system.slug}&metric=bleu_4",
         "?download=csv",
         "?format=csv",
-        f"?a={world.submission.system.slug}&b={world.submission.system.slug}&order=differ&metric=bleu_4",
+        f"?a={world.submission.system.slug}&b={world.other.system.slug}&order=differ&metric=bleu_4",
         f"?dataset={world.rated.slug}&metric=bleu_4&page=1&caption={first.pk if first else ''}",
     ]
 
 
 def _leaks(body: str, url: str) -> list[str]:
     found = [marker for marker in HIDDEN if marker in body and marker not in url.lower()]
-    return found + ([REFERENCE_VALUE] if REFERENCE_VALUE in body or "0.1235" in body else [])
+    shown = [value for value in REFERENCE_SHOWN if value in body]  # as stored, to 4 places, or ×100
+    return found + shown
 
 
 def test_no_url_shows_a_hidden_test_sets_references_or_judgments_to_anyone_but_staff(client, world):
@@ -172,6 +179,14 @@ def test_no_url_shows_a_hidden_test_sets_references_or_judgments_to_anyone_but_s
         # A search for a reference's words finds nothing (it would tell, word by word, what they say).
         browser = seen[f"/datasets/{world.benchmark.slug}/items/?q={REFERENCE}&search={REFERENCE}"]
         assert "0 items matching" in browser
+        # The explorer opened (two systems compared), with the reference-free metric only.
+        compared = next(
+            body for url, body in seen.items() if url.startswith(f"/datasets/{world.benchmark.slug}/compare/?a=")
+        )
+        assert compared.startswith("200") and "hidden test set: image by image" in compared
+        # The systems' mean human ratings of the hidden meta-evaluation set are not on its board.
+        board = seen[f"/api/v1/leaderboards/{world.rated.slug}/"]
+        assert '"people_dimension":null' in board.replace(" ", "") and '"people":' not in board
 
     client.force_login(world.staff)
     staff_sees = crawl(client, urls, queries)

@@ -18,7 +18,7 @@ from catalog.services.candidates import FORMATS, candidate_lines, is_meta_evalua
 from catalog.services.exports import dataset_bundle
 from catalog.services.imports import dataset_import
 from catalog.services.media import media_attach, media_manifest_apply
-from catalog.services.references import dataset_references_set
+from catalog.services.references import HidingRefused, dataset_references_set
 
 
 class Command(BaseCommand):
@@ -70,7 +70,7 @@ class Command(BaseCommand):
             getattr(self, f"do_{action}")(options)
         except ImportFormatError as error:
             raise CommandError(f"nothing was imported: {error}") from None
-        except FetchError as error:
+        except (FetchError, HidingRefused) as error:
             raise CommandError(str(error)) from None
 
     def dataset(self, slug: str) -> Dataset:

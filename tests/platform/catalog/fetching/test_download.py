@@ -102,9 +102,19 @@ def test_transient_http_errors_are_retried_then_reported(tmp_path, monkeypatch):
     with range_server({}) as served, pytest.raises(FetchError, match="HTTP 404"):  # 404: not retried
         download(_source(f"{served.base}/missing.bin"), tmp_path)
     assert pauses == []
-    with pytest.raises(FetchError, match="gave up after 6 attempts"):
+    with range_server({}, unavailable=("busy.bin",)) as served, pytest.raises(FetchError, match="gave up after 6"):
+        download(_source(f"{served.base}/busy.bin"), tmp_path)  # 503: retried
+    assert pauses == list(downloading.RETRY_DELAYS) and len(served.requests) == 6
+
+
+def test_failures_no_retry_can_mend_are_reported_at_once(tmp_path, monkeypatch):
+    pauses = []
+    monkeypatch.setattr(downloading, "sleep", pauses.append)
+    with pytest.raises(FetchError, match="Connection refused"):
         download(_source("http://127.0.0.1:9/nothing-listens-here"), tmp_path)
-    assert pauses == list(downloading.RETRY_DELAYS)
+    with pytest.raises(FetchError, match="cannot connect"):
+        download(_source("http://no-such-host.invalid/file.bin"), tmp_path)  # DNS: not retried
+    assert pauses == []
 
 
 def test_present_file_with_wrong_content_is_downloaded_again(tmp_path):

@@ -82,3 +82,33 @@ def test_no_matching_member_and_not_an_archive_are_errors(tmp_path):
     plain.write_text("hello")
     with pytest.raises(FetchError, match="not a zip or tar"):
         extract(plain, tmp_path / "out", ("*",))
+
+
+def test_members_named_with_a_leading_dot_slash_are_read_by_their_own_name(tmp_path):
+    archive = tmp_path / "dotted.tar.gz"
+    with tarfile.open(archive, "w:gz") as tarred:
+        payload = b'{"ok": true}'
+        info = tarfile.TarInfo("./d/a.json")
+        info.size = len(payload)
+        tarred.addfile(info, io.BytesIO(payload))
+    written = extract(archive, tmp_path / "out", ("d/*.json",))
+    assert [path.read_bytes() for path in written] == [b'{"ok": true}']
+
+
+def test_a_damaged_archive_is_a_plain_error(tmp_path):
+    archive = tmp_path / "broken.zip"
+    good = tmp_path / "good.zip"
+    with zipfile.ZipFile(good, "w") as zipped:
+        zipped.writestr("a.txt", "x" * 1000)
+    archive.write_bytes(good.read_bytes()[:-30])  # the central directory cut short
+    with pytest.raises(FetchError, match="not a zip or tar archive|damaged"):
+        extract(archive, tmp_path / "out", ("*",))
+
+
+def test_members_that_unpack_far_beyond_the_archive_are_refused(tmp_path):
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+        zipped.writestr("zeros.bin", b"\0" * (80 << 20))  # 80 MiB of zeros: a few dozen KB compressed
+    with pytest.raises(FetchError, match="budget"):
+        extract(archive, tmp_path / "out", ("*.bin",))
+    assert not (tmp_path / "out" / "zeros.bin").exists()

@@ -2,6 +2,7 @@
 (tests/fixtures/datasets/<format>/): counts, the protocol, located errors, the canonical round trip."""
 
 import io
+import json
 import os
 import pickle
 import shutil
@@ -98,8 +99,35 @@ def test_nebula_bad_record_is_located(tmp_path, replace, line, field):
 
 def test_polos_csv_missing_column_is_named(tmp_path):
     (tmp_path / "nebula_test.csv").write_text("mt,refs,imgid\na,\"['b']\",c.jpg\n")
-    with pytest.raises(ImportFormatError, match="field 'score': missing column"):
+    with pytest.raises(ImportFormatError, match=r"line 1: field 'score': missing \(also read as: score, human_score\)"):
         read_bundle("nebula", tmp_path)
+
+
+def test_nebula_as_a_json_list_and_polaris_under_its_cards_column_names(tmp_path):
+    """Nebula's `[{imgid, mt, refs, score}]` and the dataset cards' `cand`/`human_score`/`img` read
+    like the authors' CSV: the same items, captions and judgments."""
+    records = [
+        {"imgid": "a.jpg", "mt": "a dog runs", "refs": ["a dog", "a brown dog"], "score": 0.75},
+        {"imgid": "a.jpg", "mt": "a cat", "refs": ["a dog", "a brown dog"], "score": 0.25},
+        {"imgid": "b.jpg", "mt": "two birds", "refs": ["birds on a wire"], "score": 1.0},
+    ]
+    (tmp_path / "nebula_test.json").write_text(json.dumps(records))
+    from_json = read_bundle("nebula", tmp_path)
+    assert (from_json.counts()["items"], from_json.counts()["captions"], from_json.counts()["judgments"]) == (2, 3, 3)
+    assert [j.value for j in from_json.judgments] == [0.75, 0.25, 1.0]
+    cards = tmp_path / "cards"
+    cards.mkdir()
+    rows = "".join(f'{r["mt"]},"{r["refs"]!r}",{r["score"]},{r["imgid"]}\n' for r in records)
+    (cards / "polaris_test.csv").write_text("cand,refs,human_score,img\n" + rows)
+    from_cards = read_bundle("polaris", cards)
+    assert [(c.text, j.value) for c, j in zip(from_cards.captions, from_cards.judgments, strict=True)] == [
+        (c.text, j.value) for c, j in zip(from_json.captions, from_json.judgments, strict=True)
+    ]
+    records[1]["score"] = "high"
+    (tmp_path / "nebula_test.json").write_text(json.dumps(records))
+    with pytest.raises(ImportFormatError) as error:
+        read_bundle("nebula", tmp_path)
+    assert error.value.field == "[1].score"
 
 
 # FOIL
