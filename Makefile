@@ -57,7 +57,7 @@ test: $(VENV)/.installed-dev browser lint
 		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest $(PYTEST_ARGS)
 
 # The developer's loop: lint, import contracts, types and every test not marked slow (those start
-# real workers, servers or a browser, crawl every URL, or read the full shared datasets).
+# real workers, servers or a browser, crawl every URL, or read the full human-judgment datasets in tests/data).
 check: $(VENV)/.installed-dev lint
 	DJANGO_SETTINGS_MODULE=capbench.settings.test \
 		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -m "not slow" -q $(PYTEST_ARGS)

@@ -27,6 +27,14 @@ def expected_checksums() -> dict[str, str]:
     return {row["file"]: row["sha256"] for row in rows if row}
 
 
+def _intact(folder: Path) -> bool:
+    """Whether every decompressed file is there with SOURCES.md's sha256 (12 MB: a few tens of ms)."""
+    return all(
+        (folder / name).is_file() and hashlib.sha256((folder / name).read_bytes()).hexdigest() == sha256
+        for name, sha256 in expected_checksums().items()
+    )
+
+
 def judgment_data() -> Path:
     """The folder holding the decompressed files (`flickr8k/`, `pascal50s/`, `msvd_eval/`)."""
     compressed = sorted(ARCHIVE.rglob("*.xz"))
@@ -34,8 +42,9 @@ def judgment_data() -> Path:
     for file in compressed:
         digest.update(file.relative_to(ARCHIVE).as_posix().encode() + b"\0" + file.read_bytes())
     target = CACHE / digest.hexdigest()[:16]
-    if target.is_dir():
+    if target.is_dir() and _intact(target):
         return target
+    shutil.rmtree(target, ignore_errors=True)  # (an edited or damaged copy: made again)
     CACHE.mkdir(parents=True, exist_ok=True)
     expected = expected_checksums()
     building = Path(tempfile.mkdtemp(prefix="building-", dir=CACHE))

@@ -257,7 +257,7 @@ def explored_images(
     `reference_free_only` (a hidden test set, for all but staff): only reference-free metrics' scores
     are shown or ordered by; a reference-based metric's per-image scores would leak the references."""
     a, b, per_image = found.a, found.b, found.per_image
-    compared = _explorable(found, reference_free_only)
+    compared = explorable_columns(found, reference_free_only)
     directions = {column.slug: column.higher_is_better for column in compared}
     metric = explorer_metric(found, metric, reference_free_only=reference_free_only)
     if people is None:
@@ -307,7 +307,7 @@ def explored_images(
     return out, len(keyed), pages
 
 
-def _explorable(found: Comparison, reference_free_only: bool) -> list[Column]:
+def explorable_columns(found: Comparison, reference_free_only: bool) -> list[Column]:
     """The compared metrics the explorer may show per image."""
     compared = [m.column for m in found.metrics if m.difference is not None]
     return [column for column in compared if column.reference_free or not reference_free_only]
@@ -317,7 +317,7 @@ def explorer_metric(found: Comparison, asked: str | None, *, reference_free_only
     """The metric the explorer orders by: `asked` when it was compared, else the dataset's headline
     metric when it was, else the first compared; None when none was (of the reference-free ones
     only, with `reference_free_only`)."""
-    compared = [column.slug for column in _explorable(found, reference_free_only)]
+    compared = [column.slug for column in explorable_columns(found, reference_free_only)]
     for slug in (asked, found.dataset.headline_metric):
         if slug in compared:
             return slug

@@ -185,9 +185,8 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
             .select_related("metric_version")
             .order_by("protocol", "level", "dimension", "statistic")
         )
-        if chosen.kind == Dataset.Kind.RATING and not references_visible(chosen, request.user):
-            pass  # a hidden test set: its per-caption judgments are charted for staff only (catalog.visibility)
-        elif chosen.kind == Dataset.Kind.RATING:
+        charted = references_visible(chosen, request.user)  # a hidden test set's ratings: staff only
+        if chosen.kind == Dataset.Kind.RATING and charted:
             # One dimension of the human judgments (THumB's total, not its precision, recall and total mixed).
             dimension = chosen.people_dimension
             data = selectors.metric_on_dataset(metric=metric, dataset=chosen, dimension=dimension)
@@ -197,7 +196,7 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
                     "heatmap": charts.heatmap(data, dimension=dimension),
                     "distribution": charts.distribution(data),
                 }
-        else:
+        elif chosen.kind != Dataset.Kind.RATING:  # pair accuracy by category: aggregates, for everyone
             categories = [
                 (r.dimension, r.value, r.low, r.high)
                 for r in results
@@ -475,6 +474,6 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
         order=order,
         explore_metric=next((m.column for m in found.metrics if m.column.slug == chosen), None),
         references_shown=shown,
-        explorable=[m for m in found.metrics if m.difference is not None and (shown or m.column.reference_free)],
+        explorable=comparison.explorable_columns(found, reference_free_only=not shown),
     )
     return render(request, "leaderboards/compare.html", context)

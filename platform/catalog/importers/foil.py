@@ -67,6 +67,14 @@ def parse(path: Path) -> DatasetBundle:
             )
         text = normalise_whitespace(original.caption)
         refs = [ref for ref in references[original.image_id] if ref != text]
+        if len(refs) == len(references[original.image_id]):  # the original is not among them: said, kept all
+            bundle.warnings.append(
+                f"{source}: {original.where}: the original caption is not among image {original.image_id}'s "
+                "COCO captions, so all of them stay as references"
+            )
+            bundle.report["originals_not_found_among_references"] = (
+                bundle.report.get("originals_not_found_among_references", 0) + 1
+            )
         if not refs:
             raise ImportFormatError(
                 coco_file, None, None, f"image {original.image_id} has no caption other than {original.where}'s"

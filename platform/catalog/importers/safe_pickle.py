@@ -20,6 +20,7 @@ MAX_BYTES = 2 * 1024**3
 
 
 class _ArrayType:
+    __slots__ = ()  # a pickle's BUILD can set no attribute on the shared placeholder
     """Stands for `numpy.ndarray` in a pickle: an argument of `_reconstruct`, never callable."""
 
 
