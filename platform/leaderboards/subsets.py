@@ -70,7 +70,8 @@ def _subset_build(dataset: Dataset, payload: dict, subset: str) -> dict:
         value__isnull=False,
     ).values_list("caption__system_id", "metric_version_id", "caption__item_id", "value", "statistics")
     for system_id, version_id, item_id, value, statistics in rows.iterator(chunk_size=5000):
-        per_caption[(system_id, version_id)].append((item_id, value, statistics))
+        if value is not None:  # (filtered above; said again for the type checker)
+            per_caption[(system_id, version_id)].append((item_id, value, statistics))
     for row in built["rows"]:
         row.pop("people", None)
         for slug, cell in row["cells"].items():
