@@ -104,6 +104,8 @@ def _karpathy(corpus: str, split: str) -> dict:
         "folder": "karpathy",
         "files": [{**KARPATHY_ZIP, "extract": [member, f"*/{member}"]}],
         "import": {"format": "karpathy", "path": f"**/{member}", "split": split, "slug": f"{corpus}-karpathy-{split}"},
+        # Karpathy's COCO test, val and restval images are all COCO val2014 images (train: train2014's).
+        **({"media": COCO_VAL_IMAGES} if corpus == "coco" and split != "train" else {}),
     }
 
 
