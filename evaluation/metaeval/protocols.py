@@ -106,6 +106,62 @@ PROTOCOLS = {
             "one pair per row",
             "the whole 50-reference pool",
         ),
+        # The sets added with the catalogue (docs/datasets.md §2.6-2.9). Their papers' headline statistic
+        # first; no published number is reproduced here yet (no real file could be read: §7).
+        Protocol(
+            "polaris",
+            "paper",
+            "1",
+            ("tau_c", "tau_b"),
+            "one row per candidate (one rating each)",
+            "the record's references",
+            notes="Polos: Kendall tau-c on the test split",
+        ),
+        Protocol("polaris", "canonical", "1", RATING_STATISTICS, "one row per candidate", "the record's references"),
+        Protocol(
+            "nebula",
+            "paper",
+            "1",
+            ("tau_c", "tau_b"),
+            "one row per candidate (one rating each)",
+            "the record's references",
+            notes="DENEB: Kendall tau-c on the test split",
+        ),
+        Protocol("nebula", "canonical", "1", RATING_STATISTICS, "one row per candidate", "the record's references"),
+        Protocol(
+            "composite",
+            "paper",
+            "1",
+            ("tau_c", "tau_b"),
+            _FLAT + "; correctness (thoroughness apart)",
+            "the image's Karpathy captions less the judged human one",
+            notes="CLIPScore/PAC-S: Kendall tau-c (tau-b also reported)",
+        ),
+        Protocol(
+            "composite",
+            "canonical",
+            "1",
+            RATING_STATISTICS,
+            _FLAT,
+            "the image's Karpathy captions less the judged human one",
+        ),
+        Protocol(
+            "foil",
+            "paper",
+            "1",
+            ("accuracy",),
+            "one pair per foil caption (the original should win); metric tie = wrong",
+            "the image's other 4 COCO captions (the 4-ref setting)",
+            notes="FOIL as CLIPScore/PAC-S score it; the 1-ref setting (each pair's stored draw) is not computed",
+        ),
+        Protocol(
+            "foil",
+            "canonical",
+            "1",
+            ("accuracy", "accuracy_ties_half"),
+            "one pair per foil caption",
+            "the image's other 4 COCO captions",
+        ),
     )
 }
 

@@ -9,11 +9,18 @@ from evaluation.metaeval.protocols import PROTOCOLS, protocol, rating_cells
 
 def test_every_dataset_has_a_paper_and_a_canonical_protocol():
     datasets = {p.dataset for p in PROTOCOLS.values()}
-    assert datasets == {"flickr8k-expert", "flickr8k-cf", "msvd-eval", "thumb", "pascal50s"}
+    assert datasets == {
+        *("flickr8k-expert", "flickr8k-cf", "msvd-eval", "thumb", "pascal50s"),
+        *("polaris", "nebula", "composite", "foil"),
+    }
     for dataset in datasets:
         assert protocol(dataset, "paper").version and protocol(dataset, "canonical").version
     assert protocol("flickr8k-expert").statistics[0] == "tau_c"
     assert protocol("flickr8k-cf").statistics[0] == "tau_b"
+    assert [protocol(name).statistics[0] for name in ("polaris", "nebula", "composite", "foil")] == [
+        *("tau_c", "tau_c", "tau_c"),
+        "accuracy",
+    ]
     with pytest.raises(KeyError, match="no 'paper' protocol"):
         protocol("nope")
 

@@ -1,6 +1,8 @@
 """Dataset scoring through the engine reproduces the published Flickr8k-Expert Kendall values from
 stored per-caption scores, and Pascal-50S gets pairwise accuracies per category."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -77,3 +79,26 @@ def test_system_level_cells_where_a_dataset_has_real_systems():
     assert system_cells["tau_b"].value == 1.0 and system_cells["tau_b"].n == 4
     assert system_cells["pearson"].value == pytest.approx(1.0)
     assert CorrelationResult.objects.filter(dataset=dataset, level="caption", statistic="tau_b").count() == 1
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "datasets"
+
+
+def test_the_added_sets_are_correlated_under_their_papers_protocols():
+    """FOIL through its pairs (accuracy, the original should win) and Polaris through its ratings
+    (tau-c first), from real scores of the engine on the fixtures."""
+    foil = dataset_import(bundle=read_bundle("foil", FIXTURES / "foil"), source_path="test").dataset
+    polaris = dataset_import(bundle=read_bundle("polaris", FIXTURES / "polaris"), source_path="test").dataset
+    for dataset in (foil, polaris):
+        run_jobs(dataset_plan(dataset=dataset, slugs=["cider_d"]))
+    foil_cells = {(r.protocol, r.statistic): r for r in CorrelationResult.objects.filter(dataset=foil)}
+    assert {"foil/paper@1", "foil/canonical@1"} == {protocol for protocol, _ in foil_cells}
+    scores = dict(Score.objects.filter(caption__item__dataset=foil).values_list("caption_id", "value"))
+    pairs = PairJudgment.objects.filter(dataset=foil)
+    direct = pairwise_accuracy(
+        [scores[p.caption_a_id] for p in pairs], [scores[p.caption_b_id] for p in pairs], [p.winner for p in pairs]
+    )
+    assert foil_cells[("foil/paper@1", "accuracy")].value == pytest.approx(direct.strict)
+    assert ("foil/paper@1", "accuracy_ties_half") not in foil_cells  # the paper counts a tie as wrong
+    polaris_cells = {(r.protocol, r.statistic) for r in CorrelationResult.objects.filter(dataset=polaris)}
+    assert ("polaris/paper@1", "tau_c") in polaris_cells and ("polaris/canonical@1", "pearson") in polaris_cells
