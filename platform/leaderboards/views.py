@@ -39,11 +39,12 @@ def captioner_board(
     query = selectors.captioner_board_params(request.GET)
     subset = chosen_subset(request.GET, dataset)
     if subset is not None:  # nocaps' domains: every number again over that subset's images
-        if subset_kept(dataset, payload, subset) is None:  # a bootstrap per cell: counted like comparisons
+        kept = subset_kept(dataset, payload, subset)
+        if kept is None:  # a bootstrap per cell: counted like comparisons
             decision = limits.hit("comparisons", f"address:{limits.client_address(request)}")
             if not decision.allowed:
                 return limits.too_many(request, decision, "board computations")
-        payload = subset_payload(dataset, payload, subset)
+        payload = kept if kept is not None else subset_payload(dataset, payload, subset)
     board = selectors.captioner_board_shown(dataset, request.GET, viewer=request.user, visible=visible, payload=payload)
     columns, rows, sort = board.columns, board.rows, board.sort
     download = request.GET.get("download")
