@@ -42,7 +42,7 @@ browser:
 	@command -v chromium >/dev/null || ! command -v apt-get >/dev/null || [ "$$(id -u)" != 0 ] || \
 		(apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null))
 
-LINTED := platform evaluation tests bench
+LINTED := platform evaluation tests bench client
 
 # Style, format and import order (ruff). The import contracts and types run as tests
 # (tests/platform/test_architecture.py, tests/test_types.py), so both targets below check them.

@@ -1,0 +1,377 @@
+"""`capbench`: sign in, submit a results file and watch it scored, read results, boards and scores,
+download candidates and upload a metric's scores (docs/client.md has an example of each).
+
+The server is `--url`, else $CAPBENCH_URL, else the saved one (`capbench login`), else
+http://127.0.0.1:8000; the token `--token`, else $CAPBENCH_TOKEN, else the saved one when the server
+is the one it was saved for. An error is one message (and the server's located problems, one a
+line) on stderr and exit status 1; never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import getpass
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from capbench_client import config
+from capbench_client.api import Client
+from capbench_client.errors import CapBenchError, Conflict, NotFound, WaitTimedOut
+from capbench_client.progress import ProgressDisplay
+from capbench_client.tables import board_text, progress_text, results_text, table
+from capbench_client.version import VERSION
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+PROGRAM = "capbench"
+
+
+class Failed(Exception):
+    """A command's own refusal (a bad argument, a failed submission): its message, exit status 1."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status (0 when it did what was asked)."""
+    args = parser().parse_args(argv)
+    try:
+        return int(args.command(args) or 0)
+    except CapBenchError as error:
+        return _fail(str(error))
+    except Failed as error:
+        return _fail(str(error))
+    except (OSError, ValueError) as error:  # an unreadable or unwritable file, a bad --url
+        if isinstance(error, BrokenPipeError):  # `capbench scores | head`
+            return 0
+        return _fail(_file_problem(error))
+    except KeyboardInterrupt:
+        sys.stderr.write("\n")
+        return 130
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog=PROGRAM, description="The CapBench command line: submit, wait, read results.")
+    top.add_argument("--version", action="version", version=f"capbench-client {VERSION}")
+    top.add_argument("--url", help=f"the server (default: $CAPBENCH_URL, the saved one, else {DEFAULT_URL})")
+    top.add_argument("--token", help="an API token (default: $CAPBENCH_TOKEN, else the saved one)")
+    top.add_argument(
+        "--retries", type=int, default=4, metavar="N", help="retries of a request refused as busy or unanswered (4)"
+    )
+    commands = top.add_subparsers(title="commands", metavar="COMMAND", required=True)
+
+    def command(name: str, run: Callable[[argparse.Namespace], int | None], text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=text, description=text)
+        sub.set_defaults(command=run)
+        return sub
+
+    login = command("login", _login, "sign in and save the API token (readable by you only)")
+    login.add_argument("--username", help="the account's name (asked for when not given)")
+    command("logout", _logout, "forget the saved token")
+
+    submit = command("submit", _submit, "upload a results file (JSON, JSON Lines or CSV of image_id, caption)")
+    submit.add_argument("dataset", help="the dataset's slug")
+    submit.add_argument("file", type=Path, help="the results file")
+    submit.add_argument("--name", help="the method's name (default: the file's name without its extension)")
+    submit.add_argument("--description", default="")
+    submit.add_argument("--paper-url", default="")
+    submit.add_argument("--code-url", default="")
+    submit.add_argument("--metric", action="append", default=[], help="a metric to score (repeat; default: all)")
+    submit.add_argument("--public", action="store_true", help="show it on the public board")
+    submit.add_argument("--wait", action="store_true", help="show the progress, then the results")
+    submit.add_argument("--timeout", type=float, metavar="SECONDS", help="with --wait: give up waiting after this long")
+    submit.add_argument("--poll", type=float, default=2.0, help=argparse.SUPPRESS)
+
+    results = command("results", _results, "a submission's results: value, 95%% interval and rank per metric")
+    results.add_argument("submission", type=int)
+    results.add_argument("--json", action="store_true", help="the server's JSON")
+
+    board = command("board", _board, "a dataset's captioner leaderboard")
+    board.add_argument("dataset")
+    board.add_argument("--csv", action="store_true", help="the whole board as CSV")
+    board.add_argument("--json", action="store_true", help="the whole board as the server's JSON")
+    board.add_argument("--sort", metavar="METRIC", help="rank by this metric (default: the headline metric)")
+    board.add_argument("--order", choices=["asc", "desc"])
+    board.add_argument("--domain", help="a subset of the images (nocaps: in-domain, near-domain, out-domain)")
+    board.add_argument("--output", type=Path, help="write to this file (default: stdout)")
+
+    scores = command("scores", _scores, "per-caption scores, every page")
+    scores.add_argument("--dataset")
+    scores.add_argument("--system")
+    scores.add_argument("--metric")
+    scores.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    scores.add_argument("--page-size", type=int, help="rows per request (the server's default: 500; at most 5000)")
+    scores.add_argument("--output", type=Path, help="write to this file (default: stdout)")
+
+    candidates = command("candidates", _candidates, "a meta-evaluation dataset's candidates, to score them")
+    candidates.add_argument("dataset")
+    candidates.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    candidates.add_argument("--output", type=Path, help="write to this file (default: stdout)")
+
+    upload = command("metric-upload", _metric_upload, "upload a metric's scores (caption_id, score) per dataset")
+    upload.add_argument("name", help="the metric's name (the same name again: a new version)")
+    upload.add_argument(
+        "--scores", action="append", required=True, metavar="DATASET=FILE", help="a dataset's scores file (repeat)"
+    )
+    upload.add_argument("--description", default="")
+    upload.add_argument("--paper-url", default="")
+    upload.add_argument("--code-url", default="")
+    upload.add_argument("--lower-is-better", action="store_true")
+    upload.add_argument("--reference-free", action="store_true")
+    upload.add_argument("--public", action="store_true")
+
+    command("datasets", _datasets, "the datasets")
+    command("metrics", _metrics, "the metrics")
+    return top
+
+
+# Where and as whom
+
+
+def _client(args: argparse.Namespace, *, token: bool = True) -> Client:
+    saved = config.load()
+    url = args.url or os.environ.get("CAPBENCH_URL") or saved.get("url") or DEFAULT_URL
+    key = args.token or os.environ.get("CAPBENCH_TOKEN")
+    if not key and saved.get("token") and _same_server(saved.get("url", ""), url):
+        key = saved["token"]  # a saved token goes only to the server it came from
+    return Client(url, key if token else None, attempts=1 + max(0, args.retries), on_retry=_retrying)
+
+
+def _same_server(one: str, other: str) -> bool:
+    return one.rstrip("/") == other.rstrip("/")
+
+
+def _retrying(attempt: int, seconds: float, why: str) -> None:
+    sys.stderr.write(f"{PROGRAM}: {why}; trying again in {seconds:.0f} s (attempt {attempt + 1})\n")
+
+
+# Commands
+
+
+def _login(args: argparse.Namespace) -> int:
+    client = _client(args, token=False)
+    interactive = sys.stdin.isatty()
+    username = args.username or (input("Username: ") if interactive else sys.stdin.readline()).strip()
+    if not username:
+        raise Failed("no username given (--username)")
+    password = getpass.getpass("Password: ") if interactive else sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        raise Failed("no password given (on the terminal, or one line on stdin)")
+    token = client.token_login(username, password)
+    path = config.save({"url": client.url, "token": token})
+    print(f"Signed in to {client.url} as {username}; the token is saved in {path} (readable by you only).")
+    return 0
+
+
+def _logout(args: argparse.Namespace) -> int:
+    path = config.config_path()
+    print(f"Removed {path}." if config.remove(path) else f"Nothing saved ({path} does not exist).")
+    return 0
+
+
+def _submit(args: argparse.Namespace) -> int:
+    client = _client(args)
+    file: Path = args.file
+    if not file.is_file():
+        raise Failed(f"{file}: no such file")
+    try:
+        submission = client.submit(
+            args.dataset,
+            file,
+            method_name=args.name or file.stem,
+            description=args.description,
+            paper_url=args.paper_url,
+            code_url=args.code_url,
+            metrics=args.metric,
+            public=args.public,
+        )
+    except Conflict as error:
+        known = f" as submission {error.submission}" if error.submission else ""
+        raise Failed(f"this file was already submitted{known}: {error.page or error.message}") from None
+    number = submission["id"]
+    print(f"Submission {number} ({submission.get('status', 'queued')}): {client.url}/submissions/{number}/")
+    if not args.wait:
+        return 0
+    display = ProgressDisplay(sys.stderr)
+    try:
+        state = client.wait(number, poll=args.poll, timeout=args.timeout, on_progress=display)
+    except WaitTimedOut as error:
+        raise Failed(f"{error.message}; it goes on: `capbench results {number}` later") from None
+    finally:
+        display.close()
+    try:
+        print(results_text(client.results(number)))
+    except NotFound:  # a server older than the results card
+        print(progress_text(state))
+    if state.get("status") != "done":
+        raise Failed(f"submission {number} {state.get('status')}: {state.get('error') or 'see the metrics above'}")
+    return 0
+
+
+def _results(args: argparse.Namespace) -> int:
+    card = _client(args).results(args.submission)
+    print(json.dumps(card, indent=2) if args.json else results_text(card))
+    return 0
+
+
+def _board(args: argparse.Namespace) -> int:
+    client = _client(args)
+    query = {"sort": args.sort, "order": args.order, "domain": args.domain}
+    if args.csv:
+        text = client.board_csv(args.dataset, **query)
+    else:
+        board = client.board(args.dataset, **query)
+        text = json.dumps(board, indent=2) + "\n" if args.json else board_text(board) + "\n"
+    with _opened(args.output) as out:
+        out.write(text)
+    if args.output:
+        print(f"Wrote {args.output}.", file=sys.stderr)
+    return 0
+
+
+def _scores(args: argparse.Namespace) -> int:
+    if args.page_size is not None and args.page_size < 1:
+        raise Failed("--page-size: a whole number from 1")
+    rows = _client(args).scores(dataset=args.dataset, system=args.system, metric=args.metric, page_size=args.page_size)
+    with _opened(args.output) as out:
+        count = _write_rows(rows, out, args.format)
+    print(f"{count:,} scores{f' written to {args.output}' if args.output else ''}.", file=sys.stderr)
+    return 0
+
+
+def _candidates(args: argparse.Namespace) -> int:
+    chunks = _client(args).candidates(args.dataset, args.format)
+    size = 0
+    with _opened_binary(args.output) as out:
+        for chunk in chunks:
+            out.write(chunk)
+            size += len(chunk)
+    if args.output:
+        print(f"Wrote {size:,} bytes to {args.output}.", file=sys.stderr)
+    return 0
+
+
+def _metric_upload(args: argparse.Namespace) -> int:
+    files: dict[str, Path] = {}
+    for given in args.scores:
+        dataset, sep, name = given.partition("=")
+        if not sep or not dataset or not name:
+            raise Failed(f"--scores {given}: write it DATASET=FILE")
+        if not Path(name).is_file():
+            raise Failed(f"{name}: no such file")
+        files[dataset] = Path(name)
+    client = _client(args)
+    submission = client.upload_metric_scores(
+        args.name,
+        files,
+        description=args.description,
+        paper_url=args.paper_url,
+        code_url=args.code_url,
+        lower_is_better=args.lower_is_better,
+        reference_free=args.reference_free,
+        public=args.public,
+    )
+    slug = submission.get("metric")
+    print(f"Metric submission {submission.get('id')} ({slug}): {client.url}/metrics/{slug}/")
+    for upload in submission.get("uploads") or []:
+        print(f"  version {upload.get('version')}: {upload.get('status')}")
+    return 0
+
+
+def _datasets(args: argparse.Namespace) -> int:
+    found = _client(args).datasets()
+    head = ["slug", "title", "kind", "modality"]
+    print(table(head, [[str(d.get(key) or "") for key in head] for d in found]))
+    return 0
+
+
+def _metrics(args: argparse.Namespace) -> int:
+    found = _client(args).metrics()
+    rows = [
+        [str(m.get("slug")), str(m.get("name")), str(m.get("family")), "yes" if m.get("available", True) else "no"]
+        for m in found
+    ]
+    print(table(["slug", "name", "family", "available"], rows))
+    return 0
+
+
+# Output
+
+
+class _opened:
+    """`path` opened for text (UTF-8, CSV-safe newlines), or stdout when None (left open)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.file: TextIO | None = None
+
+    def __enter__(self) -> TextIO:
+        if self.path is None:
+            return sys.stdout
+        self.file = self.path.open("w", encoding="utf-8", newline="")
+        return self.file
+
+    def __exit__(self, *exc: object) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+class _opened_binary:
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.file: Any = None
+
+    def __enter__(self) -> Any:
+        if self.path is None:
+            sys.stdout.flush()
+            return getattr(sys.stdout, "buffer", None) or _TextBytes(sys.stdout)
+        self.file = self.path.open("wb")
+        return self.file
+
+    def __exit__(self, *exc: object) -> None:
+        if self.file is not None:
+            self.file.close()
+        else:
+            sys.stdout.flush()
+
+
+class _TextBytes:
+    """Bytes written to a text stream that has no buffer (a test's captured stdout)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, data: bytes) -> None:
+        self.stream.write(data.decode("utf-8", errors="replace"))
+
+
+def _write_rows(rows: Iterable[dict[str, Any]], out: TextIO, format: str) -> int:
+    """Rows as JSON Lines, or as CSV with the first row's keys for columns (lists and dicts as JSON); the count."""
+    count = 0
+    writer: csv.DictWriter[str] | None = None
+    for row in rows:
+        if format == "jsonl":
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        else:
+            if writer is None:
+                writer = csv.DictWriter(out, fieldnames=list(row), extrasaction="ignore", lineterminator="\n")
+                writer.writeheader()
+            writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()})
+        count += 1
+    return count
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"{PROGRAM}: {message}\n")
+    return 1
+
+
+def _file_problem(error: OSError | ValueError) -> str:
+    if isinstance(error, OSError) and error.filename:
+        return f"{error.filename}: {error.strerror or error}"
+    return str(error)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

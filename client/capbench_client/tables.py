@@ -1,0 +1,112 @@
+"""Plain aligned text tables, and the results card and board written as them."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+NUMBER = re.compile(r"^[-+]?[\d,.]+")
+
+
+def table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell; a column whose cells start with a number is right-aligned."""
+    widths = [max([len(head[i]), *(len(row[i]) for row in rows)]) for i in range(len(head))]
+    right = [bool(rows) and all(row[i] in ("", "–") or NUMBER.match(row[i]) for row in rows) for i in range(len(head))]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)]
+        return "  ".join(padded).rstrip()
+
+    return "\n".join([line(head), line(["-" * w for w in widths]), *(line(row) for row in rows)])
+
+
+def number(value: Any, digits: int = 1) -> str:
+    """A number with `digits` decimals; "–" for none (null, NaN)."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def interval(low: Any, high: Any, digits: int = 1) -> str:
+    if number(low) == "–" or number(high) == "–":
+        return ""
+    return f"{number(low, digits)}–{number(high, digits)}"
+
+
+def results_text(card: dict[str, Any]) -> str:
+    """A results answer (Client.results) as a table: metric, value in points, 95% interval, rank of n;
+    then the metrics still being scored and those without a number."""
+    lines = [
+        f"Submission {card.get('submission')} on {card.get('dataset')} "
+        f"(system {card.get('system')}): {card.get('status')}"
+    ]
+    rows = []
+    for result in card.get("results") or []:
+        rank, among = result.get("rank"), result.get("ranked")
+        if not isinstance(among, int) or isinstance(among, bool):
+            among = (card.get("public_systems") or 0) + 1
+        place = f"{rank} of {among}" + (" (tied)" if result.get("tied") else "") if rank is not None else ""
+        points = result.get("points")
+        rows.append(
+            [
+                str(result.get("name") or result.get("metric")),
+                number(points if points is not None else result.get("value")),
+                interval(result.get("low"), result.get("high")),
+                place,
+            ]
+        )
+    if rows:
+        lines += ["", table(["metric", "value", "95% interval", "rank"], rows)]
+    for key, title in (("pending", "still scoring"), ("missing", "no number")):
+        entries = card.get(key) or []
+        if entries:
+            lines += ["", f"{title}:"]
+        for entry in entries:
+            count = f" ({entry.get('done', 0):,}/{entry.get('total', 0):,})" if entry.get("total") else ""
+            name = entry.get("name") or entry.get("metric")
+            lines.append(f"  {name}: {entry.get('words') or entry.get('status')}{count}")
+    return "\n".join(lines)
+
+
+def board_text(board: dict[str, Any], *, top: int = 20, columns: int = 4) -> str:
+    """A board answer (Client.board) as a table: rank, name, then up to `columns` metrics in points (the
+    headline metric first, then the board's order; only metrics with a number among the shown
+    systems), for the `top` systems."""
+    metrics = [m for m in board.get("metrics") or [] if isinstance(m, dict)]
+    metrics.sort(key=lambda m: m.get("slug") != board.get("headline_metric"))  # stable: the board's order otherwise
+    systems = [s for s in board.get("systems") or [] if isinstance(s, dict)]
+    shown_systems = systems[:top]
+
+    def points(system: dict[str, Any], metric: dict[str, Any]) -> float | None:
+        cell = (system.get("scores") or {}).get(metric.get("slug")) or {}
+        value = cell.get("value") if isinstance(cell, dict) else None
+        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+            return None
+        return value * (metric.get("points") or 1)
+
+    scored = [m for m in metrics if any(points(s, m) is not None for s in shown_systems)]
+    shown = (scored or metrics[:1])[:columns]
+    rows = []
+    for system in shown_systems:
+        kind = " (baseline)" if system.get("baseline") else ""
+        cells = [number(points(system, metric)) for metric in shown]
+        rows.append([str(system.get("rank") or ""), f"{system.get('name')}{kind}", *cells])
+    head = ["rank", "system", *(str(m.get("name") or m.get("slug")) for m in shown)]
+    domain = f", {board['domain']} images" if board.get("domain") else ""
+    text = [f"{board.get('dataset')}{domain}: {len(systems)} systems", "", table(head, rows)]
+    if len(systems) > top:
+        text.append(f"… and {len(systems) - top} more (--csv for all)")
+    return "\n".join(text)
+
+
+def progress_text(state: dict[str, Any]) -> str:
+    """A progress answer (Client.progress) as a table: per metric its state and captions scored."""
+    rows = [
+        [str(m.get("name") or m.get("metric")), str(m.get("status")), f"{m.get('done', 0):,}/{m.get('total', 0):,}"]
+        for m in state.get("metrics") or []
+        if isinstance(m, dict)
+    ]
+    head = f"Submission {state.get('submission')}: {state.get('status')}"
+    return "\n".join([head, "", table(["metric", "state", "scored"], rows)]) if rows else head
