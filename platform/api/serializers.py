@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
+import math
+
 from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from catalog.citations import dataset_bibtex
 from catalog.models import Dataset, Item, System
+from leaderboards.citable import snapshot_url
+from leaderboards.citations import metric_bibtex
+from leaderboards.models import CitableSnapshot
 from scoring.models import CorrelationResult, Metric, Score
+from submissions.cards import Gap, PendingLine, ResultsCard
 from submissions.models import Submission
 from submissions.services import NAME_MAX_CHARS, URL_MAX_CHARS
 from workbench.models import MetricSubmission, MetricUpload
 from workbench.services import NAME_MAX
 
 
+@extend_schema_field({"oneOf": [{"type": "string", "format": "uri"}, {"type": "string", "maxLength": 0}]})
+class LinkField(serializers.CharField):
+    """A stored link: a URL, or empty where none was given."""
+
+    def __init__(self, **kwargs):
+        super().__init__(read_only=True, **kwargs)
+
+
 class DatasetSerializer(serializers.ModelSerializer):
+    url = LinkField()
+    bibtex = serializers.SerializerMethodField(help_text="the dataset's citation as BibTeX (its .bib download's text)")
+
     class Meta:
         model = Dataset
         fields = [
@@ -30,7 +50,12 @@ class DatasetSerializer(serializers.ModelSerializer):
             "protocol_version",
             "protocol_notes",
             "references_hidden",
+            "bibtex",
         ]
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_bibtex(self, dataset: Dataset) -> str:
+        return dataset_bibtex(dataset)
 
 
 class ItemSerializer(serializers.ModelSerializer):
@@ -101,9 +126,15 @@ class MetricSerializer(StaffOnlyErrors, serializers.ModelSerializer):
             "description",
             "notes",
             "submitted",
+            "bibtex",
         ]
 
     submitted = serializers.SerializerMethodField(help_text="for a submitted metric: owner, links, visibility")
+    bibtex = serializers.SerializerMethodField(help_text="the metric's citation as BibTeX (its .bib download's text)")
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_bibtex(self, metric: Metric) -> str:
+        return metric_bibtex(metric)
 
     def get_submitted(self, metric: Metric) -> dict | None:
         submission = getattr(metric, "submission", None)
@@ -174,6 +205,8 @@ class SubmissionSerializer(StaffOnlyErrors, serializers.ModelSerializer):
     dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     system = serializers.CharField(source="system.slug", read_only=True)
     owner = serializers.CharField(source="owner.username", read_only=True)
+    paper_url = LinkField()
+    code_url = LinkField()
 
     class Meta:
         model = Submission
@@ -270,6 +303,8 @@ class MetricSubmissionSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username")
     uploads = MetricUploadSerializer(many=True, read_only=True)
     trained_on = serializers.SerializerMethodField()
+    paper_url = LinkField()
+    code_url = LinkField()
 
     class Meta:
         model = MetricSubmission
@@ -289,3 +324,97 @@ class MetricSubmissionSerializer(serializers.ModelSerializer):
 
     def get_trained_on(self, submission: MetricSubmission) -> list[str]:
         return sorted(dataset.slug for dataset in submission.trained_on.all())
+
+
+def results_json(submission: Submission, card: ResultsCard) -> dict:
+    """A submission's results card (submissions.cards) as the API gives it: values as stored, and
+    `points`, `low`, `high` and every gap as the site shows them (×the metric's points)."""
+
+    def gap(found: Gap | None) -> dict | None:
+        return (
+            None
+            if found is None
+            else {"system": found.slug, "name": found.name, "value": found.value, "gap": found.gap}
+        )
+
+    def pending(line: PendingLine) -> dict:
+        metric = line.metric
+        return {"metric": metric.slug, "name": metric.name, "status": line.status, "words": line.words,
+                "done": line.done, "total": line.total}  # fmt: skip
+
+    def scaled(value: float | None, points: float) -> float | None:
+        return None if value is None or not math.isfinite(value) else value * points
+
+    return {
+        "submission": submission.pk,
+        "status": submission.status,
+        "final": submission.status not in Submission.ACTIVE,
+        "dataset": submission.dataset.slug,
+        "system": submission.system.slug,
+        "public_systems": card.public_systems,
+        "results": [
+            {
+                "metric": line.metric.slug,
+                "name": line.metric.name,
+                "value": line.value,
+                "points": line.value * line.metric.points,
+                "low": scaled(line.low, line.metric.points),
+                "high": scaled(line.high, line.metric.points),
+                "higher_is_better": line.metric.higher_is_better,
+                "rank": line.rank,
+                "ranked": line.ranked,
+                "tied": line.tied,
+                "best": gap(line.best),
+                "baselines": [gap(baseline) for baseline in line.baselines],
+            }
+            for line in card.lines
+        ],
+        "pending": [pending(line) for line in card.pending],
+        "missing": [pending(line) for line in card.missing],
+    }
+
+
+class CitableSnapshotSerializer(serializers.ModelSerializer):
+    dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, allow_null=True
+    )
+    page = serializers.SerializerMethodField(help_text="its page (with a BibTeX entry)")
+    json = serializers.SerializerMethodField(help_text="its JSON download")
+    csv = serializers.SerializerMethodField(help_text="its CSV download")
+
+    class Meta:
+        model = CitableSnapshot
+        fields = [
+            "id",
+            "board",
+            "dataset",
+            "number",
+            "created_at",
+            "note",
+            "digest",
+            "provenance",
+            "page",
+            "json",
+            "csv",
+        ]
+
+    def _url(self, snapshot: CitableSnapshot, suffix: str) -> str:
+        request = self.context.get("request")
+        path = snapshot_url(snapshot) + suffix
+        return request.build_absolute_uri(path) if request is not None else path
+
+    def get_page(self, snapshot: CitableSnapshot) -> str:
+        return self._url(snapshot, "")
+
+    def get_json(self, snapshot: CitableSnapshot) -> str:
+        return self._url(snapshot, "").rstrip("/") + ".json"
+
+    def get_csv(self, snapshot: CitableSnapshot) -> str:
+        return self._url(snapshot, "").rstrip("/") + ".csv"
+
+
+class CitableSnapshotDetailSerializer(CitableSnapshotSerializer):
+    board_json = serializers.JSONField(source="payload", help_text="the board as the API gave it when frozen")
+
+    class Meta(CitableSnapshotSerializer.Meta):
+        fields = [*CitableSnapshotSerializer.Meta.fields, "board_json"]

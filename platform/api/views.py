@@ -5,29 +5,30 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
-from collections.abc import Set as AbstractSet
 from dataclasses import astuple
 from pathlib import Path
 from typing import TypeVar, cast
 
 from django.contrib.auth.models import User
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils.cache import patch_vary_headers
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotAcceptable, NotAuthenticated, NotFound, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.lockout import attempt_refusal, attempt_succeeded, lockout_response
+from api import documentation as shapes
 from api import serializers
 from api.pagination import ScoreCursor
 from api.throttles import ActionRate, ApiRate, SubmissionRate, TokenRate
@@ -50,11 +51,13 @@ from leaderboards.caching import (
     page_validator,
     searched,
 )
+from leaderboards.exports import board_csv_text, board_json, metric_board_json
+from leaderboards.models import CitableSnapshot
 from leaderboards.snapshots import board_payload
 from leaderboards.subsets import subset_kept, subset_payload
-from leaderboards.views import board_json
 from scoring.models import CorrelationResult, Metric, Score
 from submissions import selectors as submission_selectors
+from submissions.cards import results_card
 from submissions.formats import SubmissionFileError
 from submissions.models import Submission
 from submissions.services import (
@@ -103,14 +106,17 @@ class CsvRenderer(_Download):
 
 
 class _DownloadNegotiation(DefaultContentNegotiation):
-    """`?format=` or the suffix choose the format; an Accept that names neither (a client asking
-    for JSON) gets the first, JSON Lines, rather than a 406."""
+    """`?format=` or the suffix choose the format, whatever Accept says; without either, an Accept
+    that names none of the formats (a client asking for JSON of a download) gets the first rather
+    than a 406."""
 
     def select_renderer(self, request, renderers, format_suffix=None):
         try:
             return super().select_renderer(request, renderers, format_suffix)
         except NotAcceptable:
-            return renderers[0], renderers[0].media_type
+            chosen = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
+            renderer = next((r for r in renderers if r.format == chosen), renderers[0])
+            return renderer, renderer.media_type
 
 
 class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -124,6 +130,14 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         return Dataset.objects.visible_to(self.request.user).order_by("slug")
 
+    @extend_schema(
+        summary="Create or update a dataset (staff)",
+        request={"multipart/form-data": shapes.DatasetUpload},
+        responses={
+            201: OpenApiResponse(shapes.DatasetImported, description="stored (created or changed)"),
+            200: OpenApiResponse(shapes.DatasetImported, description="the same as stored: nothing written"),
+        },
+    )
     def create(self, request: Request, *args, **kwargs) -> Response:
         upload = request.data.get("file") if isinstance(request.data, dict) else None  # a JSON array has no file
         if upload is None or not hasattr(upload, "read"):
@@ -150,6 +164,14 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         }
         return Response(body, status=status.HTTP_201_CREATED if outcome.changed else status.HTTP_200_OK)
 
+    @extend_schema(
+        summary="A dataset's items",
+        parameters=[
+            shapes.query("limit", "items per page (at most 1000)", kind=int),
+            shapes.query("offset", "", kind=int),
+        ],
+        responses=shapes.ItemPage,
+    )
     @action(detail=True)
     def items(self, request: Request, slug: str) -> Response:
         dataset = self.get_object()
@@ -214,6 +236,7 @@ class MetricViewSet(viewsets.ReadOnlyModelViewSet):
         )
 
 
+@extend_schema_view(list=extend_schema(parameters=shapes.SCORE_PARAMETERS))
 class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
     """Per-caption scores; filter by `dataset`, `system`, `metric` (slugs). Cursor-paginated."""
 
@@ -238,6 +261,7 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
         return scores
 
 
+@extend_schema_view(list=extend_schema(parameters=shapes.CORRELATION_PARAMETERS))
 class CorrelationViewSet(viewsets.ReadOnlyModelViewSet):
     """Meta-evaluation cells; filter by `dataset`, `metric`, `protocol` (paper/canonical), `level`."""
 
@@ -262,6 +286,39 @@ class CorrelationViewSet(viewsets.ReadOnlyModelViewSet):
         return results
 
 
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            shapes.query("board", "`captioner` or `metric`", enum=("captioner", "metric")),
+            shapes.query("dataset", "a captioner board's dataset slug"),
+        ]
+    )
+)
+class CitableSnapshotViewSet(viewsets.ReadOnlyModelViewSet):
+    """Citable snapshots: boards frozen by staff, numbered per board and never changed (newest first);
+    one's `board_json` is the board as it was."""
+
+    def get_serializer_class(self):
+        return (
+            serializers.CitableSnapshotDetailSerializer
+            if self.action == "retrieve"
+            else serializers.CitableSnapshotSerializer
+        )
+
+    def get_queryset(self):
+        query = self.request.query_params
+        snapshots = CitableSnapshot.objects.filter(
+            Q(dataset__isnull=True) | Q(dataset__in=Dataset.objects.visible_to(self.request.user))
+        ).select_related("dataset")
+        if self.action == "list":
+            snapshots = snapshots.defer("payload")
+        if query.get("board"):
+            snapshots = snapshots.filter(board=query["board"])
+        if query.get("dataset"):
+            snapshots = snapshots.filter(dataset__slug=query["dataset"])
+        return snapshots.order_by("-created_at", "-id")
+
+
 class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Your submissions and public ones; POST (multipart, token) to submit a results file."""
 
@@ -282,6 +339,19 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         """Every request counts against the API rate; an upload also against `submissions`."""
         return [ApiRate(), SubmissionRate()] if self.action == "create" else [ApiRate()]
 
+    @extend_schema(
+        summary="Submit a results file",
+        description=(
+            "A captioner's results (JSON list or JSON Lines of `image_id`, `caption`; or CSV), multipart with a "
+            "token. 400 lists every problem with its file, line and field (nothing stored); 409: the same file "
+            "was submitted before (its id and URLs); 429: the daily quota (`retry_at`) or the upload rate."
+        ),
+        request={"multipart/form-data": serializers.SubmissionCreateSerializer},
+        responses={
+            201: serializers.SubmissionSerializer,
+            409: OpenApiResponse(shapes.DuplicateSubmission, description="this file was submitted before"),
+        },
+    )
     def create(self, request: Request, *args, **kwargs) -> Response:
         incoming = self.get_serializer(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -328,11 +398,26 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             )
         return Response(serializers.SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(summary="Scoring progress, per metric", responses=shapes.Progress)
     @action(detail=True)
     def progress(self, request: Request, pk: str) -> Response:
         return Response(
             submission_selectors.submission_progress(submission=self.get_object(), detail=request.user.is_staff)
         )
+
+    @extend_schema(
+        summary="The results card",
+        description=(
+            "Per metric its number (`points`: as the site shows it), 95% interval, rank among the public systems "
+            "and the gap to the best and to each baseline; the metrics still being scored (`pending`) and those "
+            "without a number (`missing`), in plain words."
+        ),
+        responses=shapes.Results,
+    )
+    @action(detail=True)
+    def results(self, request: Request, pk: str) -> Response:
+        submission = self.get_object()
+        return Response(serializers.results_json(submission, results_card(submission=submission)))
 
 
 class MetricSubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -426,7 +511,14 @@ class MetricSubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
         submission = self.get_queryset().get(pk=upload.submission_id)
         return Response(serializers.MetricSubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, parameters=[OpenApiParameter("public", bool, description="publish (true) or hide")])
+    @extend_schema(
+        request={
+            "multipart/form-data": shapes.Visibility,
+            "application/x-www-form-urlencoded": shapes.Visibility,
+            "application/json": shapes.Visibility,
+        },
+        responses=serializers.MetricSubmissionSerializer,
+    )
     @action(detail=True, methods=["post"])
     def visibility(self, request: Request, pk: str) -> Response:
         submission = self._own(request, pk)
@@ -437,7 +529,7 @@ class MetricSubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
             raise ValidationError({"detail": str(error)}) from None
         return Response(serializers.MetricSubmissionSerializer(submission).data)
 
-    @extend_schema(request=None)
+    @extend_schema(request=None, responses=serializers.MetricSubmissionSerializer)
     @action(detail=True, methods=["post"])
     def withdraw(self, request: Request, pk: str) -> Response:
         submission = metric_withdraw(submission=self._own(request, pk))
@@ -460,7 +552,18 @@ class LeaderboardView(APIView):
     """The captioner board of a dataset (systems × metrics); `?sort=<metric>&order=asc|desc`, and
     `?domain=` one of the dataset's item subsets (nocaps' in-domain, near-domain, out-domain)."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CsvRenderer]
+    content_negotiation_class = _DownloadNegotiation  # ?format=csv wins over an Accept naming JSON
+
+    @extend_schema(
+        summary="A dataset's captioner board",
+        parameters=shapes.CAPTIONER_BOARD_PARAMETERS,
+        responses={
+            (200, "application/json"): shapes.CaptionerBoard,
+            (200, CsvRenderer.media_type): OpenApiTypes.STR,
+            304: OpenApiResponse(description="not modified since the `ETag` sent in If-None-Match"),
+        },
+    )
     def get(self, request: Request, slug: str) -> HttpResponse:
         try:
             state = boards.board_request_state(slug, request.user)
@@ -487,11 +590,13 @@ class LeaderboardView(APIView):
             data = board_json(state.dataset, columns, rows, staff=request.user.is_staff, people=people, subset=subset)
             return data, built is not None and built == state.version
 
-        if request.accepted_renderer.format == "json":
+        if request.accepted_renderer.format in ("json", "csv"):
             # Rendered here, so that an anonymous answer is kept whole like the page's (the request is
             # DRF's: its user is the token's, its headers the same).
             def respond() -> tuple[HttpResponse, bool]:
                 data, current = board()
+                if request.accepted_renderer.format == "csv":
+                    return HttpResponse(board_csv_text(data), content_type="text/csv; charset=utf-8"), current
                 return HttpResponse(JSONRenderer().render(data), content_type="application/json"), current
 
             return _api_headers(
@@ -508,7 +613,15 @@ class MetricBoardView(APIView):
     """The meta-evaluation board: `?protocol=paper|canonical&level=caption|system`, optionally
     `&family=<family>&reference=free|based`, read as the page reads them (an unknown protocol: 404)."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        summary="The metric board (agreement with people)",
+        parameters=shapes.METRIC_BOARD_PARAMETERS,
+        responses={
+            200: shapes.MetricBoard,
+            304: OpenApiResponse(description="not modified since the `ETag` sent in If-None-Match"),
+            404: OpenApiResponse(shapes.Problem, description="an unknown protocol or family"),
+        },
+    )
     def get(self, request: Request) -> HttpResponse:
         version = boards.metric_board_version()
         try:
@@ -517,11 +630,11 @@ class MetricBoardView(APIView):
             raise NotFound(str(error)) from None
         extra = private_metric_slugs(request.user)
         if extra:  # the caller's own unpublished metrics (or staff): a board of their own, never kept
-            text = json.dumps(_metric_board_json(query, extra=extra))
+            text = json.dumps(metric_board_json(query, extra=extra))
             digest = hashlib.sha256(text.encode()).hexdigest()
         else:
             text, digest = kept_fragment(
-                "metric-board-json", version.key, astuple(query), lambda: json.dumps(_metric_board_json(query))
+                "metric-board-json", version.key, astuple(query), lambda: json.dumps(metric_board_json(query))
             )
         etag = page_validator(request, digest, request.accepted_renderer.format)
         unchanged = not_modified(request._request, etag)
@@ -539,39 +652,6 @@ def _api_headers(response: R) -> R:
     return response
 
 
-def _metric_board_json(query: boards.MetricBoardQuery, *, extra: AbstractSet[str] = frozenset()) -> dict:
-    """Each cell's value, interval, n and significance cluster (`rank`, 1 = best); a submitted
-    metric's owner, links and whether only the caller sees it (`private`: its rank is where it would
-    stand among the public metrics)."""
-    headers, rows = boards.metric_board(
-        protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference, extra=extra
-    )
-    return {
-        "protocol": query.protocol,
-        "columns": [{"dataset": d.slug, "dimension": dim, "statistic": stat} for d, dim, stat in headers],
-        "metrics": [
-            {
-                "metric": row.column.slug,
-                "family": row.column.family,
-                "submitted": None
-                if not row.column.submitted_by
-                else {
-                    "owner": row.column.submitted_by,
-                    "paper_url": row.column.paper_url,
-                    "code_url": row.column.code_url,
-                    "private": row.column.private,
-                    "trained_on": [d.slug for d, _, _ in headers if d.pk in row.column.trained_on],
-                },
-                "cells": [
-                    None if r is None else {"value": r.value, "low": r.low, "high": r.high, "n": r.n, "rank": rank}
-                    for r, rank in zip(row.values, row.ranks, strict=True)
-                ],
-            }
-            for row in rows
-        ],
-    }
-
-
 @method_decorator(never_cache, name="dispatch")
 class TokenView(ObtainAuthToken):
     """POST username and password for your API token: limited per address (`tokens`), and sign-in
@@ -579,6 +659,15 @@ class TokenView(ObtainAuthToken):
 
     throttle_classes = [TokenRate]
 
+    @extend_schema(
+        summary="Your API token",
+        request={
+            "application/x-www-form-urlencoded": shapes.Credentials,
+            "multipart/form-data": shapes.Credentials,
+            "application/json": shapes.Credentials,
+        },
+        responses=shapes.Token,
+    )
     # DRF's stubs say Response; APIView.finalize_response takes any HttpResponseBase, and the 429s are Django's.
     def post(self, request: Request, *args, **kwargs) -> Response | HttpResponse:  # type: ignore[override]
         username = request.data.get("username", "") if hasattr(request.data, "get") else ""

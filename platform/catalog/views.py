@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, render
 
 from capbench import storage
 from catalog import selectors
+from catalog.citations import bib_response, capbench_bibtex, dataset_bibtex
 from catalog.importers import canonical
 from catalog.models import Dataset, Media
 from catalog.services import candidates
@@ -35,8 +36,24 @@ def dataset_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "last_import": dataset.imports.first(),
             "meta_evaluation": candidates.is_meta_evaluation(dataset),
             "references_shown": references_visible(dataset, request.user),
+            "bibtex": dataset_bibtex(dataset),
         },
     )
+
+
+def dataset_cite_bib(request: HttpRequest, slug: str) -> HttpResponse:
+    """The dataset's citation as a .bib file (404 where its page is)."""
+    dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
+    return bib_response(dataset_bibtex(dataset), dataset.slug)
+
+
+def cite(request: HttpRequest) -> HttpResponse:
+    """How to cite CapBench (and where its datasets' and metrics' citations are)."""
+    return render(request, "catalog/cite.html", {"bibtex": capbench_bibtex()})
+
+
+def cite_bib(request: HttpRequest) -> HttpResponse:
+    return bib_response(capbench_bibtex(), "capbench")
 
 
 def item_browser(request: HttpRequest, slug: str) -> HttpResponse:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 from collections.abc import Set as AbstractSet
 from dataclasses import astuple
@@ -17,12 +15,15 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from capbench import limits, storage
-from capbench.spreadsheets import spreadsheet_row
+from catalog.citations import bib_response
 from catalog.models import Dataset, Item, System
 from catalog.selectors import chosen_subset, item_subsets
 from catalog.visibility import references_visible
 from leaderboards import charts, comparison, disagreements, index, rendering, selectors
+from leaderboards.badges import anonymous_visible, badge_response, board_badge, system_badge_snippet
 from leaderboards.caching import conditional_board, conditional_response, kept_fragment, page_validator
+from leaderboards.citations import metric_bibtex
+from leaderboards.exports import board_csv_text, board_json
 from leaderboards.items import item_page
 from leaderboards.subsets import subset_kept, subset_payload
 from leaderboards.systems import system_page
@@ -219,8 +220,16 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "submitted": submitted,
             "trained_on": {c.dataset.pk for c in submitted.checks if c.trained_on} if submitted else set(),
             "is_owner": submitted is not None and request.user.pk == submitted.submission.owner_id,
+            "bibtex": metric_bibtex(metric),
         },
     )
+
+
+@require_safe
+def metric_cite_bib(request: HttpRequest, slug: str) -> HttpResponse:
+    """The metric's citation as a .bib file (404 where its page is)."""
+    metric = get_object_or_404(Metric.objects.visible_to(request.user).select_related("submission__owner"), slug=slug)
+    return bib_response(metric_bibtex(metric), metric.slug)
 
 
 @require_safe
@@ -323,87 +332,12 @@ def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _clean(value: float | None) -> float | None:
-    """A number without float noise (12 significant digits: 7.407407407401921e-19 → 7.4074074074e-19
-    stays a number, 0.30000000000000004 → 0.3)."""
-    return None if value is None else float(f"{value:.12g}")
-
-
-def board_json(
-    dataset, columns, rows, *, staff: bool = False, people: str | None = None, subset: str | None = None
-) -> dict:
-    """The board as JSON: raw values (0–1 metrics as 0–1) with `points`, what the pages multiply
-    them by, and each value's 95% interval; a cell's note (the job's error) only for staff.
-    `domain`: the subset of images the numbers are computed over (null: all)."""
-    return {
-        "dataset": dataset.slug,
-        "domain": subset,
-        "headline_metric": dataset.headline_metric,
-        "people_dimension": people,
-        "metrics": [
-            {
-                "slug": c.slug,
-                "name": c.name,
-                "family": c.family,
-                "higher_is_better": c.higher_is_better,
-                "points": c.points,
-            }
-            for c in columns
-        ],
-        "systems": [
-            {
-                "rank": row.rank,
-                "system": row.system.slug,
-                "name": row.system.name,
-                "kind": row.system.kind,
-                "baseline": row.system.is_baseline,
-                "paper_url": getattr(row.submission, "paper_url", "") if row.submission else "",
-                "code_url": getattr(row.submission, "code_url", "") if row.submission else "",
-                **({"people": _json_cell(row.people, staff=False)} if people and row.people else {}),
-                "scores": {slug: _json_cell(cell, staff=staff) for slug, cell in row.cells.items()},
-            }
-            for row in rows
-        ],
-    }
-
-
-def _json_cell(cell: selectors.Cell, *, staff: bool) -> dict:
-    return {
-        "value": _clean(cell.value),
-        "state": cell.state,
-        **({"note": cell.note} if cell.note and staff else {}),
-        **({"low": _clean(cell.low), "high": _clean(cell.high)} if cell.low is not None else {}),
-    }
-
-
 def _board_csv(dataset, columns, rows, *, people: str | None = None, subset: str | None = None) -> HttpResponse:
-    """One row per system: rank, names, then per metric its number as the page shows it (×points,
-    4 decimals) and its interval's ends (empty where it has none); the people column where shown."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    head = ["rank", "system", "name", "kind", "baseline"]
-    if people:
-        head += [f"people_{people}", f"people_{people}_low", f"people_{people}_high"]
-    for column in columns:
-        head += [column.slug, f"{column.slug}_low", f"{column.slug}_high"]
-    writer.writerow(spreadsheet_row(head))
-    for row in rows:  # text cells neutralised against formula injection; scores written as numbers
-        line = [row.rank, row.system.slug, row.system.name, row.system.kind, row.system.is_baseline]
-        if people:
-            line += _csv_cell(row.people, 1)
-        for column in columns:
-            line += _csv_cell(row.cells[column.slug], column.points)
-        writer.writerow(spreadsheet_row(line))
-    response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    board = board_json(dataset, columns, rows, people=people, subset=subset)
+    response = HttpResponse(board_csv_text(board), content_type="text/csv; charset=utf-8")
     name = f"{dataset.slug}-{subset}" if subset else dataset.slug  # (a subset is one of the dataset's own values)
     response["Content-Disposition"] = f'attachment; filename="{name}-leaderboard.csv"'
     return response
-
-
-def _csv_cell(cell: selectors.Cell | None, scale: float) -> list:
-    if cell is None or cell.value is None or cell.state != "value":
-        return ["", "", ""]
-    return [round(x * scale, 4) if x is not None else "" for x in (cell.value, cell.low, cell.high)]
 
 
 def system_detail(request: HttpRequest, slug: str, system: str) -> HttpResponse:
@@ -414,7 +348,19 @@ def system_detail(request: HttpRequest, slug: str, system: str) -> HttpResponse:
         System.objects.visible_to(request.user).select_related("submission__owner"), dataset=dataset, slug=system
     )
     page = system_page(dataset, found, viewer=request.user)
-    return render(request, "leaderboards/system.html", {"dataset": dataset, "page": page})
+    snippet = system_badge_snippet(request, dataset, found) if page.row is not None else None
+    return render(request, "leaderboards/system.html", {"dataset": dataset, "page": page, "badge": snippet})
+
+
+@require_safe
+def system_badge(request: HttpRequest, slug: str, system: str, metric: str | None = None) -> HttpResponse:
+    """A README badge (SVG) of a system on the board for `metric` (default: the dataset's headline
+    metric): 404 for a dataset, system or metric the viewer may not see, or a system the board
+    does not rank (a withdrawn one, a caption source); "no score yet" where it has no number."""
+    dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
+    found = get_object_or_404(System.objects.visible_to(request.user).ranked(), dataset=dataset, slug=system)
+    chosen = get_object_or_404(Metric.objects.visible_to(request.user), slug=metric or dataset.headline_metric)
+    return badge_response(request, board_badge(dataset, found, chosen, public_ids=anonymous_visible(dataset)))
 
 
 def compare(request: HttpRequest, slug: str) -> HttpResponse:

@@ -30,7 +30,10 @@ class SubmissionForm(forms.Form):
         required=False,
         initial=False,
         label="Show on the public leaderboard",
-        help_text="Off: only you see it until you publish it from “My submissions”.",
+        help_text=(
+            "Off: only you see it until you publish it from “My submissions”. A public result may be frozen "
+            "in a citable snapshot of the board, which keeps it even if you hide it later."
+        ),
     )
 
     def clean_results(self):

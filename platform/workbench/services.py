@@ -37,7 +37,7 @@ SIGNIFICANCE_TASK = "workbench.significance"
 NAME_MAX = 100
 URL_MAX_CHARS = 200  # MetricSubmission.paper_url / code_url
 # Paths under /metrics/ that are pages of their own, never a metric's slug.
-RESERVED_SLUGS = frozenset({"all"})
+RESERVED_SLUGS = frozenset({"all", "snapshots"})
 SHOWN_IDS = 5  # missing ids quoted in a refusal
 
 

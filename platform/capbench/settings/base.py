@@ -240,6 +240,15 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "CapBench API",
     "DESCRIPTION": "Datasets, submissions, per-caption scores, leaderboards and metric–human correlations.",
     "VERSION": "1",
+    # Request bodies get their own components: an upload is `format: binary` in multipart (a file
+    # picker in Swagger UI), not the `uri` a response's file field is.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "DatasetKindEnum": "catalog.models.Dataset.Kind",
+        "SystemKindEnum": "catalog.models.System.Kind",
+    },
+    # Every operation's error answers (400 located problems, 401, 403, 404, 429/503 with Retry-After).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "api.documentation.add_error_responses"],
     # Swagger UI from the local sidecar package: no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

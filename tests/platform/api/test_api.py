@@ -201,3 +201,16 @@ def test_staff_create_datasets_from_canonical_jsonl_and_others_cannot(
         "/api/v1/datasets/", {"file": SimpleUploadedFile("bad.jsonl", b'{"type": "item"}\n')}, format="multipart"
     )
     assert broken.status_code == 400 and "bad.jsonl" in broken.json()["file"] and "line 1" in broken.json()["file"]
+
+
+def test_format_chooses_a_download_whatever_accept_says(client, demo_dataset):
+    """`?format=csv` is a CSV board even for a client whose Accept names JSON (as most HTTP libraries'
+    do); without it, JSON."""
+    answer = client.get("/api/v1/leaderboards/demo/", {"format": "csv"}, HTTP_ACCEPT="application/json")
+    assert answer.status_code == 200 and answer["Content-Type"].startswith("text/csv")
+    assert answer.content.decode().startswith("rank,system,name,kind,baseline")
+    assert (
+        client.get("/api/v1/leaderboards/demo/", HTTP_ACCEPT="application/json")["Content-Type"] == "application/json"
+    )
+    answer = client.get("/api/v1/datasets/demo/candidates/", {"format": "csv"}, HTTP_ACCEPT="application/json")
+    assert answer["Content-Type"].startswith("text/csv")

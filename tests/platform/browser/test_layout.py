@@ -52,6 +52,7 @@ def main_pages(dataset, owner) -> dict[str, str]:
         "submission page": f"/submissions/{submission.pk}/",
         "system page": f"/datasets/{dataset.slug}/systems/{submission.system.slug}/",
         "compare page": f"/datasets/{dataset.slug}/compare/?a={submission.system.slug}&b={human.slug}",
+        "cite page": "/cite/",
     }
 
 

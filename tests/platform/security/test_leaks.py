@@ -28,6 +28,8 @@ from django.db import connection, transaction
 
 from catalog.models import Caption, Item, Judgment, Media, System
 from catalog.services.candidates import caption_keys
+from leaderboards.citable import snapshot_freeze
+from leaderboards.models import CitableSnapshot
 from leaderboards.snapshots import board_refresh
 from scoring.models import EvaluationJob, Metric, MetricVersion, Score, SystemScore
 from scoring.services.correlations import dataset_significance
@@ -141,6 +143,9 @@ def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch) -> W
     metrics = [_metric(owner, demo_dataset, marker) for marker in (PRIVATE, WITHDRAWN, PUBLIC)]
     metric_withdraw(submission=metrics[1])
     dataset_significance(dataset=demo_dataset)  # what the withdrawal's task does
+    # Citable snapshots of both boards, frozen while the hidden rows exist (crawled as number 1).
+    snapshot_freeze(dataset=demo_dataset, by="curator", note="frozen for the crawl")
+    snapshot_freeze(dataset=None, by="curator")
     # The world lives in this test's transaction, which the planner's statistics never saw: without
     # them every join is planned for empty tables and the crawl's pages take seconds each.
     with connection.cursor() as cursor:
@@ -179,6 +184,7 @@ def _fillers(world: World) -> dict[str, list[str]]:
     media = Media.objects.filter(dataset__slug=world.dataset_slug).exclude(stored_path="").first()
     ints = [str(s.pk) for s in submissions] + [str(item.pk)] + ([str(media.pk)] if media else [])
     ints += [str(s.system_id) for s in submissions] + [str(m.pk) for m in world.metrics]
+    ints += [str(pk) for pk in CitableSnapshot.objects.values_list("pk", flat=True)] + ["1"]  # ids and numbers
     slugs = (
         [world.dataset_slug, "bleu_4"] + [s.system.slug for s in submissions] + [m.metric.slug for m in world.metrics]
     )

@@ -1,0 +1,320 @@
+"""What the OpenAPI schema says the API answers where no model serializer does: the shapes of the
+boards, progress, results and errors (serializers used for the schema only), and the hook that adds
+the error answers every operation can give. tests/platform/api/test_schema.py checks live answers
+against the schema, so a change of shape here or in the code fails there."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+
+from api.serializers import DatasetSerializer, ItemSerializer
+from leaderboards.selectors import FILTERS, LEVELS, PROTOCOLS, REFERENCES
+
+
+class _Schema(serializers.Serializer):
+    """A shape for the schema only: never used to read or write data."""
+
+    def create(self, validated_data):  # pragma: no cover - never called
+        raise NotImplementedError
+
+    def update(self, instance, validated_data):  # pragma: no cover - never called
+        raise NotImplementedError
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+class Problem(_Schema):
+    detail = serializers.CharField(help_text="what went wrong, in words")
+
+
+LOCATED_PROBLEMS = {
+    "type": "object",
+    "description": (
+        "Each problem under the name of the field it is about (`detail`: about the request as a whole): a "
+        "message, a list of messages, or for a list field the messages under each position. An uploaded "
+        "file's messages name the file, line and field; nothing was stored."
+    ),
+    "additionalProperties": {
+        "oneOf": [
+            {"type": "string"},
+            {"type": "array", "items": {"type": "string"}},
+            {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+        ]
+    },
+    "example": {"results": ["results.json: line 3: field `image_id`: no item '999' in dataset demo"]},
+}
+
+
+RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds to wait before trying again"}}
+ERROR_RESPONSES = {
+    "400": ("LocatedProblems", "Invalid input: each problem under its field, nothing stored."),
+    "401": ("Problem", "Credentials missing (on a write) or not valid (`Authorization: Token …`)."),
+    "403": ("Problem", "Signed in but not allowed (staff only, or a session without its CSRF token)."),
+    "404": ("Problem", "No such object, or not one the caller may see (a private one reads the same)."),
+    "429": ("RateLimited", "Too many requests: wait the `Retry-After` seconds."),
+    "503": ("RateLimited", "The rate limiter cannot be reached: try again after `Retry-After` seconds."),
+}
+
+
+def error_components() -> dict[str, dict]:
+    problem = {"type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]}
+    limited = {
+        "type": "object",
+        "properties": {
+            "detail": {"type": "string"},
+            "retry_after": {"type": "integer", "description": "seconds to wait (also the Retry-After header)"},
+            "retry_at": {"type": "string", "format": "date-time", "description": "a quota: when it is renewed"},
+        },
+        "required": ["detail"],
+    }
+    return {"Problem": problem, "RateLimited": limited, "LocatedProblems": LOCATED_PROBLEMS}
+
+
+def add_error_responses(result: dict, generator, request, public) -> dict:
+    """drf-spectacular's post-processing hook: every operation may answer 401 (a token that is not
+    valid), 429 and 503 (every request is rate-limited, `Retry-After` set); one with a path
+    parameter 404; one with a body or query parameters 400; a write 403. An operation's own
+    declaration of a status wins."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    for name, schema in error_components().items():
+        schemas.setdefault(name, schema)
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
+            if path.endswith("/schema/"):
+                codes = ["404", "429", "503"]  # (404: an unknown ?format=)
+            else:
+                codes = ["401", "429", "503"]
+                if "{" in path:
+                    codes.append("404")
+                if operation.get("requestBody") or any(p.get("in") == "query" for p in operation.get("parameters", [])):
+                    codes.append("400")
+                if method != "get":
+                    codes.append("403")
+            responses = operation.setdefault("responses", {})
+            for code in codes:
+                if code in responses:
+                    continue
+                component, description = ERROR_RESPONSES[code]
+                answer = {
+                    "description": description,
+                    "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{component}"}}},
+                }
+                if code in ("429", "503"):
+                    answer["headers"] = RETRY_AFTER
+                responses[code] = answer
+    return result
+
+
+# --- parameters -------------------------------------------------------------------------------
+
+
+def query(name: str, description: str, *, enum: tuple[str, ...] | list[str] | None = None, kind=str):
+    return OpenApiParameter(name, kind, OpenApiParameter.QUERY, required=False, enum=enum, description=description)
+
+
+CAPTIONER_BOARD_PARAMETERS = [
+    query("sort", "a metric's slug (or `people`) to rank by; default the dataset's headline metric"),
+    query("order", "`desc` or `asc`: against the column's direction lists the worst first", enum=("asc", "desc")),
+    query("q", "only systems whose name holds this text"),
+    query("only", "only baselines, or systems with a paper or code link", enum=FILTERS),
+    query("domain", "one of the dataset's image subsets (nocaps: in-domain, near-domain, out-domain)"),
+    query("format", "`json` (the default) or `csv`", enum=("json", "csv")),
+]
+METRIC_BOARD_PARAMETERS = [
+    query("protocol", "the paper's protocol or CapBench's canonical one (another: 404)", enum=PROTOCOLS),
+    query("level", "caption-level or system-level agreement", enum=LEVELS),
+    query("family", "only metrics of this family (an unknown one: 404)"),
+    query("reference", "only reference-free or reference-based metrics", enum=REFERENCES),
+]
+SCORE_PARAMETERS = [
+    query("dataset", "a dataset's slug"),
+    query("system", "a system's slug"),
+    query("metric", "a metric's slug"),
+]
+CORRELATION_PARAMETERS = [
+    query("dataset", "a dataset's slug"),
+    query("metric", "a metric's slug"),
+    query("protocol", "`paper` or `canonical`", enum=PROTOCOLS),
+    query("level", "`caption` or `system`", enum=LEVELS),
+]
+
+# --- answers ----------------------------------------------------------------------------------
+
+
+class Token(_Schema):
+    token = serializers.CharField(help_text="send as `Authorization: Token <token>`")
+
+
+class Credentials(_Schema):
+    username = serializers.CharField()
+    password = serializers.CharField(style={"input_type": "password"})
+
+
+class DuplicateSubmission(_Schema):
+    detail = serializers.CharField()
+    submission = serializers.IntegerField(help_text="the earlier submission of the same file")
+    url = serializers.URLField(help_text="its API URL")
+    page = serializers.URLField(help_text="its page")
+
+
+class Visibility(_Schema):
+    public = serializers.BooleanField(help_text="publish (true) or make private again (false)")
+
+
+class DatasetUpload(_Schema):
+    file = serializers.FileField(help_text="a canonical JSONL file (docs/canonical-format.md)")
+    slug = serializers.SlugField(required=False, help_text="the dataset's slug (default: the file's)")
+    title = serializers.CharField(required=False, help_text="its title (default: the file's)")
+
+
+class DatasetImported(DatasetSerializer):
+    changed = serializers.BooleanField(help_text="false: the file equals what is stored (200, nothing written)")
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="rows stored, per kind")
+
+    class Meta(DatasetSerializer.Meta):
+        fields = [*DatasetSerializer.Meta.fields, "changed", "counts"]
+
+
+class ItemPage(_Schema):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = ItemSerializer(many=True)
+
+
+class BoardCell(_Schema):
+    value = serializers.FloatField(allow_null=True, help_text="as stored: 0–1 metrics as 0–1 (multiply by `points`)")
+    state = serializers.CharField(help_text="`ok`, or why there is no number")
+    note = serializers.CharField(required=False, help_text="the job's error (staff only)")
+    low = serializers.FloatField(required=False, allow_null=True, help_text="the 95% interval's lower end")
+    high = serializers.FloatField(required=False, allow_null=True)
+
+
+class BoardMetric(_Schema):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    family = serializers.CharField()
+    higher_is_better = serializers.BooleanField()
+    points = serializers.FloatField(help_text="what the pages multiply a value by (100 for 0–1 metrics)")
+
+
+class BoardSystem(_Schema):
+    rank = serializers.IntegerField(allow_null=True)
+    system = serializers.CharField(help_text="the system's slug")
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    baseline = serializers.BooleanField()
+    paper_url = serializers.CharField(allow_blank=True)
+    code_url = serializers.CharField(allow_blank=True)
+    people = BoardCell(required=False, help_text="what people said of it (a human-evaluation board)")
+    scores = serializers.DictField(child=BoardCell(), help_text="per metric slug")
+
+
+class CaptionerBoard(_Schema):
+    dataset = serializers.CharField()
+    domain = serializers.CharField(allow_null=True, help_text="the image subset the numbers are over (null: all)")
+    headline_metric = serializers.CharField(allow_blank=True)
+    people_dimension = serializers.CharField(allow_null=True)
+    metrics = BoardMetric(many=True)
+    systems = BoardSystem(many=True)
+
+
+class MetricBoardColumn(_Schema):
+    dataset = serializers.CharField()
+    dimension = serializers.CharField()
+    statistic = serializers.CharField()
+
+
+class MetricBoardCell(_Schema):
+    value = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField(allow_null=True)
+    rank = serializers.IntegerField(allow_null=True, help_text="significance cluster (1 = best), paper protocol only")
+
+
+class SubmittedBy(_Schema):
+    owner = serializers.CharField()
+    paper_url = serializers.CharField(allow_blank=True)
+    code_url = serializers.CharField(allow_blank=True)
+    private = serializers.BooleanField(help_text="only the caller sees it")
+    trained_on = serializers.ListField(child=serializers.CharField())
+
+
+class MetricBoardRow(_Schema):
+    metric = serializers.CharField()
+    family = serializers.CharField()
+    submitted = SubmittedBy(allow_null=True)
+    cells = serializers.ListField(child=MetricBoardCell(allow_null=True), help_text="one per column")
+
+
+class MetricBoard(_Schema):
+    protocol = serializers.CharField()
+    columns = MetricBoardColumn(many=True)
+    metrics = MetricBoardRow(many=True)
+
+
+class MetricProgress(_Schema):
+    metric = serializers.CharField()
+    name = serializers.CharField()
+    status = serializers.CharField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    error = serializers.CharField(allow_blank=True, help_text="what went wrong, in plain words")
+    batches_ahead = serializers.IntegerField(help_text="batches queued before this metric's first")
+    seconds = serializers.FloatField()
+
+
+class Progress(_Schema):
+    submission = serializers.IntegerField()
+    status = serializers.CharField()
+    error = serializers.CharField(allow_blank=True)
+    captions = serializers.IntegerField()
+    metrics = MetricProgress(many=True)
+    final = serializers.BooleanField(help_text="no metric is queued or running any more")
+
+
+class Gap(_Schema):
+    system = serializers.CharField()
+    name = serializers.CharField()
+    value = serializers.FloatField(help_text="its number, in points")
+    gap = serializers.FloatField(help_text="ours − theirs, in points (> 0 is better when higher is better)")
+
+
+class ResultLine(_Schema):
+    metric = serializers.CharField()
+    name = serializers.CharField()
+    value = serializers.FloatField(help_text="as stored: 0–1 metrics as 0–1")
+    points = serializers.FloatField(help_text="the number as the site shows it (value × the metric's points)")
+    low = serializers.FloatField(allow_null=True, help_text="the 95% interval, in points")
+    high = serializers.FloatField(allow_null=True)
+    higher_is_better = serializers.BooleanField()
+    rank = serializers.IntegerField(help_text="among the public systems with a number and this one (1 = best)")
+    ranked = serializers.IntegerField(help_text="how many systems the rank is among")
+    tied = serializers.BooleanField()
+    best = Gap(allow_null=True, help_text="the best other public system")
+    baselines = Gap(many=True)
+
+
+class PendingLine(_Schema):
+    metric = serializers.CharField()
+    name = serializers.CharField()
+    status = serializers.CharField()
+    words = serializers.CharField(help_text="what it means, in plain words")
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class Results(_Schema):
+    submission = serializers.IntegerField()
+    status = serializers.CharField()
+    final = serializers.BooleanField()
+    dataset = serializers.CharField()
+    system = serializers.CharField()
+    public_systems = serializers.IntegerField(help_text="public systems on the board besides this one")
+    results = ResultLine(many=True)
+    pending = PendingLine(many=True, help_text="queued or running")
+    missing = PendingLine(many=True, help_text="failed or not available on this server")

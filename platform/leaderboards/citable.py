@@ -1,0 +1,190 @@
+"""Citable snapshots: a board frozen as anonymous visitors see it, numbered per board, with what its
+numbers were computed from, so a paper can cite a table that never changes (docs/citing.md)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from datetime import date
+
+from django.contrib.auth.models import AnonymousUser
+from django.db import transaction
+from django.db.models import F, Max
+from django.urls import reverse
+
+from capbench import bibtex
+from capbench.spreadsheets import spreadsheet_row
+from catalog.models import Dataset
+from leaderboards import selectors
+from leaderboards.exports import board_csv_text, board_json, metric_board_json
+from leaderboards.models import CitableSnapshot
+from leaderboards.snapshots import board_refresh
+from scoring.models import CorrelationResult, Metric
+
+NOTE_MAX_CHARS = 2000
+
+
+class FreezeRefused(ValueError):
+    """A board that cannot be frozen (a private dataset's), in words for the page."""
+
+
+def snapshot_freeze(*, dataset: Dataset | None, by: str, note: str = "") -> CitableSnapshot:
+    """Freeze the captioner board of `dataset` (None: the metric board) as the next numbered
+    snapshot. The board is built afresh first, then read as an anonymous visitor reads it: only
+    public systems and public metrics, never a cell's staff-only note."""
+    if dataset is not None and not Dataset.objects.visible_to(AnonymousUser()).filter(pk=dataset.pk).exists():
+        raise FreezeRefused("only a public dataset's board can be cited: publish the dataset first")
+    note = note.strip()[:NOTE_MAX_CHARS]
+    if dataset is None:
+        payload, provenance = _metric_board()
+    else:
+        payload, provenance = _captioner_board(dataset)
+    digest = hashlib.sha256(json.dumps([payload, provenance], sort_keys=True).encode()).hexdigest()
+    board = CitableSnapshot.Board.METRIC if dataset is None else CitableSnapshot.Board.CAPTIONER
+    with transaction.atomic():
+        # One freeze at a time per board: the number is the last one + 1.
+        if dataset is not None:
+            Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+        else:
+            transaction.get_connection().cursor().execute(
+                "SELECT pg_advisory_xact_lock(hashtext('metric-board-freeze'))"
+            )
+        last = CitableSnapshot.objects.filter(board=board, dataset=dataset).aggregate(last=Max("number"))["last"]
+        return CitableSnapshot.objects.create(
+            board=board,
+            dataset=dataset,
+            number=(last or 0) + 1,
+            created_by=by,
+            note=note,
+            payload=payload,
+            provenance=provenance,
+            digest=digest,
+        )
+
+
+def _captioner_board(dataset: Dataset) -> tuple[dict, dict]:
+    payload = board_refresh(dataset_id=dataset.pk)
+    columns, rows = selectors.captioner_board_query(dataset, {}, viewer=AnonymousUser(), payload=payload)
+    people = payload.get("people") if any(row.people for row in rows) else None
+    board = board_json(dataset, columns, rows, staff=False, people=people)
+    metrics = _metric_versions(column.slug for column in columns)
+    provenance = {
+        "datasets": {dataset.slug: _dataset_provenance(dataset)},
+        "metrics": metrics,
+        "protocols": [],
+    }
+    return board, provenance
+
+
+def _metric_board() -> tuple[dict, dict]:
+    boards = []
+    for protocol in selectors.PROTOCOLS:
+        for level in selectors.LEVELS:
+            found = metric_board_json(selectors.MetricBoardQuery(protocol, level))
+            boards.append({"level": level, **found})
+    slugs = {row["metric"] for found in boards for row in found["metrics"]}
+    datasets = {column["dataset"] for found in boards for column in found["columns"]}
+    protocols = sorted(
+        set(
+            CorrelationResult.objects.filter(
+                metric_version=F("metric_version__metric__current_version"), dataset__slug__in=datasets
+            ).values_list("protocol", flat=True)
+        )
+    )
+    provenance = {
+        "datasets": {
+            d.slug: _dataset_provenance(d) for d in Dataset.objects.filter(slug__in=datasets).order_by("slug")
+        },
+        "metrics": _metric_versions(slugs),
+        "protocols": protocols,
+    }
+    return {"boards": boards}, provenance
+
+
+def _dataset_provenance(dataset: Dataset) -> dict:
+    return {
+        "title": dataset.title,
+        "content_sha256": dataset.content_sha256,
+        "protocol_version": dataset.protocol_version,
+        "source_format": dataset.source_format,
+    }
+
+
+def _metric_versions(slugs) -> dict:
+    found = Metric.objects.filter(slug__in=set(slugs)).select_related("current_version").order_by("slug")
+    return {
+        metric.slug: {
+            "version": metric.current_version.version if metric.current_version else None,
+            "config_hash": metric.current_version.config_hash if metric.current_version else None,
+        }
+        for metric in found
+    }
+
+
+def snapshot_csv(snapshot: CitableSnapshot) -> str:
+    """The snapshot as CSV: the captioner board's columns (as the live board's CSV), or for the
+    metric board one row per cell (protocol, level, metric, dataset, dimension, statistic, value,
+    interval, n, significance cluster)."""
+    if snapshot.board == CitableSnapshot.Board.CAPTIONER:
+        return board_csv_text(snapshot.payload)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    head = ["protocol", "level", "metric", "family", "dataset", "dimension", "statistic", "value", "low", "high"]
+    writer.writerow(spreadsheet_row([*head, "n", "rank"]))
+    for found in snapshot.payload["boards"]:
+        for row in found["metrics"]:
+            for column, cell in zip(found["columns"], row["cells"], strict=True):
+                if cell is None:
+                    continue
+                values = [cell[key] for key in ("value", "low", "high", "n", "rank")]
+                writer.writerow(
+                    spreadsheet_row(
+                        [
+                            found["protocol"],
+                            found["level"],
+                            row["metric"],
+                            row["family"],
+                            column["dataset"],
+                            column["dimension"],
+                            column["statistic"],
+                            *values,
+                        ]  # fmt: skip
+                    )
+                )
+    return out.getvalue()
+
+
+def snapshot_url(snapshot: CitableSnapshot) -> str:
+    if snapshot.dataset is None:
+        return reverse("leaderboards:metric-snapshot", args=[snapshot.number])
+    return reverse("leaderboards:snapshot", args=[snapshot.dataset.slug, snapshot.number])
+
+
+def live_url(snapshot: CitableSnapshot) -> str:
+    if snapshot.dataset is None:
+        return reverse("leaderboards:metrics")
+    return reverse("leaderboards:captioner", args=[snapshot.dataset.slug])
+
+
+def snapshot_title(snapshot: CitableSnapshot) -> str:
+    board = "metric board" if snapshot.dataset is None else f"{snapshot.dataset.title} captioner board"
+    return f"CapBench {board}, snapshot {snapshot.number}"
+
+
+def snapshot_bibtex(snapshot: CitableSnapshot, *, url: str) -> str:
+    """A BibTeX entry for the snapshot at `url` (its page's absolute address)."""
+    frozen: date = snapshot.created_at.date()
+    board = "metrics" if snapshot.dataset is None else snapshot.dataset.slug
+    fields = [
+        ("author", "{CapBench contributors}"),
+        ("title", bibtex.title_value(snapshot_title(snapshot))),
+        ("year", str(frozen.year)),
+        ("howpublished", f"\\url{{{bibtex.url_value(url)}}}"),
+        ("url", bibtex.url_value(url)),
+        ("note", bibtex.escape(f"frozen {frozen.isoformat()}; sha256 {snapshot.digest[:16]}")),
+    ]
+    return bibtex.render(
+        [bibtex.Entry("misc", bibtex.fallback_key(f"{board}-snapshot-{snapshot.number}"), tuple(fields))]
+    )
