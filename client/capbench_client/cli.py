@@ -46,6 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(error, BrokenPipeError):  # `capbench scores | head`
             return 0
         return _fail(_file_problem(error))
+    except EOFError:  # stdin closed before a username or password
+        return _fail("no answer on the terminal or stdin")
     except KeyboardInterrupt:
         sys.stderr.write("\n")
         return 130
@@ -299,41 +301,45 @@ def _metrics(args: argparse.Namespace) -> int:
 # Output
 
 
-class _opened:
-    """`path` opened for text (UTF-8, CSV-safe newlines), or stdout when None (left open)."""
+class _Output:
+    """`path` written through a sibling `.part` file that replaces it only when the command
+    succeeds (a refused request or a dropped connection leaves an earlier file as it was), or
+    stdout when None (left open)."""
+
+    binary = False
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.file: TextIO | None = None
-
-    def __enter__(self) -> TextIO:
-        if self.path is None:
-            return sys.stdout
-        self.file = self.path.open("w", encoding="utf-8", newline="")
-        return self.file
-
-    def __exit__(self, *exc: object) -> None:
-        if self.file is not None:
-            self.file.close()
-
-
-class _opened_binary:
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
+        self.part = None if path is None else path.with_name(path.name + ".part")
         self.file: Any = None
 
     def __enter__(self) -> Any:
-        if self.path is None:
-            sys.stdout.flush()
-            return getattr(sys.stdout, "buffer", None) or _TextBytes(sys.stdout)
-        self.file = self.path.open("wb")
+        if self.part is None:
+            if self.binary:
+                sys.stdout.flush()
+                return getattr(sys.stdout, "buffer", None) or _TextBytes(sys.stdout)
+            return sys.stdout
+        self.file = self.part.open("wb") if self.binary else self.part.open("w", encoding="utf-8", newline="")
         return self.file
 
-    def __exit__(self, *exc: object) -> None:
-        if self.file is not None:
-            self.file.close()
-        else:
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if self.file is None:
             sys.stdout.flush()
+            return
+        self.file.close()
+        assert self.part is not None and self.path is not None
+        if kind is None:
+            os.replace(self.part, self.path)
+        else:
+            self.part.unlink(missing_ok=True)
+
+
+class _opened(_Output):
+    """Text (UTF-8, CSV-safe newlines)."""
+
+
+class _opened_binary(_Output):
+    binary = True
 
 
 class _TextBytes:
@@ -357,9 +363,21 @@ def _write_rows(rows: Iterable[dict[str, Any]], out: TextIO, format: str) -> int
             if writer is None:
                 writer = csv.DictWriter(out, fieldnames=list(row), extrasaction="ignore", lineterminator="\n")
                 writer.writeheader()
-            writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()})
+            writer.writerow({k: _cell(json.dumps(v) if isinstance(v, list | dict) else v) for k, v in row.items()})
         count += 1
     return count
+
+
+# A spreadsheet runs a cell that starts like a formula (OWASP's advice against CSV injection): such a
+# text, e.g. another user's caption `=HYPERLINK(…)`, gets a leading quote; numbers stay numbers.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    if value is None or isinstance(value, int | float):
+        return value
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def _fail(message: str) -> int:

@@ -186,7 +186,7 @@ class ItemPage(_Schema):
 
 class BoardCell(_Schema):
     value = serializers.FloatField(allow_null=True, help_text="as stored: 0–1 metrics as 0–1 (multiply by `points`)")
-    state = serializers.CharField(help_text="`ok`, or why there is no number")
+    state = serializers.CharField(help_text="`value`, or why there is no number (`missing`, `failed`, …)")
     note = serializers.CharField(required=False, help_text="the job's error (staff only)")
     low = serializers.FloatField(required=False, allow_null=True, help_text="the 95% interval's lower end")
     high = serializers.FloatField(required=False, allow_null=True)

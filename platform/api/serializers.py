@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from catalog.citations import dataset_bibtex
 from catalog.models import Dataset, Item, System
-from leaderboards.citable import snapshot_url
+from leaderboards.citable import absolute, shown_payload, shown_provenance, snapshot_url
 from leaderboards.citations import metric_bibtex
 from leaderboards.models import CitableSnapshot
 from scoring.models import CorrelationResult, Metric, Score
@@ -378,6 +378,9 @@ class CitableSnapshotSerializer(serializers.ModelSerializer):
     dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True, allow_null=True
     )
+    provenance = serializers.SerializerMethodField(
+        help_text="metric versions, protocol versions and data fingerprints behind its numbers"
+    )
     page = serializers.SerializerMethodField(help_text="its page (with a BibTeX entry)")
     json = serializers.SerializerMethodField(help_text="its JSON download")
     csv = serializers.SerializerMethodField(help_text="its CSV download")
@@ -399,9 +402,11 @@ class CitableSnapshotSerializer(serializers.ModelSerializer):
         ]
 
     def _url(self, snapshot: CitableSnapshot, suffix: str) -> str:
-        request = self.context.get("request")
-        path = snapshot_url(snapshot) + suffix
-        return request.build_absolute_uri(path) if request is not None else path
+        return absolute(snapshot_url(snapshot) + suffix)
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_provenance(self, snapshot: CitableSnapshot) -> dict:
+        return shown_provenance(snapshot)
 
     def get_page(self, snapshot: CitableSnapshot) -> str:
         return self._url(snapshot, "")
@@ -414,7 +419,14 @@ class CitableSnapshotSerializer(serializers.ModelSerializer):
 
 
 class CitableSnapshotDetailSerializer(CitableSnapshotSerializer):
-    board_json = serializers.JSONField(source="payload", help_text="the board as the API gave it when frozen")
+    board_json = serializers.SerializerMethodField(
+        help_text="the board as the API gave it when frozen; a row withdrawn or made private since loses its "
+        "names and links (`withdrawn`: true)"
+    )
 
     class Meta(CitableSnapshotSerializer.Meta):
         fields = [*CitableSnapshotSerializer.Meta.fields, "board_json"]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_board_json(self, snapshot: CitableSnapshot) -> dict:
+        return shown_payload(snapshot)

@@ -5,6 +5,7 @@ import io
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
 
 from capbench import storage
 from catalog import selectors
@@ -41,17 +42,20 @@ def dataset_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+@require_safe
 def dataset_cite_bib(request: HttpRequest, slug: str) -> HttpResponse:
     """The dataset's citation as a .bib file (404 where its page is)."""
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
     return bib_response(dataset_bibtex(dataset), dataset.slug)
 
 
+@require_safe
 def cite(request: HttpRequest) -> HttpResponse:
     """How to cite CapBench (and where its datasets' and metrics' citations are)."""
     return render(request, "catalog/cite.html", {"bibtex": capbench_bibtex()})
 
 
+@require_safe
 def cite_bib(request: HttpRequest) -> HttpResponse:
     return bib_response(capbench_bibtex(), "capbench")
 

@@ -24,6 +24,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.cache import get_conditional_response
 
+from catalog.citations import absolute
 from catalog.models import Dataset, System
 from leaderboards.rendering import points
 from leaderboards.selectors import captioner_board, systems_visible
@@ -216,9 +217,9 @@ class BadgeSnippet:
         return f"[![{markdown_alt(self.badge.alt)}]({self.image_url})]({self.page_url})"
 
 
-def system_badge_snippet(request: HttpRequest, dataset: Dataset, system: System) -> BadgeSnippet | None:
+def system_badge_snippet(dataset: Dataset, system: System) -> BadgeSnippet | None:
     """The headline metric's badge of a public system on the board, with the Markdown to embed it
-    (absolute URLs from the request); None when the system is not public or the headline metric is
+    (absolute URLs under SITE_URL, as every citation's); None when the system is not public or the headline metric is
     not one the public sees."""
     public_ids = anonymous_visible(dataset)
     metric = Metric.objects.visible_to(None).filter(slug=dataset.headline_metric).first()
@@ -230,7 +231,7 @@ def system_badge_snippet(request: HttpRequest, dataset: Dataset, system: System)
     return BadgeSnippet(
         badge,
         image,
-        request.build_absolute_uri(image),
-        request.build_absolute_uri(page),
-        request.build_absolute_uri(page) + "badge/<metric slug>.svg",
+        absolute(image),
+        absolute(page),
+        absolute(page) + "badge/<metric slug>.svg",
     )

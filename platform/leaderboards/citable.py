@@ -7,8 +7,10 @@ import csv
 import hashlib
 import io
 import json
+import re
 from datetime import date
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
 from django.db.models import F, Max
@@ -16,7 +18,7 @@ from django.urls import reverse
 
 from capbench import bibtex
 from capbench.spreadsheets import spreadsheet_row
-from catalog.models import Dataset
+from catalog.models import Dataset, System
 from leaderboards import selectors
 from leaderboards.exports import board_csv_text, board_json, metric_board_json
 from leaderboards.models import CitableSnapshot
@@ -24,6 +26,8 @@ from leaderboards.snapshots import board_refresh
 from scoring.models import CorrelationResult, Metric
 
 NOTE_MAX_CHARS = 2000
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # (a NUL is no text PostgreSQL stores)
+WITHDRAWN = "(withdrawn or made private since)"
 
 
 class FreezeRefused(ValueError):
@@ -36,7 +40,7 @@ def snapshot_freeze(*, dataset: Dataset | None, by: str, note: str = "") -> Cita
     public systems and public metrics, never a cell's staff-only note."""
     if dataset is not None and not Dataset.objects.visible_to(AnonymousUser()).filter(pk=dataset.pk).exists():
         raise FreezeRefused("only a public dataset's board can be cited: publish the dataset first")
-    note = note.strip()[:NOTE_MAX_CHARS]
+    note = CONTROL.sub("", note).strip()[:NOTE_MAX_CHARS]
     if dataset is None:
         payload, provenance = _metric_board()
     else:
@@ -89,7 +93,9 @@ def _metric_board() -> tuple[dict, dict]:
     protocols = sorted(
         set(
             CorrelationResult.objects.filter(
-                metric_version=F("metric_version__metric__current_version"), dataset__slug__in=datasets
+                metric_version=F("metric_version__metric__current_version"),
+                metric_version__metric__slug__in=slugs,
+                dataset__slug__in=datasets,
             ).values_list("protocol", flat=True)
         )
     )
@@ -123,17 +129,73 @@ def _metric_versions(slugs) -> dict:
     }
 
 
+def shown_payload(snapshot: CitableSnapshot) -> dict:
+    """The frozen board as it is shown now: its numbers and ranks as frozen, but a system or a
+    submitted metric that has since been withdrawn or made private loses its name, links and owner
+    (`"withdrawn": true`): a snapshot never republishes what its owner took back. The digest stays
+    that of the payload as frozen."""
+    payload = snapshot.payload
+    if snapshot.dataset is not None:
+        visible = set(
+            System.objects.visible_to(AnonymousUser()).filter(dataset=snapshot.dataset).values_list("slug", flat=True)
+        )
+        systems = [
+            row
+            if row["system"] in visible
+            else {**row, "system": "", "name": WITHDRAWN, "paper_url": "", "code_url": "", "withdrawn": True}
+            for row in payload["systems"]
+        ]
+        return {**payload, "systems": systems}
+    visible = set(Metric.objects.visible_to(AnonymousUser()).values_list("slug", flat=True))
+    boards = [
+        {
+            **found,
+            "metrics": [
+                row if row["metric"] in visible else {**row, "metric": WITHDRAWN, "submitted": None, "withdrawn": True}
+                for row in found["metrics"]
+            ],
+        }
+        for found in payload["boards"]
+    ]
+    return {"boards": boards}
+
+
+def shown_provenance(snapshot: CitableSnapshot) -> dict:
+    """The provenance as shown now: a submitted metric withdrawn or made private since is left out."""
+    visible = set(Metric.objects.visible_to(AnonymousUser()).values_list("slug", flat=True))
+    metrics = {slug: found for slug, found in snapshot.provenance["metrics"].items() if slug in visible}
+    return {**snapshot.provenance, "metrics": metrics}
+
+
+def snapshot_json(snapshot: CitableSnapshot) -> dict:
+    """The snapshot's JSON download: what it is, where, its digest and provenance, and the board."""
+    return {
+        "board": snapshot.board,
+        "dataset": board_key(snapshot) if snapshot.dataset is not None else None,
+        "number": snapshot.number,
+        "created_at": snapshot.created_at.isoformat(),
+        "title": snapshot_title(snapshot),
+        "note": snapshot.note,
+        "url": absolute(snapshot_url(snapshot)),
+        "live": absolute(live_url(snapshot)),
+        "digest": snapshot.digest,
+        "provenance": shown_provenance(snapshot),
+        "board_json": shown_payload(snapshot),
+    }
+
+
 def snapshot_csv(snapshot: CitableSnapshot) -> str:
     """The snapshot as CSV: the captioner board's columns (as the live board's CSV), or for the
     metric board one row per cell (protocol, level, metric, dataset, dimension, statistic, value,
     interval, n, significance cluster)."""
+    shown = shown_payload(snapshot)
     if snapshot.board == CitableSnapshot.Board.CAPTIONER:
-        return board_csv_text(snapshot.payload)
+        return board_csv_text(shown)
     out = io.StringIO()
     writer = csv.writer(out)
     head = ["protocol", "level", "metric", "family", "dataset", "dimension", "statistic", "value", "low", "high"]
     writer.writerow(spreadsheet_row([*head, "n", "rank"]))
-    for found in snapshot.payload["boards"]:
+    for found in shown["boards"]:
         for row in found["metrics"]:
             for column, cell in zip(found["columns"], row["cells"], strict=True):
                 if cell is None:
@@ -156,27 +218,52 @@ def snapshot_csv(snapshot: CitableSnapshot) -> str:
     return out.getvalue()
 
 
+def absolute(path: str) -> str:
+    """A path of this site as the absolute URL a citation carries (SITE_URL, never a request's Host)."""
+    return settings.SITE_URL + path
+
+
 def snapshot_url(snapshot: CitableSnapshot) -> str:
     if snapshot.dataset is None:
         return reverse("leaderboards:metric-snapshot", args=[snapshot.number])
     return reverse("leaderboards:snapshot", args=[snapshot.dataset.slug, snapshot.number])
 
 
+def list_url(dataset: Dataset | None) -> str:
+    return (
+        reverse("leaderboards:metric-snapshots")
+        if dataset is None
+        else reverse("leaderboards:snapshots", args=[dataset.slug])
+    )
+
+
+def board_url(dataset: Dataset | None) -> str:
+    """The live board's path: `dataset`'s captioner board, or (None) the metric board."""
+    return (
+        reverse("leaderboards:metrics") if dataset is None else reverse("leaderboards:captioner", args=[dataset.slug])
+    )
+
+
 def live_url(snapshot: CitableSnapshot) -> str:
-    if snapshot.dataset is None:
-        return reverse("leaderboards:metrics")
-    return reverse("leaderboards:captioner", args=[snapshot.dataset.slug])
+    return board_url(snapshot.dataset)
 
 
 def snapshot_title(snapshot: CitableSnapshot) -> str:
-    board = "metric board" if snapshot.dataset is None else f"{snapshot.dataset.title} captioner board"
-    return f"CapBench {board}, snapshot {snapshot.number}"
+    """Its title, from what was stored when it was frozen (a dataset renamed since does not change it)."""
+    if snapshot.dataset is None:
+        return f"CapBench metric board, snapshot {snapshot.number}"
+    (slug, frozen), *_ = snapshot.provenance["datasets"].items()
+    return f"CapBench {frozen['title']} captioner board, snapshot {snapshot.number}"
+
+
+def board_key(snapshot: CitableSnapshot) -> str:
+    return "metrics" if snapshot.dataset is None else next(iter(snapshot.provenance["datasets"]))
 
 
 def snapshot_bibtex(snapshot: CitableSnapshot, *, url: str) -> str:
     """A BibTeX entry for the snapshot at `url` (its page's absolute address)."""
     frozen: date = snapshot.created_at.date()
-    board = "metrics" if snapshot.dataset is None else snapshot.dataset.slug
+    board = board_key(snapshot)
     fields = [
         ("author", "{CapBench contributors}"),
         ("title", bibtex.title_value(snapshot_title(snapshot))),

@@ -7,20 +7,11 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from capbench.limits import limited
 from catalog.models import Dataset
-from leaderboards.citable import (
-    FreezeRefused,
-    live_url,
-    snapshot_bibtex,
-    snapshot_csv,
-    snapshot_freeze,
-    snapshot_title,
-    snapshot_url,
-)
+from leaderboards import citable
 from leaderboards.models import CitableSnapshot
 
 
@@ -47,9 +38,7 @@ def snapshot_list(request: HttpRequest, slug: str | None = None) -> HttpResponse
         {
             "dataset": dataset,
             "snapshots": _snapshots(dataset).order_by("-number").defer("payload", "provenance"),
-            "live": reverse("leaderboards:metrics")
-            if dataset is None
-            else reverse("leaderboards:captioner", args=[slug]),
+            "live": citable.board_url(dataset),
         },
     )
 
@@ -59,32 +48,25 @@ def snapshot_latest(request: HttpRequest, slug: str | None = None) -> HttpRespon
     """The board's newest snapshot; its (empty) list while it has none."""
     dataset = _board(request, slug)
     latest = _snapshots(dataset).order_by("-number").first()
-    if latest is None:
-        return redirect(
-            reverse("leaderboards:metric-snapshots")
-            if dataset is None
-            else reverse("leaderboards:snapshots", args=[slug])
-        )
-    return redirect(snapshot_url(latest))
+    return redirect(citable.list_url(dataset) if latest is None else citable.snapshot_url(latest))
 
 
 @require_safe
 def snapshot_detail(request: HttpRequest, number: int, slug: str | None = None) -> HttpResponse:
     snapshot = _one(request, slug, number)
-    url = request.build_absolute_uri(snapshot_url(snapshot))
+    url = citable.absolute(citable.snapshot_url(snapshot))
     return render(
         request,
         "leaderboards/snapshot.html",
         {
             "snapshot": snapshot,
-            "title": snapshot_title(snapshot),
-            "bibtex": snapshot_bibtex(snapshot, url=url),
+            "board": citable.shown_payload(snapshot),
+            "provenance": citable.shown_provenance(snapshot),
+            "title": citable.snapshot_title(snapshot),
+            "bibtex": citable.snapshot_bibtex(snapshot, url=url),
             "absolute_url": url,
-            "live": live_url(snapshot),
-            "list": reverse("leaderboards:metric-snapshots")
-            if snapshot.dataset is None
-            else reverse("leaderboards:snapshots", args=[snapshot.dataset.slug]),
-            "metric_names": {m["slug"]: m["name"] for m in snapshot.payload.get("metrics", [])},
+            "live": citable.live_url(snapshot),
+            "list": citable.list_url(snapshot.dataset),
         },
     )
 
@@ -92,31 +74,14 @@ def snapshot_detail(request: HttpRequest, number: int, slug: str | None = None) 
 @require_safe
 def snapshot_json(request: HttpRequest, number: int, slug: str | None = None) -> HttpResponse:
     snapshot = _one(request, slug, number)
-    body = {
-        "board": snapshot.board,
-        "dataset": snapshot.dataset.slug if snapshot.dataset else None,
-        "number": snapshot.number,
-        "created_at": snapshot.created_at.isoformat(),
-        "title": snapshot_title(snapshot),
-        "note": snapshot.note,
-        "url": request.build_absolute_uri(snapshot_url(snapshot)),
-        "live": request.build_absolute_uri(live_url(snapshot)),
-        "digest": snapshot.digest,
-        "provenance": snapshot.provenance,
-        "board_json": snapshot.payload,
-    }
-    response = JsonResponse(body, json_dumps_params={"indent": 1})
-    response["Cache-Control"] = (
-        "public, max-age=86400" if snapshot.dataset is None or snapshot.dataset.is_public else "private"
-    )
-    return response
+    return JsonResponse(citable.snapshot_json(snapshot), json_dumps_params={"indent": 1})
 
 
 @require_safe
 def snapshot_csv_download(request: HttpRequest, number: int, slug: str | None = None) -> HttpResponse:
     snapshot = _one(request, slug, number)
-    response = HttpResponse(snapshot_csv(snapshot), content_type="text/csv; charset=utf-8")
-    name = snapshot.dataset.slug if snapshot.dataset else "metrics"
+    response = HttpResponse(citable.snapshot_csv(snapshot), content_type="text/csv; charset=utf-8")
+    name = citable.board_key(snapshot)
     response["Content-Disposition"] = f'attachment; filename="capbench-{name}-snapshot-{snapshot.number}.csv"'
     return response
 
@@ -128,11 +93,11 @@ def snapshot_freeze_view(request: HttpRequest, slug: str | None = None) -> HttpR
     """Staff: freeze the board as its next snapshot (an optional `note`: what it is for)."""
     dataset = _board(request, slug)
     try:
-        snapshot = snapshot_freeze(dataset=dataset, by=request.user.get_username(), note=request.POST.get("note", ""))
-    except FreezeRefused as error:
-        messages.error(request, str(error))
-        return redirect(
-            reverse("leaderboards:metrics") if dataset is None else reverse("leaderboards:captioner", args=[slug])
+        snapshot = citable.snapshot_freeze(
+            dataset=dataset, by=request.user.get_username(), note=request.POST.get("note", "")
         )
+    except citable.FreezeRefused as error:
+        messages.error(request, str(error))
+        return redirect(citable.list_url(dataset))
     messages.info(request, f"Snapshot {snapshot.number} frozen: this page never changes.")
-    return redirect(snapshot_url(snapshot))
+    return redirect(citable.snapshot_url(snapshot))

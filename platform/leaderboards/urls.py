@@ -26,16 +26,14 @@ urlpatterns = [
     path("datasets/<slug:slug>/compare/", views.compare, name="compare"),
     path("generated/<str:key>.png", views.generated_picture, name="generated"),
     path("metrics/", views.metric_board, name="metrics"),
-    path("metrics/all/", views.metric_index, name="metric-index"),
+    path("metrics/all/", views.metric_index, name="metric-index"),  # before the slug route: "all" is no metric
     # Before the slug route too: "snapshots" is no metric.
     path("metrics/snapshots/", citable_views.snapshot_list, name="metric-snapshots"),
     path("metrics/snapshots/latest/", citable_views.snapshot_latest, name="metric-snapshot-latest"),
     path("metrics/snapshots/freeze/", citable_views.snapshot_freeze_view, name="metric-freeze"),
     path("metrics/snapshots/<int:number>/", citable_views.snapshot_detail, name="metric-snapshot"),
     path("metrics/snapshots/<int:number>.json", citable_views.snapshot_json, name="metric-snapshot-json"),
-    path(
-        "metrics/snapshots/<int:number>.csv", citable_views.snapshot_csv_download, name="metric-snapshot-csv"
-    ),  # before the slug route: "all" is no metric
+    path("metrics/snapshots/<int:number>.csv", citable_views.snapshot_csv_download, name="metric-snapshot-csv"),
     path("metrics/<slug:slug>/", views.metric_detail, name="metric-detail"),
     path("metrics/<slug:slug>/disagreements/", views.metric_disagreements, name="metric-disagreements"),
     path("metrics/<slug:slug>/cite.bib", views.metric_cite_bib, name="metric-cite-bib"),

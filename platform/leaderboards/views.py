@@ -348,7 +348,7 @@ def system_detail(request: HttpRequest, slug: str, system: str) -> HttpResponse:
         System.objects.visible_to(request.user).select_related("submission__owner"), dataset=dataset, slug=system
     )
     page = system_page(dataset, found, viewer=request.user)
-    snippet = system_badge_snippet(request, dataset, found) if page.row is not None else None
+    snippet = system_badge_snippet(dataset, found) if page.row is not None else None
     return render(request, "leaderboards/system.html", {"dataset": dataset, "page": page, "badge": snippet})
 
 

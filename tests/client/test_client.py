@@ -3,6 +3,8 @@ a real HTTP server in a thread (scripted answers), error messages, and that it i
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
@@ -277,6 +279,31 @@ def test_next_pages_are_followed_on_the_given_server_only(scripted):
         "/api/v1/scores/?dataset=demo&page_size=1",
         "/api/v1/scores/?cursor=abc&dataset=demo",
     ]
+
+
+def test_scores_as_csv_cannot_run_in_a_spreadsheet_and_a_failed_download_keeps_the_old_file(scripted, tmp_path):
+    """Other users' captions starting like a formula get a leading quote (numbers stay numbers); a
+    request that fails part way leaves the earlier file as it was and no `.part` behind."""
+    from capbench_client import cli
+
+    rows = [{"id": 1, "caption": '=HYPERLINK("http://x")', "value": -0.25}, {"id": 2, "caption": "+1", "value": 0.5}]
+    server = scripted(
+        (200, {}, {"next": None, "results": rows}),
+        (200, {}, {"next": "/api/v1/scores/?cursor=abc", "results": rows}),
+        (404, {}, {"detail": "Invalid cursor"}),
+    )
+    output = tmp_path / "scores.csv"
+    arguments = ["--url", server.url, "--token", "tok", "--retries", "0", "scores", "--format", "csv", "--output"]
+    assert cli.main([*arguments, str(output)]) == 0
+    written = output.read_text()
+    assert list(csv.reader(io.StringIO(written))) == [
+        ["id", "caption", "value"],
+        ["1", '\'=HYPERLINK("http://x")', "-0.25"],
+        ["2", "'+1", "0.5"],
+    ]
+    assert cli.main([*arguments, str(output)]) == 1
+    assert output.read_text() == written
+    assert not (tmp_path / "scores.csv.part").exists()
 
 
 # What is shown

@@ -130,18 +130,22 @@ def test_user_text_is_escaped(client, demo_dataset, settings):
     assert "<script>alert" not in page and "<b>co</b>" not in page
 
 
-def test_the_system_page_offers_the_badge_and_its_markdown(client, demo_dataset, board):  # noqa: F811
+def test_the_system_page_offers_the_badge_and_its_markdown(client, demo_dataset, board, settings):  # noqa: F811
+    settings.SITE_URL = "https://capbench.example.org"  # the links a README keeps: never the request's Host
     Dataset.objects.filter(pk=demo_dataset.pk).update(headline_metric="test_words")
     system = board["long"].system.slug
     page = client.get(f"/datasets/{demo_dataset.slug}/systems/{system}/").content.decode()
     image = f"/datasets/{demo_dataset.slug}/systems/{system}/badge/test_words.svg"
     assert f'<img src="{image}" alt="Test: word count 600.0 · #1 on Demo">' in page
     markdown = (
-        f"[![Test: word count 600.0 · #1 on Demo](http://testserver{image})]"
-        f"(http://testserver/datasets/{demo_dataset.slug}/systems/{system}/)"
+        f"[![Test: word count 600.0 · #1 on Demo](https://capbench.example.org{image})]"
+        f"(https://capbench.example.org/datasets/{demo_dataset.slug}/systems/{system}/)"
     )
     assert f"<code>{markdown}</code>" in page
-    assert f"http://testserver/datasets/{demo_dataset.slug}/systems/{system}/badge/&lt;metric slug&gt;.svg" in page
+    assert (
+        f"https://capbench.example.org/datasets/{demo_dataset.slug}/systems/{system}/badge/&lt;metric slug&gt;.svg"
+        in page
+    )
     client.force_login(board["owner"])
     private = client.get(f"/datasets/{demo_dataset.slug}/systems/{board['hidden'].system.slug}/").content.decode()
     assert "badge/test_words.svg" not in private and "once this system is public" in private

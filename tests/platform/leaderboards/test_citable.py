@@ -73,12 +73,32 @@ def test_staff_freeze_a_board_that_then_never_changes(client, staff_client, demo
         "Newcomer" in anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/", {"download": "csv"}).content.decode()
     )
     assert anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/1.csv").content.decode() == live_csv
-    staff_client.post(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/freeze/")
-    assert list(CitableSnapshot.objects.order_by("number").values_list("number", flat=True)) == [1, 2]
+    staff_client.post(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/freeze/", {"note": "a\x00b"})
+    assert list(CitableSnapshot.objects.order_by("number").values_list("number", "note")) == [
+        (1, "for our paper"),
+        (2, "ab"),
+    ]
     assert "Newcomer" in anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/2.csv").content.decode()
     assert anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/latest/")["Location"].endswith("/2/")
     listed = anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/").content.decode()
     assert listed.index('snapshots/2/">#2') < listed.index('snapshots/1/">#1') and "for our paper" in listed
+
+    # What its owner takes back is not republished: withdrawn after the freeze, the row keeps its
+    # numbers and rank but loses its name and links, on the page, the files and the API.
+    from submissions.services import submission_withdraw
+
+    submission_withdraw(submission=board["long"])
+    again = anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/1.json").json()
+    row = next(r for r in again["board_json"]["systems"] if r.get("withdrawn"))
+    frozen_row = next(r for r in frozen["board_json"]["systems"] if r["name"] == "Long captions")
+    assert row["scores"] == frozen_row["scores"] and row["rank"] == frozen_row["rank"]
+    assert (row["name"], row["system"], row["paper_url"]) == ("(withdrawn or made private since)", "", "")
+    for path in ("1.json", "1.csv", "1/"):
+        text = anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/{path}").content.decode()
+        assert "Long captions" not in text and "example.org/paper" not in text, path
+    api = anonymous.get(f"/api/v1/snapshots/{snapshot.pk}/").content.decode()
+    assert "Long captions" not in api and "example.org/paper" not in api
+    assert again["digest"] == frozen["digest"]  # the digest is the frozen payload's
 
     # Never changed: not through the model, not in SQL.
     with pytest.raises(ValueError, match="never changed"):

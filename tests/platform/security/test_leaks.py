@@ -133,19 +133,21 @@ def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch) -> W
     metrics_sync()
     version = Metric.objects.get(slug="bleu_4").current_version
     private = _submit(owner, demo_dataset, PRIVATE, public=False)
-    withdrawn = submission_withdraw(submission=_submit(owner, demo_dataset, WITHDRAWN, public=True))
+    withdrawn = _submit(owner, demo_dataset, WITHDRAWN, public=True)
     public = _submit(owner, demo_dataset, PUBLIC, public=True)
     keys = [
         _scores(s, m, version, tmp_path, settings)
         for s, m in ((private, PRIVATE), (withdrawn, WITHDRAWN), (public, PUBLIC))
     ]
-    board_refresh(dataset_id=demo_dataset.pk)  # the stored board holds the hidden rows too
     metrics = [_metric(owner, demo_dataset, marker) for marker in (PRIVATE, WITHDRAWN, PUBLIC)]
-    metric_withdraw(submission=metrics[1])
-    dataset_significance(dataset=demo_dataset)  # what the withdrawal's task does
-    # Citable snapshots of both boards, frozen while the hidden rows exist (crawled as number 1).
+    # Citable snapshots of both boards, frozen while the withdrawn submission and metric were still
+    # public (crawled as number 1): what their owner takes back later must not show there either.
     snapshot_freeze(dataset=demo_dataset, by="curator", note="frozen for the crawl")
     snapshot_freeze(dataset=None, by="curator")
+    withdrawn = submission_withdraw(submission=withdrawn)
+    board_refresh(dataset_id=demo_dataset.pk)  # the stored board holds the hidden rows too
+    metric_withdraw(submission=metrics[1])
+    dataset_significance(dataset=demo_dataset)  # what the withdrawal's task does
     # The world lives in this test's transaction, which the planner's statistics never saw: without
     # them every join is planned for empty tables and the crawl's pages take seconds each.
     with connection.cursor() as cursor:
