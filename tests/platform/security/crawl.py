@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 from django.urls import URLPattern, URLResolver, get_resolver
 
+KINDS = frozenset({"int", "slug", "str", "path", "uuid"})
 CONVERTER = re.compile(r"<(?:(?P<kind>\w+):)?(?P<name>\w+)>")
 MASKS = [
     (re.compile(r'name="csrfmiddlewaretoken" value="[^"]*"'), 'name="csrfmiddlewaretoken" value=""'),
@@ -30,7 +31,10 @@ def _patterns(resolvers=None, prefix: str = ""):
 
 def crawl_urls(fill: dict[str, list[str]], schema_paths: list[str]) -> list[str]:
     """Every route filled with every combination of `fill`'s values for its parameters' kinds
-    ("int", "slug", "str", "path", "uuid"; `id` and `pk` take the ints)."""
+    ("int", "slug", "str", "path", "uuid"; `id` and `pk` take the ints). A parameter right after a
+    path segment that `fill` names takes that pool instead (`"datasets": [...]` for
+    `datasets/<slug:slug>/`, `"systems"`, `"badge"` …): a route with three slugs is then not filled
+    with every slug in every place, most of them answering 404."""
     routes = []
     for route in _patterns():
         regex = route.startswith("^") or "(?P<" in route
@@ -40,10 +44,16 @@ def crawl_urls(fill: dict[str, list[str]], schema_paths: list[str]) -> list[str]
     routes += [path.lstrip("/").replace("{", "<").replace("}", ">") for path in schema_paths]
     urls = set()
     for route in routes:
-        names = CONVERTER.findall(route)
-        pools = [
-            fill.get(kind or "str", fill["str"]) if name not in ("id", "pk") else fill["int"] for kind, name in names
-        ]
+        pools = []
+        for match in CONVERTER.finditer(route):
+            kind, name = match.group("kind"), match.group("name")
+            segment = route[: match.start()].rstrip("/").rsplit("/", 1)[-1]
+            if name in ("id", "pk"):
+                pools.append(fill["int"])
+            elif segment in fill and segment not in KINDS:
+                pools.append(fill[segment])
+            else:
+                pools.append(fill.get(kind or "str", fill["str"]))
         for values in itertools.product(*pools):
             filled = iter(values)
             urls.add("/" + CONVERTER.sub(lambda _, filled=filled: quote(next(filled), safe=""), route))

@@ -138,7 +138,17 @@ def _fill(world: World) -> dict[str, list[str]]:
     ]
     ints = [str(world.submission.pk), str(world.submission.system_id), *map(str, items)]
     slugs = [world.benchmark.slug, world.rated.slug, "bleu_4", "clip_s", world.submission.system.slug]
-    return {"int": ints, "slug": slugs, "str": slugs, "path": ints[:2], "uuid": []}
+    return {
+        "int": ints,
+        "slug": slugs,
+        "str": slugs,
+        "path": ints[:2],
+        "uuid": [],
+        "datasets": [world.benchmark.slug, world.rated.slug],
+        "systems": [world.submission.system.slug],
+        "metrics": ["bleu_4", "clip_s"],
+        "badge": ["bleu_4", "clip_s"],
+    }
 
 
 def _queries(world: World) -> list[str]:

@@ -192,7 +192,19 @@ def _fillers(world: World) -> dict[str, list[str]]:
     )
     strings = world.keys + slugs
     # The admin's <path:object_id> routes answer the same login redirect to anyone not staff: a few ids do.
-    return {"int": ints, "slug": slugs, "str": strings, "path": ints[:3], "uuid": []}
+    metrics = ["bleu_4"] + [m.metric.slug for m in world.metrics]
+    return {
+        "int": ints,
+        "slug": slugs,
+        "str": strings,
+        "path": ints[:3],
+        "uuid": [],
+        # Where a path names what its slug is, only slugs of that kind (every hidden one among them).
+        "datasets": [world.dataset_slug],
+        "systems": [s.system.slug for s in submissions],
+        "metrics": metrics,
+        "badge": metrics,
+    }
 
 
 def _urls(world: World, paths: list[str]) -> list[str]:
