@@ -160,6 +160,17 @@ def shown_payload(snapshot: CitableSnapshot) -> dict:
     return {"boards": boards}
 
 
+def columns_with_numbers(board: dict) -> tuple[list[dict], list[str]]:
+    """A captioner board's metric columns that hold a number for some system (what the page's table
+    shows), and the names of the others."""
+
+    def numbered(metric: dict) -> bool:
+        return any((row["scores"].get(metric["slug"]) or {}).get("state") == "value" for row in board["systems"])
+
+    shown = [metric for metric in board["metrics"] if numbered(metric)]
+    return shown, [metric["name"] for metric in board["metrics"] if not numbered(metric)]
+
+
 def shown_provenance(snapshot: CitableSnapshot) -> dict:
     """The provenance as shown now: a submitted metric withdrawn or made private since is left out."""
     visible = set(Metric.objects.visible_to(AnonymousUser()).values_list("slug", flat=True))

@@ -55,12 +55,16 @@ def snapshot_latest(request: HttpRequest, slug: str | None = None) -> HttpRespon
 def snapshot_detail(request: HttpRequest, number: int, slug: str | None = None) -> HttpResponse:
     snapshot = _one(request, slug, number)
     url = citable.absolute(citable.snapshot_url(snapshot))
+    board = citable.shown_payload(snapshot)
+    columns, empty = citable.columns_with_numbers(board) if snapshot.dataset is not None else ([], [])
     return render(
         request,
         "leaderboards/snapshot.html",
         {
             "snapshot": snapshot,
-            "board": citable.shown_payload(snapshot),
+            "board": board,
+            "columns": columns,
+            "empty": empty,
             "provenance": citable.shown_provenance(snapshot),
             "title": citable.snapshot_title(snapshot),
             "bibtex": citable.snapshot_bibtex(snapshot, url=url),
@@ -99,5 +103,4 @@ def snapshot_freeze_view(request: HttpRequest, slug: str | None = None) -> HttpR
     except citable.FreezeRefused as error:
         messages.error(request, str(error))
         return redirect(citable.list_url(dataset))
-    messages.info(request, f"Snapshot {snapshot.number} frozen: this page never changes.")
     return redirect(citable.snapshot_url(snapshot))
