@@ -137,6 +137,11 @@ def _client(args: argparse.Namespace, *, token: bool = True) -> Client:
     key = args.token or os.environ.get("CAPBENCH_TOKEN")
     if not key and saved.get("token") and _same_server(saved.get("url", ""), url):
         key = saved["token"]  # a saved token goes only to the server it came from
+        if token and config.too_open():
+            sys.stderr.write(
+                f"{PROGRAM}: warning: {config.config_path()} can be read by others; "
+                "`capbench login` again writes it readable by you only\n"
+            )
     return Client(url, key if token else None, attempts=1 + max(0, args.retries), on_retry=_retrying)
 
 

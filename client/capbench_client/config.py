@@ -1,8 +1,8 @@
 """The saved sign-in: `{"url": …, "token": …}` in config.json of the user's configuration folder.
 
 The folder is `$CAPBENCH_CONFIG_DIR` if set, else `$XDG_CONFIG_HOME/capbench`, else
-`~/.config/capbench` (on Windows `%APPDATA%\\capbench`). The token is a password: the folder is
-created 0700, and the file is written to a temporary file opened 0600 beside it, then renamed over
+`~/.config/capbench` (on Windows `%APPDATA%\\capbench`). The token is a password: a folder the client
+makes is created 0700, and the file is written to a temporary file opened 0600 beside it, then renamed over
 the old one, so that it is never readable by others, not even for a moment, nor ever half-written."""
 
 from __future__ import annotations
@@ -47,9 +47,10 @@ def save(settings: Mapping[str, str], path: Path | None = None) -> Path:
     """Write `settings` to the configuration file (0600, in a 0700 folder), atomically; its path."""
     path = path or config_path()
     folder = path.parent
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if os.name == "posix":
-        os.chmod(folder, 0o700)  # an existing folder, or one a umask widened
+    if not folder.exists():
+        folder.mkdir(mode=0o700, parents=True)
+        if os.name == "posix":
+            os.chmod(folder, 0o700)  # whatever the umask made of it (a folder named by the user is left as it is)
     text = json.dumps(dict(settings), indent=2) + "\n"
     # mkstemp opens the temporary file O_CREAT|O_EXCL with mode 0600, whatever the umask.
     descriptor, temporary = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=folder)
@@ -65,6 +66,17 @@ def save(settings: Mapping[str, str], path: Path | None = None) -> Path:
         Path(temporary).unlink(missing_ok=True)
         raise
     return path
+
+
+def too_open(path: Path | None = None) -> bool:
+    """Whether the saved file can be read or written by others than its owner (a copy made by hand,
+    an old file): the token in it should be replaced (POSIX only)."""
+    path = path or config_path()
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return os.name == "posix" and bool(mode & 0o077)
 
 
 def remove(path: Path | None = None) -> bool:

@@ -23,7 +23,16 @@ from pathlib import Path
 import pytest
 
 import capbench_client
-from capbench_client import Client, ConnectionFailed, InvalidRequest, RateLimited, ServerError, cli, config
+from capbench_client import (
+    CapBenchError,
+    Client,
+    ConnectionFailed,
+    InvalidRequest,
+    RateLimited,
+    ServerError,
+    cli,
+    config,
+)
 from capbench_client.http import retry_after_seconds
 from capbench_client.progress import ProgressDisplay, progress_line
 from capbench_client.tables import results_text
@@ -57,7 +66,8 @@ def test_the_token_file_is_0600_in_a_0700_folder_even_under_a_permissive_umask(t
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
 def test_the_file_is_never_on_disk_with_wider_permissions_and_an_old_one_is_replaced_whole(tmp_path, monkeypatch):
     """Every file created in the folder is 0600 from its creation (seen at the moment os.replace
-    renames it in); an existing 0644 file and 0755 folder are replaced and tightened."""
+    renames it in); an existing 0644 file is replaced by a 0600 one and, until then, said to be too
+    open; a folder the user named is left as it is (it may be shared: the file alone is private)."""
     path = tmp_path / "config.json"
     path.write_text('{"token": "old"}')
     path.chmod(0o644)
@@ -69,10 +79,12 @@ def test_the_file_is_never_on_disk_with_wider_permissions_and_an_old_one_is_repl
         seen.append((Path(source).name, stat.S_IMODE(os.stat(source).st_mode)))
         real_replace(source, target)
 
+    assert config.too_open(path)
     monkeypatch.setattr(os, "replace", watching)
     config.save({"url": "http://b", "token": "new"}, path)
+    assert not config.too_open(path)
     assert len(seen) == 1 and seen[0][0] != "config.json" and seen[0][1] == 0o600
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(tmp_path.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(tmp_path.stat().st_mode) == 0o755
     assert config.load(path)["token"] == "new"
     assert config.remove(path) and not path.exists() and not config.remove(path)
 
@@ -114,6 +126,9 @@ class Scripted:
                 body = self.rfile.read(size) if size else b""
                 scripted.requests.append((self.command, self.path, dict(self.headers), body))
                 status, headers, payload = scripted.answers.pop(0)
+                if status is None:  # the connection dropped after the request was read: no answer
+                    self.close_connection = True
+                    return
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
                 for key, value in {"Content-Type": "application/json", **headers}.items():
@@ -202,6 +217,21 @@ def test_a_post_is_never_sent_again_after_a_5xx(scripted, tmp_path):
         client_for(server, slept).submit("demo", results, method_name="M")
     assert raised.value.status == 503 and "503" in str(raised.value)
     assert len(server.requests) == 1 and slept == []
+
+
+def test_a_post_is_never_sent_again_after_the_connection_drops_mid_request(scripted, tmp_path):
+    """The server read the upload and the connection dropped before its answer: it may be stored,
+    so the client says so instead of uploading it again; a GET in the same case is asked again."""
+    server = scripted((None, {}, b""), (201, {}, {"id": 1}))
+    results = tmp_path / "r.json"
+    results.write_text("[]")
+    slept: list[float] = []
+    with pytest.raises(CapBenchError):
+        client_for(server, slept).submit("demo", results, method_name="M")
+    assert len(server.requests) == 1 and slept == []
+    server = scripted((None, {}, b""), (200, {}, {"final": True}))
+    assert client_for(server, slept, backoff=0.5).progress(3)["final"] is True
+    assert len(server.requests) == 2
 
 
 def test_a_retry_after_beyond_the_cap_raises_at_once(scripted, tmp_path):
@@ -440,3 +470,15 @@ def test_python_m_capbench_client_help(repo_root):
     assert result.returncode == 0, result.stderr
     for command in ("login", "submit", "results", "board", "scores", "candidates", "metric-upload", "datasets"):
         assert command in result.stdout
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_a_saved_token_others_can_read_is_used_with_a_warning(scripted, tmp_path, monkeypatch, capsys):
+    server = scripted((200, {}, {"count": 0, "next": None, "previous": None, "results": []}))
+    monkeypatch.setenv("CAPBENCH_CONFIG_DIR", str(tmp_path))
+    saved = tmp_path / "config.json"
+    saved.write_text(json.dumps({"url": server.url, "token": "secret"}))
+    saved.chmod(0o644)
+    assert cli.main(["--url", server.url, "datasets"]) == 0
+    assert "can be read by others" in capsys.readouterr().err
+    assert server.requests[0][2]["Authorization"] == "Token secret"
