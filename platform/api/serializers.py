@@ -9,9 +9,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from catalog.citations import dataset_bibtex
+from catalog.citations import absolute, dataset_bibtex
 from catalog.models import Dataset, Item, System
-from leaderboards.citable import absolute, shown_payload, shown_provenance, snapshot_url
+from leaderboards.citable import public_metric_slugs, shown_payload, shown_provenance, snapshot_url
 from leaderboards.citations import metric_bibtex
 from leaderboards.models import CitableSnapshot
 from scoring.models import CorrelationResult, Metric, Score
@@ -406,7 +406,9 @@ class CitableSnapshotSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_provenance(self, snapshot: CitableSnapshot) -> dict:
-        return shown_provenance(snapshot)
+        if "public_metrics" not in self.context:  # read once per answer, not once per snapshot listed
+            self.context["public_metrics"] = public_metric_slugs()
+        return shown_provenance(snapshot, public_metrics=self.context["public_metrics"])
 
     def get_page(self, snapshot: CitableSnapshot) -> str:
         return self._url(snapshot, "")

@@ -10,7 +10,6 @@ import json
 import re
 from datetime import date
 
-from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
 from django.db.models import F, Max
@@ -18,6 +17,7 @@ from django.urls import reverse
 
 from capbench import bibtex
 from capbench.spreadsheets import spreadsheet_row
+from catalog.citations import absolute
 from catalog.models import Dataset, System
 from leaderboards import selectors
 from leaderboards.exports import board_csv_text, board_json, metric_board_json
@@ -146,7 +146,7 @@ def shown_payload(snapshot: CitableSnapshot) -> dict:
             for row in payload["systems"]
         ]
         return {**payload, "systems": systems}
-    visible = set(Metric.objects.visible_to(AnonymousUser()).values_list("slug", flat=True))
+    visible = public_metric_slugs()
     boards = [
         {
             **found,
@@ -171,9 +171,14 @@ def columns_with_numbers(board: dict) -> tuple[list[dict], list[str]]:
     return shown, [metric["name"] for metric in board["metrics"] if not numbered(metric)]
 
 
-def shown_provenance(snapshot: CitableSnapshot) -> dict:
-    """The provenance as shown now: a submitted metric withdrawn or made private since is left out."""
-    visible = set(Metric.objects.visible_to(AnonymousUser()).values_list("slug", flat=True))
+def public_metric_slugs() -> set[str]:
+    return set(Metric.objects.visible_to(AnonymousUser()).values_list("slug", flat=True))
+
+
+def shown_provenance(snapshot: CitableSnapshot, *, public_metrics: set[str] | None = None) -> dict:
+    """The provenance as shown now: a submitted metric withdrawn or made private since is left out.
+    `public_metrics`: public_metric_slugs(), when the caller has read it (a list of snapshots)."""
+    visible = public_metric_slugs() if public_metrics is None else public_metrics
     metrics = {slug: found for slug, found in snapshot.provenance["metrics"].items() if slug in visible}
     return {**snapshot.provenance, "metrics": metrics}
 
@@ -227,11 +232,6 @@ def snapshot_csv(snapshot: CitableSnapshot) -> str:
                     )
                 )
     return out.getvalue()
-
-
-def absolute(path: str) -> str:
-    """A path of this site as the absolute URL a citation carries (SITE_URL, never a request's Host)."""
-    return settings.SITE_URL + path
 
 
 def snapshot_url(snapshot: CitableSnapshot) -> str:
