@@ -406,9 +406,10 @@ class CitableSnapshotSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_provenance(self, snapshot: CitableSnapshot) -> dict:
-        if "public_metrics" not in self.context:  # read once per answer, not once per snapshot listed
-            self.context["public_metrics"] = public_metric_slugs()
-        return shown_provenance(snapshot, public_metrics=self.context["public_metrics"])
+        root = self.root  # (a list's serializer: read once per answer, not once per snapshot listed)
+        if getattr(root, "public_metrics", None) is None:
+            root.public_metrics = public_metric_slugs()  # type: ignore[attr-defined]
+        return shown_provenance(snapshot, public_metrics=root.public_metrics)  # type: ignore[attr-defined]
 
     def get_page(self, snapshot: CitableSnapshot) -> str:
         return self._url(snapshot, "")
