@@ -8,7 +8,8 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from api.serializers import DatasetSerializer, ItemSerializer
+from api.serializers import CampaignSerializer, DatasetSerializer, ItemSerializer
+from campaigns.models import Campaign
 from leaderboards.selectors import FILTERS, LEVELS, PROTOCOLS, REFERENCES
 
 
@@ -123,7 +124,11 @@ CAPTIONER_BOARD_PARAMETERS = [
     query("format", "`json` (the default) or `csv`", enum=("json", "csv")),
 ]
 METRIC_BOARD_PARAMETERS = [
-    query("protocol", "the paper's protocol or CapBench's canonical one (another: 404)", enum=PROTOCOLS),
+    query(
+        "protocol",
+        "the paper's protocol, CapBench's canonical one, or the live campaigns' (a column per campaign; another: 404)",
+        enum=PROTOCOLS,
+    ),
     query("level", "caption-level or system-level agreement", enum=LEVELS),
     query("family", "only metrics of this family (an unknown one: 404)"),
     query("reference", "only reference-free or reference-based metrics", enum=REFERENCES),
@@ -136,7 +141,7 @@ SCORE_PARAMETERS = [
 CORRELATION_PARAMETERS = [
     query("dataset", "a dataset's slug"),
     query("metric", "a metric's slug"),
-    query("protocol", "`paper` or `canonical`", enum=PROTOCOLS),
+    query("protocol", "`paper`, `canonical` or `live` (a live campaign's)", enum=PROTOCOLS),
     query("level", "`caption` or `system`", enum=LEVELS),
 ]
 
@@ -212,19 +217,35 @@ class BoardSystem(_Schema):
     scores = serializers.DictField(child=BoardCell(), help_text="per metric slug")
 
 
+class PeopleCampaign(_Schema):
+    slug = serializers.CharField(help_text="its page: /campaigns/<slug>/")
+    title = serializers.CharField()
+    mode = serializers.ChoiceField(choices=Campaign.Mode.choices)
+
+
 class CaptionerBoard(_Schema):
     dataset = serializers.CharField()
     domain = serializers.CharField(allow_null=True, help_text="the image subset the numbers are over (null: all)")
     headline_metric = serializers.CharField(allow_blank=True)
-    people_dimension = serializers.CharField(allow_null=True)
+    people_dimension = serializers.CharField(
+        allow_null=True, help_text="what the people column shows: a judgment dimension, or a live campaign's label"
+    )
+    people_campaign = PeopleCampaign(allow_null=True, help_text="the live campaign the people column comes from")
     metrics = BoardMetric(many=True)
     systems = BoardSystem(many=True)
+
+
+class CampaignName(_Schema):
+    slug = serializers.CharField(help_text="its page: /campaigns/<slug>/")
+    title = serializers.CharField()
 
 
 class MetricBoardColumn(_Schema):
     dataset = serializers.CharField()
     dimension = serializers.CharField()
     statistic = serializers.CharField()
+    protocol = serializers.CharField(help_text="the protocol's key, e.g. `flickr8k-expert/paper@1`")
+    campaign = CampaignName(allow_null=True, help_text="a live column's campaign (null for the others)")
 
 
 class MetricBoardCell(_Schema):
@@ -318,3 +339,71 @@ class Results(_Schema):
     results = ResultLine(many=True)
     pending = PendingLine(many=True, help_text="queued or running")
     missing = PendingLine(many=True, help_text="failed or not available on this server")
+
+
+class AgreementInterval(_Schema):
+    value = serializers.FloatField(help_text="Krippendorff's α (interval level, captions as units)")
+    low = serializers.FloatField(allow_null=True, help_text="its 95% interval (captions resampled)")
+    high = serializers.FloatField(allow_null=True)
+    replicates = serializers.IntegerField()
+    ratings = serializers.IntegerField()
+    captions = serializers.IntegerField()
+
+
+class PeopleNumber(_Schema):
+    value = serializers.FloatField(help_text="the mean rating (rating), or the Bradley–Terry strength 0–100 (arena)")
+    low = serializers.FloatField(allow_null=True, help_text="the 95% interval (images resampled)")
+    high = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField(help_text="ratings (rating) or comparisons (arena)")
+    theta = serializers.FloatField(required=False, help_text="arena: the log-strength")
+    rank = serializers.IntegerField(required=False, help_text="arena: 1 = strongest")
+    wins = serializers.IntegerField(required=False)
+    losses = serializers.IntegerField(required=False)
+    ties = serializers.IntegerField(required=False)
+
+
+class AnnotatorQuality(_Schema):
+    answers = serializers.IntegerField()
+    skips = serializers.IntegerField()
+    gold = serializers.IntegerField(help_text="known-answer checks answered")
+    gold_passed = serializers.IntegerField()
+    gold_accuracy = serializers.FloatField(allow_null=True)
+    median_seconds = serializers.FloatField(allow_null=True)
+    flagged = serializers.BooleanField(help_text="gold accuracy below the campaign's bar")
+    excluded = serializers.BooleanField(help_text="their answers are left out of the results")
+
+
+class BradleyTerrySettings(_Schema):
+    alpha = serializers.FloatField(help_text="the ridge penalty")
+    comparisons = serializers.IntegerField()
+    items = serializers.IntegerField(help_text="images (the units the bootstrap resamples)")
+    replicates = serializers.IntegerField()
+    seed = serializers.IntegerField()
+
+
+class CampaignResults(_Schema):
+    people_dimension = serializers.CharField(help_text="`mean` (of the rubric's dimensions) or `arena`")
+    people = serializers.DictField(child=PeopleNumber(), help_text="per system id the caller may see")
+    agreement = serializers.DictField(
+        child=AgreementInterval(allow_null=True),
+        allow_null=True,
+        help_text="per dimension (and `mean`); null in an arena, or on a hidden test set (staff only)",
+    )
+    bradley_terry = BradleyTerrySettings(allow_null=True, help_text="an arena's fit; null in a rating campaign")
+    annotators = serializers.DictField(
+        child=AnnotatorQuality(), allow_null=True, help_text="per pseudonym; null on a hidden test set (staff only)"
+    )
+    answers = serializers.IntegerField()
+    gold_answers = serializers.IntegerField()
+    flagged = serializers.IntegerField(help_text="annotators flagged")
+    median_seconds = serializers.FloatField(allow_null=True, help_text="per answer")
+    median_annotator_seconds = serializers.FloatField(allow_null=True, help_text="the median of each one's median")
+    metrics = serializers.ListField(child=serializers.CharField(), help_text="metrics with live correlations")
+    computed_at = serializers.DateTimeField()
+
+
+class CampaignDetail(CampaignSerializer):
+    results = CampaignResults(allow_null=True, help_text="null until its results are first computed")
+
+    class Meta(CampaignSerializer.Meta):
+        fields = [*CampaignSerializer.Meta.fields, "results"]

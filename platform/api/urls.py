@@ -14,6 +14,7 @@ router.register("correlations", views.CorrelationViewSet, basename="correlation"
 router.register("submissions", views.SubmissionViewSet, basename="submission")
 router.register("snapshots", views.CitableSnapshotViewSet, basename="snapshot")
 router.register("metric-submissions", views.MetricSubmissionViewSet, basename="metric-submission")
+router.register("campaigns", views.CampaignViewSet, basename="campaign")
 
 urlpatterns = [
     path("", include(router.urls)),

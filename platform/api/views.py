@@ -32,6 +32,7 @@ from api import documentation as shapes
 from api import serializers
 from api.pagination import ScoreCursor
 from api.throttles import ActionRate, ApiRate, SubmissionRate, TokenRate
+from campaigns.selectors import campaigns_visible
 from capbench import limits
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import read_bundle
@@ -263,7 +264,7 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
 
 @extend_schema_view(list=extend_schema(parameters=shapes.CORRELATION_PARAMETERS))
 class CorrelationViewSet(viewsets.ReadOnlyModelViewSet):
-    """Meta-evaluation cells; filter by `dataset`, `metric`, `protocol` (paper/canonical), `level`."""
+    """Meta-evaluation cells; filter by `dataset`, `metric`, `protocol` (paper/canonical/live), `level`."""
 
     serializer_class = serializers.CorrelationSerializer
 
@@ -317,6 +318,24 @@ class CitableSnapshotViewSet(viewsets.ReadOnlyModelViewSet):
         if query.get("dataset"):
             snapshots = snapshots.filter(dataset__slug=query["dataset"])
         return snapshots.order_by("-created_at", "-id")
+
+
+class CampaignViewSet(viewsets.ReadOnlyModelViewSet):
+    """Live human evaluation: rating campaigns and arenas on the datasets the caller may see, each
+    with its systems the caller may see; one campaign's results besides (agreement, the people
+    column per system, annotator quality under pseudonyms, the Bradley–Terry fit)."""
+
+    serializer_class = serializers.CampaignSerializer
+    lookup_field = "slug"
+
+    def get_queryset(self):
+        return campaigns_visible(self.request.user).order_by("-created_at", "-id")
+
+    @extend_schema(summary="A campaign and its results", responses=shapes.CampaignDetail)
+    def retrieve(self, request: Request, *args, **kwargs) -> Response:
+        campaign = self.get_object()
+        results = serializers.campaign_results_json(campaign, request.user)
+        return Response({**self.get_serializer(campaign).data, "results": results})
 
 
 class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -587,7 +606,15 @@ class LeaderboardView(APIView):
                 state.dataset, request.query_params, viewer=request.user, visible=state.visible, payload=payload
             )
             people = payload.get("people") if any(row.people for row in rows) else None
-            data = board_json(state.dataset, columns, rows, staff=request.user.is_staff, people=people, subset=subset)
+            data = board_json(
+                state.dataset,
+                columns,
+                rows,
+                staff=request.user.is_staff,
+                people=people,
+                people_campaign=payload.get("people_campaign"),
+                subset=subset,
+            )
             return data, built is not None and built == state.version
 
         if request.accepted_renderer.format in ("json", "csv"):
@@ -610,7 +637,7 @@ class LeaderboardView(APIView):
 
 
 class MetricBoardView(APIView):
-    """The meta-evaluation board: `?protocol=paper|canonical&level=caption|system`, optionally
+    """The meta-evaluation board: `?protocol=paper|canonical|live&level=caption|system`, optionally
     `&family=<family>&reference=free|based`, read as the page reads them (an unknown protocol: 404)."""
 
     @extend_schema(

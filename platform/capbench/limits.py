@@ -80,7 +80,7 @@ def rate_of(scope: str) -> Rate:
 # Where an unchecked request could do harm (guess passwords, make accounts, tokens, uploads or mail) it is
 # refused while Redis is unreachable; reads are admitted.
 FAIL_CLOSED = frozenset(
-    {"login_address", "login_account", "signup", "tokens", "submissions", "actions", "password_reset"}
+    {"login_address", "login_account", "signup", "tokens", "submissions", "actions", "password_reset", "ratings"}
 )
 UNAVAILABLE_RETRY = 30
 _last_outage_log = [0.0]

@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("workbench.urls")),
     path("", include("leaderboards.urls")),
     path("", include("submissions.urls")),
+    path("", include("campaigns.urls")),
     path("accounts/", include("accounts.urls")),
     path("api/v1/", include("api.urls")),
     path("ops/metrics", ops.metrics, name="ops-metrics"),  # Prometheus: staff or the operations token

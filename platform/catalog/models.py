@@ -46,8 +46,24 @@ class CaptionQuerySet(models.QuerySet["Caption"]):
 
 class JudgmentQuerySet(models.QuerySet["Judgment"]):
     def own(self) -> JudgmentQuerySet:
-        """Judgments of the dataset's own captions (submitted captions carry none, but say so)."""
+        """Judgments of the dataset's own captions (imported ones are never of a submission's, but say so)."""
         return self.filter(own_q(to_system="caption__system__"))
+
+    def collected_in(self, source: str) -> JudgmentQuerySet:
+        """The judgments one live campaign collected (`source` as Judgment.source names it)."""
+        return self.filter(source=source)
+
+
+class ImportedJudgmentManager(models.Manager["Judgment"]):
+    """`Judgment.objects`: the judgments imported with the dataset, the ones every protocol, export,
+    item page and board reads. Those a live campaign collected are read through `Judgment.collected`
+    (by the campaign that collected them), so they never mix into a source's published protocol."""
+
+    def get_queryset(self) -> JudgmentQuerySet:
+        return JudgmentQuerySet(self.model, using=self._db).filter(source="")
+
+    def own(self) -> JudgmentQuerySet:
+        return self.get_queryset().own()
 
 
 class Dataset(models.Model):
@@ -225,19 +241,33 @@ class Caption(models.Model):
 
 
 class Judgment(models.Model):
-    """One human score of a caption on one dimension (one row per annotator where known)."""
+    """One human score of a caption on one dimension (one row per annotator where known): imported
+    with the dataset (`source` empty), or collected live by a rating campaign (`source`
+    "campaign:<id>", the annotator a pseudonym; docs/human-evaluation.md)."""
 
     caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="judgments")
     dimension = models.CharField(max_length=40)
     annotator = models.CharField(max_length=100, blank=True, default="")
     value = models.FloatField()
     detail = models.JSONField(null=True, blank=True, help_text="e.g. crowd vote counts")
+    source = models.CharField(
+        max_length=40,
+        blank=True,
+        default="",
+        db_default="",
+        help_text='"" imported with the dataset; "campaign:<id>" collected by a live rating campaign',
+    )
 
-    objects = JudgmentQuerySet.as_manager()
+    # The first manager is the default one (and the related managers' class): imported judgments only.
+    objects = ImportedJudgmentManager()
+    collected = JudgmentQuerySet.as_manager()  # every judgment, a campaign's among them: filter by source
 
     class Meta:
+        base_manager_name = "collected"
         constraints = [
-            models.UniqueConstraint(fields=["caption", "dimension", "annotator"], name="judgment_unique_per_annotator")
+            models.UniqueConstraint(
+                fields=["caption", "dimension", "annotator", "source"], name="judgment_unique_per_annotator"
+            )
         ]
         ordering = ["id"]
 

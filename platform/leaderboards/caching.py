@@ -225,6 +225,7 @@ def board_validators(request: BoardRequest, state: BoardRequestState, *, variant
         _digest(
             deployment_digest(),
             digests["columns"],
+            digests.get("people", ""),  # (a snapshot from before it: none)
             shown,
             sorted(query.items()),
             (dataset.pk, dataset.slug, dataset.title, dataset.headline_metric, dataset.references_hidden),

@@ -72,7 +72,9 @@ def _captioner_board(dataset: Dataset) -> tuple[dict, dict]:
     payload = board_refresh(dataset_id=dataset.pk)
     columns, rows = selectors.captioner_board_query(dataset, {}, viewer=AnonymousUser(), payload=payload)
     people = payload.get("people") if any(row.people for row in rows) else None
-    board = board_json(dataset, columns, rows, staff=False, people=people)
+    board = board_json(
+        dataset, columns, rows, staff=False, people=people, people_campaign=payload.get("people_campaign")
+    )
     metrics = _metric_versions(column.slug for column in columns)
     provenance = {
         "datasets": {dataset.slug: _dataset_provenance(dataset)},
@@ -203,14 +205,14 @@ def snapshot_json(snapshot: CitableSnapshot) -> dict:
 def snapshot_csv(snapshot: CitableSnapshot) -> str:
     """The snapshot as CSV: the captioner board's columns (as the live board's CSV), or for the
     metric board one row per cell (protocol, level, metric, dataset, dimension, statistic, value,
-    interval, n, significance cluster)."""
+    interval, n, significance cluster, and the column's protocol key: a live campaign's own)."""
     shown = shown_payload(snapshot)
     if snapshot.board == CitableSnapshot.Board.CAPTIONER:
         return board_csv_text(shown)
     out = io.StringIO()
     writer = csv.writer(out)
     head = ["protocol", "level", "metric", "family", "dataset", "dimension", "statistic", "value", "low", "high"]
-    writer.writerow(spreadsheet_row([*head, "n", "rank"]))
+    writer.writerow(spreadsheet_row([*head, "n", "rank", "protocol_key"]))
     for found in shown["boards"]:
         for row in found["metrics"]:
             for column, cell in zip(found["columns"], row["cells"], strict=True):
@@ -228,6 +230,7 @@ def snapshot_csv(snapshot: CitableSnapshot) -> str:
                             column["dimension"],
                             column["statistic"],
                             *values,
+                            column.get("protocol", ""),  # (a snapshot frozen before columns named it: none)
                         ]  # fmt: skip
                     )
                 )

@@ -18,16 +18,26 @@ def _clean(value: float | None) -> float | None:
 
 
 def board_json(
-    dataset, columns, rows, *, staff: bool = False, people: str | None = None, subset: str | None = None
+    dataset,
+    columns,
+    rows,
+    *,
+    staff: bool = False,
+    people: str | None = None,
+    people_campaign: dict | None = None,
+    subset: str | None = None,
 ) -> dict:
     """The board as JSON: raw values (0–1 metrics as 0–1) with `points`, what the pages multiply
     them by, and each value's 95% interval; a cell's note (the job's error) only for staff.
-    `domain`: the subset of images the numbers are computed over (null: all)."""
+    `domain`: the subset of images the numbers are computed over (null: all). `people_dimension`:
+    what the people column shows (a dimension of the imported judgments, or a live campaign's
+    label), `people_campaign` that campaign (slug, title, mode) or null."""
     return {
         "dataset": dataset.slug,
         "domain": subset,
         "headline_metric": dataset.headline_metric,
         "people_dimension": people,
+        "people_campaign": people_campaign if people else None,
         "metrics": [
             {
                 "slug": c.slug,
@@ -73,7 +83,16 @@ def metric_board_json(query: selectors.MetricBoardQuery, *, extra: AbstractSet[s
     )
     return {
         "protocol": query.protocol,
-        "columns": [{"dataset": d.slug, "dimension": dim, "statistic": stat} for d, dim, stat in headers],
+        "columns": [
+            {
+                "dataset": h.dataset.slug,
+                "dimension": h.dimension,
+                "statistic": h.statistic,
+                "protocol": h.protocol,
+                "campaign": None if h.campaign is None else {"slug": h.campaign.slug, "title": h.campaign.title},
+            }
+            for h in headers
+        ],
         "metrics": [
             {
                 "metric": row.column.slug,
@@ -85,7 +104,7 @@ def metric_board_json(query: selectors.MetricBoardQuery, *, extra: AbstractSet[s
                     "paper_url": row.column.paper_url,
                     "code_url": row.column.code_url,
                     "private": row.column.private,
-                    "trained_on": [d.slug for d, _, _ in headers if d.pk in row.column.trained_on],
+                    "trained_on": [h.dataset.slug for h in headers if h.dataset.pk in row.column.trained_on],
                 },
                 "cells": [
                     None if r is None else {"value": r.value, "low": r.low, "high": r.high, "n": r.n, "rank": rank}
@@ -106,7 +125,8 @@ def board_csv_text(board: dict) -> str:
     people = board.get("people_dimension")
     head = ["rank", "system", "name", "kind", "baseline"]
     if people:
-        head += [f"people_{people}", f"people_{people}_low", f"people_{people}_high"]
+        named = (board.get("people_campaign") or {}).get("slug") or people  # a campaign's label is a sentence
+        head += [f"people_{named}", f"people_{named}_low", f"people_{named}_high"]
     for metric in board["metrics"]:
         head += [metric["slug"], f"{metric['slug']}_low", f"{metric['slug']}_high"]
     writer.writerow(spreadsheet_row(head))

@@ -116,11 +116,18 @@ def headers(
     ]
 
 
-def people_header(dimension: str, *, sort: str | None, best_first: bool, query: dict[str, str]) -> Header:
-    return _header(PEOPLE, "People", True, None, sort, best_first, query, False, dimension=dimension)
+def people_header(
+    dimension: str, *, sort: str | None, best_first: bool, query: dict[str, str], campaign: dict | None = None
+) -> Header:
+    """The people column's header: `dimension` is what it shows (an imported judgments' dimension,
+    or a live `campaign`'s label)."""
+    title = f"{dimension}, from live human evaluation, with its 95% interval (images resampled)" if campaign else ""
+    return _header(PEOPLE, "People", True, None, sort, best_first, query, False, dimension=dimension, title=title)
 
 
-def _header(slug, name, higher, column, sort, best_first, query, empty, *, dimension: str = "") -> Header:
+def _header(
+    slug, name, higher, column, sort, best_first, query, empty, *, dimension: str = "", title: str = ""
+) -> Header:
     sorted_here = slug == sort
     params = {k: v for k, v in query.items() if k in ("q", "only") or (k == "domain" and v)}
     params["sort"] = slug
@@ -132,7 +139,7 @@ def _header(slug, name, higher, column, sort, best_first, query, empty, *, dimen
         title = f"{column.name}: {column.description}" + (f" — {column.citation}" if column.citation else "")
         if column.points != 1:
             title += f" (shown ×{column.points:g})"
-    else:
+    elif not title:
         title = f"mean human rating ({dimension}) of the system's captions, with its 95% interval"
     return Header(
         slug,

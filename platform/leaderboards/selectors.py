@@ -8,6 +8,7 @@ import json
 import math
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from django.contrib.auth.models import AnonymousUser
@@ -15,6 +16,8 @@ from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import connection
 from django.db.models import F, OuterRef, QuerySet, Subquery
 
+from campaigns.models import Campaign
+from campaigns.selectors import campaign_of_protocol
 from catalog.models import Caption, Dataset, Judgment, System
 from catalog.visibility import references_visible
 from evaluation.metaeval.published import published_value
@@ -85,14 +88,16 @@ PEOPLE = "people"  # the sort key of the people column (no metric has this slug:
 FILTERS = ("baseline", "paper", "code")  # the board's system filters (?only=…)
 
 
-PROTOCOLS = ("paper", "canonical")  # the metric board's protocol families, "paper" first (the default)
+# The metric board's protocol families, "paper" first (the default); "live": the live campaigns'
+# correlations (each campaign a protocol of its own, campaigns.models.Campaign.protocol_key).
+PROTOCOLS = ("paper", "canonical", "live")
 LEVELS = ("caption", "system")  # the metric board's levels, "caption" first (the default)
 REFERENCES = ("free", "based")  # the metric board's filter on reference use
 
 
 class UnknownProtocol(ValueError):
     def __init__(self, protocol: str):
-        super().__init__(f"no protocol {protocol!r} ({' or '.join(PROTOCOLS)})")
+        super().__init__(f"no protocol {protocol!r} ({', '.join(PROTOCOLS[:-1])} or {PROTOCOLS[-1]})")
 
 
 class UnknownFamily(ValueError):
@@ -110,7 +115,7 @@ class MetricBoardQuery:
 
 def metric_board_query(params, *, strict: bool = False, families: AbstractSet[str] | None = None) -> MetricBoardQuery:
     """The metric board's query string as the page and the API read it:
-    `?protocol=paper|canonical&level=caption|system&family=<family>&reference=free|based`. Another
+    `?protocol=paper|canonical|live&level=caption|system&family=<family>&reference=free|based`. Another
     level reads as "caption", another reference as none; another protocol as "paper", or (`strict`,
     the API) UnknownProtocol; a family not among `families` (the registered metrics') as none, or
     (`strict`) UnknownFamily."""
@@ -282,8 +287,9 @@ def captioner_board(
     if visible is None:
         visible = systems_visible(dataset, viewer)
     ordered = []
-    # A hidden test set's human ratings are for staff only, its systems' mean ratings too (catalog.visibility).
-    ratings_shown = references_visible(dataset, viewer)
+    # A hidden test set's human ratings are for staff only, its systems' mean ratings too (catalog.visibility);
+    # a live campaign's are public, as on its own page (campaigns.selectors.campaign_results).
+    ratings_shown = references_visible(dataset, viewer) or bool(payload.get("people_campaign"))
     for row in payload["rows"]:
         if row["system"]["id"] not in visible:
             continue
@@ -379,10 +385,28 @@ def column_groups(
     return [ColumnGroup(family, found) for family, found in shown.items()], empty
 
 
+ColumnKey = tuple[int, str, str, str]  # a metric board column: (dataset id, protocol key, dimension, statistic)
+
+
+class MetricBoardHeader(NamedTuple):
+    """A metric board column: its dataset, dimension and statistic under one protocol (its key);
+    a live column's campaign (None otherwise)."""
+
+    dataset: Dataset
+    dimension: str
+    statistic: str
+    protocol: str
+    campaign: Campaign | None = None
+
+    @property
+    def key(self) -> ColumnKey:
+        return (self.dataset.pk, self.protocol, self.dimension, self.statistic)
+
+
 @dataclass
 class MetricBoardRow:
     column: Column
-    cells: dict[tuple[int, str, str], CorrelationResult] = field(default_factory=dict)
+    cells: dict[ColumnKey, CorrelationResult] = field(default_factory=dict)
     values: list[CorrelationResult | None] = field(default_factory=list)  # aligned with the headers
     published: list[float | None] = field(default_factory=list)  # the papers' numbers (×100), same order
 
@@ -400,10 +424,10 @@ def metric_board(
     family: str | None = None,
     reference: str | None = None,
     extra: AbstractSet[str] = frozenset(),
-) -> tuple[list[tuple[Dataset, str, str]], list[MetricBoardRow]]:
-    """Metrics × (dataset, dimension, statistic) for one protocol family ("paper" or "canonical"):
-    the public metrics, and the submitted ones in `extra` that only this viewer may see, each ranked
-    in its own clusters (the public metrics and it)."""
+) -> tuple[list[MetricBoardHeader], list[MetricBoardRow]]:
+    """Metrics × (dataset, protocol, dimension, statistic) for one protocol family ("paper",
+    "canonical" or "live": a column per campaign): the public metrics, and the submitted ones in
+    `extra` that only this viewer may see, each ranked in its own clusters (the public metrics and it)."""
     # Oldest version first, so each cell ends up with the newest version that has a result.
     results = (
         CorrelationResult.objects.filter(
@@ -415,28 +439,54 @@ def metric_board(
     )
     columns = {c.slug: c for c in metric_board_columns(extra=extra)}
     rows: dict[str, MetricBoardRow] = {}
-    headers: dict[tuple[int, str, str], tuple[Dataset, str, str]] = {}
+    headers: dict[ColumnKey, MetricBoardHeader] = {}
+    campaigns: dict[str, Campaign | None] = {}
     for result in results:
         column = columns.get(result.metric_version.metric.slug)
         if column is None or (family and column.family != family):
             continue
         if reference == "free" and not column.reference_free or reference == "based" and column.reference_free:
             continue
-        key = (result.dataset_id, result.dimension, result.statistic)
-        headers.setdefault(key, (result.dataset, result.dimension, result.statistic))
-        rows.setdefault(column.slug, MetricBoardRow(column)).cells[key] = result
-    ordered = sorted(headers.items(), key=lambda kv: (kv[1][0].title, kv[1][1], kv[1][2]))
+        live = result.protocol_name == "live"
+        if result.protocol not in campaigns:
+            campaigns[result.protocol] = campaign_of_protocol(result.protocol) if live else None
+        if live and campaigns[result.protocol] is None:  # a deleted campaign's
+            continue
+        header = MetricBoardHeader(
+            result.dataset, result.dimension, result.statistic, result.protocol, campaigns[result.protocol]
+        )
+        headers.setdefault(header.key, header)
+        rows.setdefault(column.slug, MetricBoardRow(column)).cells[header.key] = result
+    ordered = sorted(
+        headers.values(),
+        key=lambda h: (h.dataset.title, h.campaign.title if h.campaign else "", h.protocol, h.dimension, h.statistic),
+    )
     clusters = significance_ranks(protocol_name=protocol_name, level=level, extra=extra)
     for row in rows.values():
-        row.values = [row.cells.get(key) for key, _ in ordered]
-        row.ranks = [clusters.get(key, {}).get(row.column.slug) for key, _ in ordered]
+        row.values = [row.cells.get(header.key) for header in ordered]
+        row.ranks = [clusters.get(header.key, {}).get(row.column.slug) for header in ordered]
         row.published = [
-            published_value(dataset.source_format, row.column.slug, dimension, statistic, result.n)
+            published_value(header.dataset.source_format, row.column.slug, header.dimension, header.statistic, result.n)
             if protocol_name == PROTOCOLS[0] and result is not None
             else None
-            for result, (_, (dataset, dimension, statistic)) in zip(row.values, ordered, strict=True)
+            for result, header in zip(row.values, ordered, strict=True)
         ]
-    return [header for _, header in ordered], sorted(rows.values(), key=lambda r: r.column.slug)
+    return ordered, sorted(rows.values(), key=lambda r: r.column.slug)
+
+
+def metric_correlations(*, metric: Metric, dataset: Dataset) -> tuple[list[CorrelationResult], dict[str, Campaign]]:
+    """The metric's correlations on `dataset` (a metric page's table): the dataset's own protocols
+    first, then each live campaign's (a deleted campaign's left out); and the campaign of each live
+    protocol key."""
+    results = list(
+        CorrelationResult.objects.filter(metric_version__metric=metric, dataset=dataset)
+        .select_related("metric_version")
+        .order_by("protocol", "level", "dimension", "statistic")
+    )
+    live = {r.protocol for r in results if r.protocol_name == "live"}
+    campaigns = {protocol: found for protocol in sorted(live) if (found := campaign_of_protocol(protocol))}
+    results = [r for r in results if r.protocol_name != "live"] + [r for r in results if r.protocol in campaigns]
+    return results, campaigns
 
 
 @dataclass
@@ -483,12 +533,12 @@ class MetricBoardVersion:
 def metric_board_version() -> MetricBoardVersion:
     """What the metric board is read from, fingerprinted in one query: the results revision (moved
     in the transaction of every statement that writes correlation or significance results),
-    the metric versions (count, newest), and the datasets' and metrics' shown fields in full (small
-    tables, whatever wrote them); and the metrics' families. A change the board does not show may
-    change it too (the table is then rendered again for nothing, never served stale)."""
+    the metric versions (count, newest), and the datasets', metrics' and campaigns' shown fields in
+    full (small tables, whatever wrote them); and the metrics' families. A change the board does not
+    show may change it too (the table is then rendered again for nothing, never served stale)."""
     table = {
         model: connection.ops.quote_name(model._meta.db_table)
-        for model in (ResultsRevision, MetricVersion, Dataset, Metric, MetricSubmission)
+        for model in (ResultsRevision, MetricVersion, Dataset, Metric, MetricSubmission, Campaign)
     }
     trained = connection.ops.quote_name(MetricSubmission.trained_on.through._meta.db_table)
     rows = "SELECT md5(string_agg(concat_ws('|', {}), ',' ORDER BY id)) FROM {}"
@@ -505,6 +555,7 @@ def metric_board_version() -> MetricBoardVersion:
         rows.format(metric_fields, table[Metric]),
         rows.format(submission_fields, table[MetricSubmission]),
         rows.format("id, metricsubmission_id, dataset_id", trained),
+        rows.format("id, slug, title", table[Campaign]),  # a live column's header
         # The families the public may filter by: a private submitted metric adds none.
         f"SELECT string_agg(DISTINCT family, ',') FROM {table[Metric]} WHERE is_registered OR id IN "
         f"(SELECT metric_id FROM {table[MetricSubmission]} WHERE is_public AND status <> 'withdrawn')",
@@ -517,16 +568,16 @@ def metric_board_version() -> MetricBoardVersion:
 
 def significance_ranks(
     *, protocol_name: str, level: str = "caption", extra: AbstractSet[str] = frozenset()
-) -> dict[tuple[int, str, str], dict[str, int]]:
-    """(dataset id, dimension, statistic) -> metric slug -> significance cluster (1 = best): the
-    public clusters, and for each private metric in `extra` its rank in its own rows."""
+) -> dict[ColumnKey, dict[str, int]]:
+    """(dataset id, protocol key, dimension, statistic) -> metric slug -> significance cluster
+    (1 = best): the public clusters, and for each private metric in `extra` its rank in its own rows."""
     found = SignificanceResult.objects.filter(protocol_name=protocol_name, level=level)
-    ranks: dict[tuple[int, str, str], dict[str, int]] = {}
+    ranks: dict[ColumnKey, dict[str, int]] = {}
     for r in found.filter(subject__isnull=True):
-        ranks[(r.dataset_id, r.dimension, r.statistic)] = dict(zip(r.metrics, r.ranks, strict=True))
+        ranks[(r.dataset_id, r.protocol, r.dimension, r.statistic)] = dict(zip(r.metrics, r.ranks, strict=True))
     for r in found.filter(subject__slug__in=list(extra)).select_related("subject"):
         slug = r.subject.slug if r.subject else ""
         own = dict(zip(r.metrics, r.ranks, strict=True))
         if slug in own:
-            ranks.setdefault((r.dataset_id, r.dimension, r.statistic), {})[slug] = own[slug]
+            ranks.setdefault((r.dataset_id, r.protocol, r.dimension, r.statistic), {})[slug] = own[slug]
     return ranks

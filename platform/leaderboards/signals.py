@@ -1,14 +1,17 @@
-"""Boards follow the work: a job that ends, a submission whose visibility changes, or an edited
-system or dataset rebuilds the dataset's snapshot."""
+"""Boards follow the work: a job that ends, a submission whose visibility changes, a live
+campaign's new results (its people column), or an edited system or dataset rebuilds the dataset's
+snapshot."""
 
 from __future__ import annotations
 
 import logging
 
 from django.db import transaction
-from django.db.models.signals import post_save
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from campaigns.events import results_changed
+from campaigns.models import Campaign
 from catalog.models import Dataset, System
 from leaderboards.models import BoardSnapshot
 from leaderboards.snapshots import board_refresh
@@ -20,6 +23,7 @@ log = logging.getLogger(__name__)
 
 @receiver(job_ended)
 @receiver(submission_changed)
+@receiver(results_changed)
 def rebuild_board(sender, dataset_id: int, **_) -> None:
     try:
         board_refresh(dataset_id=dataset_id)
@@ -39,3 +43,20 @@ def dataset_saved(sender, instance: Dataset, created: bool, **_) -> None:
     """The dataset's headline metric or dimensions changed: the board's people column follows them."""
     if not created and BoardSnapshot.objects.filter(dataset=instance).exists():
         transaction.on_commit(lambda: rebuild_board(sender, dataset_id=instance.pk))
+
+
+@receiver(post_save, sender=Campaign)
+@receiver(post_delete, sender=Campaign)
+def campaign_changed(sender, instance: Campaign, created: bool = False, **_) -> None:
+    """A campaign renamed or deleted: a board whose people column is a campaign's shows the change."""
+    if created:
+        return
+
+    def rebuild() -> None:
+        shown = BoardSnapshot.objects.filter(
+            dataset_id=instance.dataset_id, payload__people_campaign__slug__isnull=False
+        )
+        if shown.exists():  # (none once the dataset itself is deleted)
+            rebuild_board(sender, dataset_id=instance.dataset_id)
+
+    transaction.on_commit(rebuild)

@@ -1,5 +1,6 @@
 """Precomputed captioner boards: one JSON document per dataset, rebuilt when a job of the dataset
-ends or a submission's visibility changes, so a page read is one row, not 8,000 scores."""
+ends, a submission's visibility changes or a live campaign's results are computed again, so a page
+read is one row, not 8,000 scores."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any, Literal, overload
 import numpy as np
 from django.db.models import F, Q
 
+from campaigns.selectors import board_people
 from catalog.models import Dataset, Judgment, System
 from leaderboards.columns import metric_columns
 from leaderboards.models import BoardSnapshot
@@ -51,9 +53,11 @@ def digest_of(value: object) -> str:
 def payload_digests(payload: dict) -> dict:
     """What a board's validator is made from, stored beside the payload so that a request never
     reads the payload to make one: the columns' digest, their slugs, and each row's digest with its
-    system id, in the payload's order."""
+    system id, in the payload's order; the people column's label and campaign (renamed: the rows
+    stay the same)."""
     return {
         "columns": digest_of(payload["columns"]),
+        "people": digest_of([payload.get("people"), payload.get("people_campaign")]),
         "slugs": [column["slug"] for column in payload["columns"]],
         "rows": [[row["system"]["id"], digest_of(row)] for row in payload["rows"]],
     }
@@ -114,13 +118,23 @@ def board_build(dataset: Dataset) -> dict:
         shown = rows.get(system_id)
         if shown and slug in shown["cells"] and value is not None and not math.isnan(value):
             shown["cells"][slug].update(value=value, state="value", note="", low=low, high=high)
-    people = people_cells(dataset, list(rows))
+    # A live campaign's column, where one has numbers, stands for people; else the imported judgments.
+    live = board_people(dataset)
+    people = {system: cell for system, cell in live.cells.items() if system in rows} if live else {}
+    campaign = live.campaign if live and people else None
+    label = live.label if live and people else None
+    if not people:
+        people = people_cells(dataset, list(rows))
+        label = dataset.people_dimension if people else None
     for system_id, cell in people.items():
         rows[system_id]["people"] = cell
     return {
         "columns": [asdict(column) for column in columns],
         "rows": list(rows.values()),
-        "people": dataset.people_dimension if people else None,
+        "people": label,  # what the board says under its "People" header
+        "people_campaign": None
+        if campaign is None
+        else {"slug": campaign.slug, "title": campaign.title, "mode": campaign.mode},
     }
 
 

@@ -58,7 +58,7 @@ def subset_payload(dataset: Dataset, payload: dict, subset: str) -> dict:
 
 def _subset_build(dataset: Dataset, payload: dict, subset: str) -> dict:
     built = copy.deepcopy(payload)
-    built["people"] = None
+    built["people"] = built["people_campaign"] = None
     systems = [row["system"]["id"] for row in built["rows"]]
     versions = {key: shown.metric_version_id for key, shown in system_values_shown(dataset=dataset).items()}
     per_caption: dict[tuple[int, int], list[tuple[int, float, list | None]]] = defaultdict(list)

@@ -9,6 +9,7 @@ from django.db.models import Max
 
 from catalog.models import Dataset, System
 from leaderboards.selectors import PEOPLE, BoardRow, Cell, Column, captioner_board, rank_rows, sort_rows
+from leaderboards.snapshots import board_payload
 from scoring.models import SystemScore
 
 
@@ -25,7 +26,8 @@ class SystemPage:
     system: System
     row: BoardRow | None  # None when the board does not rank this system (a caption source)
     numbers: list[SystemNumber] = field(default_factory=list)
-    people_dimension: str | None = None
+    people_dimension: str | None = None  # what the people column shows (the board's label)
+    people_campaign: dict | None = None  # the live campaign it comes from (slug, title, mode), if one
     scored_at: object = None
     compare_with: str | None = None  # the board's top system (or the next, when this is it)
 
@@ -35,7 +37,8 @@ class SystemPage:
 
 
 def system_page(dataset: Dataset, system: System, *, viewer) -> SystemPage:
-    columns, rows = captioner_board(dataset, viewer=viewer)
+    payload = board_payload(dataset)
+    columns, rows = captioner_board(dataset, viewer=viewer, payload=payload)
     page = SystemPage(system, next((row for row in rows if row.system.id == system.pk), None))
     page.scored_at = SystemScore.objects.filter(system=system).aggregate(at=Max("computed_at"))["at"]
     others = [row for row in rows if row.system.id != system.pk]
@@ -43,7 +46,8 @@ def system_page(dataset: Dataset, system: System, *, viewer) -> SystemPage:
     if page.row is None:
         return page
     if page.row.people is not None:
-        page.people_dimension = dataset.people_dimension
+        page.people_dimension = payload.get("people")
+        page.people_campaign = payload.get("people_campaign")
         page.numbers.append(_number(None, PEOPLE, rows, page.row, True))
     for column in sorted(columns, key=lambda c: (c.family, c.name.lower())):
         page.numbers.append(_number(column, column.slug, rows, page.row, column.higher_is_better))

@@ -14,6 +14,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
+from campaigns.models import Campaign
 from capbench import limits, storage
 from catalog.citations import bib_response
 from catalog.models import Dataset, Item, System
@@ -51,13 +52,14 @@ def captioner_board(
     download = request.GET.get("download")
     staff = request.user.is_staff
     people = payload.get("people") if any(row.people for row in rows) else None
+    campaign = payload.get("people_campaign") if people else None
     if download == "json":
         return JsonResponse(
-            board_json(dataset, columns, rows, staff=staff, people=people, subset=subset),
+            board_json(dataset, columns, rows, staff=staff, people=people, people_campaign=campaign, subset=subset),
             json_dumps_params={"indent": 1},
         )
     if download == "csv":
-        return _board_csv(dataset, columns, rows, people=people, subset=subset)
+        return _board_csv(dataset, columns, rows, people=people, people_campaign=campaign, subset=subset)
     best_first = True
     if sort is not None and query.descending is not None:
         higher = True if sort == selectors.PEOPLE else next(c.higher_is_better for c in columns if c.slug == sort)
@@ -81,7 +83,10 @@ def captioner_board(
             "sort_name": sort_name,
             "best_first": best_first,
             "people": people,
-            "people_header": rendering.people_header(people, sort=sort, best_first=best_first, query=params)
+            "people_campaign": campaign,
+            "people_header": rendering.people_header(
+                people, sort=sort, best_first=best_first, query=params, campaign=campaign
+            )
             if people
             else None,
             "headers": rendering.headers(shown, empty, sort=sort, best_first=best_first, query=params),
@@ -180,13 +185,11 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
         .order_by("title")
     )
     chosen = next((d for d in datasets if d.slug == request.GET.get("dataset")), datasets[0] if datasets else None)
-    results, figures = [], {}
+    results: list[CorrelationResult] = []
+    campaigns: dict[str, Campaign] = {}
+    figures: dict[str, str] = {}
     if chosen is not None:
-        results = list(
-            CorrelationResult.objects.filter(metric_version__metric=metric, dataset=chosen)
-            .select_related("metric_version")
-            .order_by("protocol", "level", "dimension", "statistic")
-        )
+        results, campaigns = selectors.metric_correlations(metric=metric, dataset=chosen)
         charted = references_visible(chosen, request.user)  # a hidden test set's ratings: staff only
         if chosen.kind == Dataset.Kind.RATING and charted:
             # One dimension of the human judgments (THumB's total, not its precision, recall and total mixed).
@@ -202,7 +205,7 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
             categories = [
                 (r.dimension, r.value, r.low, r.high)
                 for r in results
-                if r.statistic == "accuracy" and r.value is not None
+                if r.statistic == "accuracy" and r.value is not None and r.protocol not in campaigns
             ]
             if categories:
                 figures = {"categories": charts.category_bars(categories, metric.name)}
@@ -215,6 +218,7 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "dataset": chosen,
             "charts_shown": chosen is not None and references_visible(chosen, request.user),
             "results": results,
+            "campaigns": campaigns,
             "figures": figures,
             "config_text": config_text,
             "submitted": submitted,
@@ -291,9 +295,10 @@ def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
     results = own if own.filter(dataset=dataset).exists() else SignificanceResult.objects.filter(subject__isnull=True)
     results = results.filter(dataset=dataset, level=request.GET.get("level", "caption"))
     if not any(request.GET.get(name) for name in ("protocol", "dimension", "statistic")):
-        # The dataset's default page (the dataset list links here): its first clusters, or a page
-        # saying there are none yet.
-        result = results.order_by("protocol", "dimension", "statistic").first()
+        # The dataset's default page (the dataset list links here): its first clusters (its own
+        # protocols' before a live campaign's), or a page saying there are none yet.
+        ordered = results.order_by("protocol", "dimension", "statistic")
+        result = ordered.exclude(protocol_name="live").first() or ordered.first()
         if result is None:
             return render(request, "leaderboards/significance.html", {"dataset": dataset, "result": None})
     else:
@@ -332,8 +337,10 @@ def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _board_csv(dataset, columns, rows, *, people: str | None = None, subset: str | None = None) -> HttpResponse:
-    board = board_json(dataset, columns, rows, people=people, subset=subset)
+def _board_csv(
+    dataset, columns, rows, *, people: str | None = None, people_campaign: dict | None = None, subset: str | None = None
+) -> HttpResponse:
+    board = board_json(dataset, columns, rows, people=people, people_campaign=people_campaign, subset=subset)
     response = HttpResponse(board_csv_text(board), content_type="text/csv; charset=utf-8")
     name = f"{dataset.slug}-{subset}" if subset else dataset.slug  # (a subset is one of the dataset's own values)
     response["Content-Disposition"] = f'attachment; filename="{name}-leaderboard.csv"'

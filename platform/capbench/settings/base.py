@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "submissions",
     "workbench",
     "scoring",
+    "campaigns",
     "leaderboards",
     "accounts",
     "api",
@@ -195,6 +196,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(config.typed("CAPBENCH_REAP_EVERY", int)),
         "options": {"queue": f"{CAPBENCH_QUEUE_PREFIX}cpu", "expires": 300},
     },
+    # Campaigns whose scheduled refresh was lost (broker or Valkey away when the rating came).
+    "refresh-campaigns": {
+        "task": "campaigns.reap",
+        "schedule": float(config.typed("CAPBENCH_REAP_EVERY", int)),
+        "options": {"queue": f"{CAPBENCH_QUEUE_PREFIX}cpu", "expires": 300},
+    },
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 3600
@@ -246,6 +253,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "DatasetKindEnum": "catalog.models.Dataset.Kind",
         "SystemKindEnum": "catalog.models.System.Kind",
+        "CampaignModeEnum": "campaigns.models.Campaign.Mode",
+        "CampaignStatusEnum": "campaigns.models.Campaign.Status",
     },
     # Every operation's error answers (400 located problems, 401, 403, 404, 429/503 with Retry-After).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "api.documentation.add_error_responses"],
@@ -340,7 +349,12 @@ CAPBENCH_RATES = {
     "password_reset": config.typed("CAPBENCH_PASSWORD_RESET_RATE", str),  # reset requests per address, per e-mail
     "actions": config.typed("CAPBENCH_ACTION_RATE", str),  # withdraw / visibility changes per account
     "comparisons": config.typed("CAPBENCH_COMPARISON_RATE", str),  # paired comparisons per address
+    "ratings": config.typed("CAPBENCH_RATING_RATE", str),  # live human evaluation answers per annotator
 }
+# Live human evaluation (campaigns): how long a campaign's results wait to take in more ratings
+# before they are computed again, and how long a shared client address links two accounts.
+CAPBENCH_CAMPAIGN_REFRESH_SECONDS = config.typed("CAPBENCH_CAMPAIGN_REFRESH_SECONDS", int)
+CAPBENCH_LINKED_ADDRESS_DAYS = config.typed("CAPBENCH_LINKED_ADDRESS_DAYS", int)
 # Addresses or networks of our reverse proxies (comma-separated, e.g. "10.0.0.5,172.18.0.0/16"): only
 # a request from one of them has its X-Forwarded-For read (capbench.limits.client_address).
 CAPBENCH_TRUSTED_PROXIES = config.typed("CAPBENCH_TRUSTED_PROXIES", list)

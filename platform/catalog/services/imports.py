@@ -165,7 +165,7 @@ def _content_store(dataset: Dataset, bundle: DatasetBundle) -> dict[str, int]:
             )
             for row in bundle.judgments
         ],
-        ["caption", "dimension", "annotator"],
+        ["caption", "dimension", "annotator", "source"],
         ["value", "detail"],
     )
     pairs = _upsert(

@@ -59,6 +59,14 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
             cells += _pairwise_cells(dataset, chosen, scores)
     for cell in cells if held_out else []:
         cell["detail"] = {**cell.get("detail", {}), "held_out": held_out}
+    return correlations_store(dataset=dataset, metric_version=metric_version, cells=cells)
+
+
+def correlations_store(
+    *, dataset: Dataset, metric_version: MetricVersion, cells: list[dict]
+) -> list[CorrelationResult]:
+    """Write correlation cells (each names its protocol, dimension, statistic and level) and their
+    bootstrap draws, one row per cell, updated in place."""
     results = []
     with transaction.atomic():
         for cell in cells:
@@ -111,43 +119,57 @@ def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | 
             .order_by("id")
             .values_list("caption_id", "value", "caption__item_id", "caption__system_id", "caption__system__kind")
         )
-        if not rows:
-            continue
-        human_values = [row[1] for row in rows]
-        metric_values = [_number(scores.get(row[0])) for row in rows]
-        cluster_ids = [row[2] for row in rows]
-        human = np.array(human_values, dtype=float)
-        metric = np.array(metric_values, dtype=float)
-        clusters = np.array(cluster_ids)
-        kept = ~np.isnan(metric)
-        if kept.sum() < 3:
-            continue
-        counts = pair_counts(human[kept], metric[kept])
-        tie_rate = (counts.tied_metric + counts.tied_both) / counts.pairs if counts.pairs else None
-        intervals, draws = rating_cells_with_draws(chosen, human_values, metric_values, cluster_ids)
-        for statistic, interval in intervals.items():
-            cells.append(
-                {
-                    "dimension": dimension,
-                    "statistic": statistic,
-                    "protocol": chosen.key,
-                    "value": _finite(interval.value),
-                    "low": _finite(interval.low),
-                    "high": _finite(interval.high),
-                    "n": int(kept.sum()),
-                    "left_out": int((~kept).sum()),
-                    "tie_rate": tie_rate,
-                    "draws": draws[statistic],
-                    "detail": {"replicates": interval.replicates, "resample": chosen.resample},
-                }
-            )
-        cells += _system_cells(dimension, chosen, rows, human, metric, clusters)
+        cells += rating_dimension_cells(dimension, chosen, rows, scores)
     return cells
 
 
-def _system_cells(dimension: str, chosen: Protocol, rows: list, human, metric, clusters) -> list[dict]:
-    """Where the dataset has real systems (not one mixed pool): their means, ranked."""
-    real = np.array([row[4] in (System.Kind.MODEL, System.Kind.HUMAN) for row in rows])
+def rating_dimension_cells(
+    dimension: str,
+    chosen: Protocol,
+    rows: list,
+    scores: dict[int, float | None],
+    *,
+    system_kinds: tuple[str, ...] = (System.Kind.MODEL, System.Kind.HUMAN),
+) -> list[dict]:
+    """One dimension's caption-level cells (every statistic of `chosen`, with draws) and, where the
+    rows hold enough systems of `system_kinds`, its system-level ones. `rows`: (caption id, human
+    value, item id, system id, system kind), one per judgment; `scores`: caption id -> metric score."""
+    if not rows:
+        return []
+    human_values = [row[1] for row in rows]
+    metric_values = [_number(scores.get(row[0])) for row in rows]
+    cluster_ids = [row[2] for row in rows]
+    human = np.array(human_values, dtype=float)
+    metric = np.array(metric_values, dtype=float)
+    clusters = np.array(cluster_ids)
+    kept = ~np.isnan(metric)
+    if kept.sum() < 3:
+        return []
+    counts = pair_counts(human[kept], metric[kept])
+    tie_rate = (counts.tied_metric + counts.tied_both) / counts.pairs if counts.pairs else None
+    intervals, draws = rating_cells_with_draws(chosen, human_values, metric_values, cluster_ids)
+    cells = [
+        {
+            "dimension": dimension,
+            "statistic": statistic,
+            "protocol": chosen.key,
+            "value": _finite(interval.value),
+            "low": _finite(interval.low),
+            "high": _finite(interval.high),
+            "n": int(kept.sum()),
+            "left_out": int((~kept).sum()),
+            "tie_rate": tie_rate,
+            "draws": draws[statistic],
+            "detail": {"replicates": interval.replicates, "resample": chosen.resample},
+        }
+        for statistic, interval in intervals.items()
+    ]
+    real = np.array([row[4] in system_kinds for row in rows])
+    return cells + _system_cells(dimension, chosen, rows, human, metric, clusters, real)
+
+
+def _system_cells(dimension: str, chosen: Protocol, rows: list, human, metric, clusters, real) -> list[dict]:
+    """Where the rows hold real systems (`real`: not one mixed pool): their means, ranked."""
     systems = np.array([row[3] for row in rows])
     if len(set(systems[real].tolist())) < MIN_SYSTEMS or np.isnan(metric[real]).all():
         return []

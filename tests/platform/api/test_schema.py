@@ -122,6 +122,7 @@ def test_every_answer_conforms_to_the_schema(world, django_user_model, settings)
     correlation_id = CorrelationResult.objects.values_list("pk", flat=True).first()
     submission, system = public.pk, public.system_id
     frozen = snapshot_freeze(dataset=dataset, by="curator", note="for the schema").pk
+    _campaigns(dataset, public.system, staff, world["stranger"])
     items = Item.objects.filter(dataset=dataset).order_by("id").values("external_id")
     results = "image_id,caption\n" + "".join(f"{i['external_id']},a new caption\n" for i in items)
     broken = b"image_id,caption\nno such image,x\n"
@@ -146,6 +147,11 @@ def test_every_answer_conforms_to_the_schema(world, django_user_model, settings)
              media_type="application/x-www-form-urlencoded"),
         Call("post", "/api/v1/auth/token/", 400, body={"username": "captioner", "password": "wrong"},
              media_type="application/json"),
+        Call("get", "/api/v1/campaigns/", 200, query={"limit": 5}),
+        Call("get", "/api/v1/campaigns/", 400, query={"offset": "-1"}),
+        Call("get", "/api/v1/campaigns/{slug}/", 200, path_parameters={"slug": "rated"}),
+        Call("get", "/api/v1/campaigns/{slug}/", 200, "member", path_parameters={"slug": "duel"}),
+        Call("get", "/api/v1/campaigns/{slug}/", 404, path_parameters={"slug": "no-such-campaign"}),
         Call("get", "/api/v1/cite/", 200),
         Call("get", "/api/v1/correlations/", 200, query={"dataset": dataset.slug, "level": "caption"}),
         Call("get", "/api/v1/correlations/", 400, query={"protocol": "\x00"}),
@@ -251,6 +257,35 @@ def test_every_answer_conforms_to_the_schema(world, django_user_model, settings)
     operations = {(method, path) for path, ops in raw["paths"].items() for method in ops}
     assert operations == {(m, p) for m, p, _ in exercised}, "operations the schema lists and this test does not call"
     assert {200, 201, 400, 401, 403, 404, 409, 429} <= {status for _, _, status in exercised}
+
+
+def _campaigns(dataset, system, staff, stranger) -> None:
+    """A rating campaign and an arena, each answered by two people and its results computed."""
+    from campaigns.models import Campaign
+    from campaigns.rubrics import ACCR
+    from campaigns.services.answers import annotation_answer
+    from campaigns.services.assignment import task_next
+    from campaigns.services.results import campaign_refresh
+    from catalog.models import System
+
+    rated = Campaign.objects.create(
+        dataset=dataset, slug="rated", title="Rated", rubric=[d.as_json() for d in ACCR], gold_rate=0, created_by=staff
+    )
+    duel = Campaign.objects.create(
+        dataset=dataset, slug="duel", title="Duel", mode="arena", gold_rate=0, created_by=staff
+    )
+    rated.systems.set([system])
+    duel.systems.set([system, System.objects.filter(dataset=dataset, kind="human").order_by("id").first()])
+    for campaign in (rated, duel):
+        for n in range(8):
+            for user in (staff, stranger):
+                task = task_next(campaign=campaign, annotator=user)
+                if campaign.is_arena:
+                    annotation_answer(annotation_id=task.pk, annotator=user, winner=("left", "right", "tie")[n % 3])
+                else:
+                    values = {d.key: 1 + (n + task.item_id) % 5 for d in ACCR}
+                    annotation_answer(annotation_id=task.pk, annotator=user, values=values)
+        campaign_refresh(campaign_id=campaign.pk)
 
 
 def _not_set():

@@ -152,7 +152,7 @@ def test_the_metric_board_frozen_with_every_protocol_and_level(client, staff_cli
     assert staff_client.post("/metrics/snapshots/freeze/")["Location"] == "/metrics/snapshots/1/"
     frozen = client.get("/metrics/snapshots/1.json").json()
     boards = {(b["protocol"], b["level"]): b for b in frozen["board_json"]["boards"]}
-    assert set(boards) == {("paper", "caption"), ("paper", "system"), ("canonical", "caption"), ("canonical", "system")}
+    assert set(boards) == {(p, level) for p in ("paper", "canonical", "live") for level in ("caption", "system")}
     paper = boards["paper", "caption"]
     assert {k: paper[k] for k in ("protocol", "columns", "metrics")} == live
     assert frozen["provenance"]["protocols"] == ["flickr8k-expert/paper@1"]

@@ -16,7 +16,7 @@ def test_metric_board_query_reads_and_coerces():
 
 
 def test_the_api_reading_refuses_an_unknown_protocol():
-    with pytest.raises(UnknownProtocol, match="no protocol 'nope' \\(paper or canonical\\)"):
+    with pytest.raises(UnknownProtocol, match="no protocol 'nope' \\(paper, canonical or live\\)"):
         metric_board_query({"protocol": "nope"}, strict=True)
     with pytest.raises(UnknownProtocol):
         metric_board_query({"protocol": ""}, strict=True)

@@ -1,6 +1,7 @@
 """The leak test: private and withdrawn submissions are their owner's alone, on every URL there is.
 Submitted metrics too: a private and a withdrawn one carry the markers in their names, descriptions
-and links, a public one is the control.
+and links, a public one is the control. And live human evaluation: a campaign rated the withdrawn
+submission's captions while they were public, beside the public one's.
 
 A private and a withdrawn submission carry unique markers in their captions, method name,
 description and links; a public one carries its own (the control: the crawl must find it, so the
@@ -26,12 +27,17 @@ from pathlib import Path
 import pytest
 from django.db import connection, transaction
 
+from campaigns.models import Campaign, CampaignResults
+from campaigns.rubrics import ACCR
+from campaigns.services.answers import annotation_answer
+from campaigns.services.assignment import task_next
+from campaigns.services.results import campaign_refresh
 from catalog.models import Caption, Item, Judgment, Media, System
 from catalog.services.candidates import caption_keys
 from leaderboards.citable import snapshot_freeze
 from leaderboards.models import CitableSnapshot
 from leaderboards.snapshots import board_refresh
-from scoring.models import EvaluationJob, Metric, MetricVersion, Score, SystemScore
+from scoring.models import CorrelationResult, EvaluationJob, Metric, MetricVersion, Score, SystemScore
 from scoring.services.correlations import dataset_significance
 from scoring.services.metrics import metrics_sync
 from submissions.models import Submission
@@ -55,6 +61,7 @@ class World:
     public: Submission
     keys: list[str]
     metrics: list[MetricSubmission]  # private, withdrawn, public
+    campaign: str = ""  # a live campaign's slug: the withdrawn submission and the public one, rated
 
 
 def _results(dataset, marker: str) -> bytes:
@@ -140,11 +147,13 @@ def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch) -> W
         for s, m in ((private, PRIVATE), (withdrawn, WITHDRAWN), (public, PUBLIC))
     ]
     metrics = [_metric(owner, demo_dataset, marker) for marker in (PRIVATE, WITHDRAWN, PUBLIC)]
+    campaign = _campaign(demo_dataset, [withdrawn.system, public.system], django_user_model)
     # Citable snapshots of both boards, frozen while the withdrawn submission and metric were still
     # public (crawled as number 1): what their owner takes back later must not show there either.
     snapshot_freeze(dataset=demo_dataset, by="curator", note="frozen for the crawl")
     snapshot_freeze(dataset=None, by="curator")
     withdrawn = submission_withdraw(submission=withdrawn)
+    campaign_refresh(campaign_id=campaign.pk)  # what the withdrawal's refresh does
     board_refresh(dataset_id=demo_dataset.pk)  # the stored board holds the hidden rows too
     metric_withdraw(submission=metrics[1])
     dataset_significance(dataset=demo_dataset)  # what the withdrawal's task does
@@ -152,7 +161,30 @@ def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch) -> W
     # them every join is planned for empty tables and the crawl's pages take seconds each.
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
-    return World(demo_dataset.slug, owner, stranger, [private, withdrawn], public, keys, metrics)
+    return World(demo_dataset.slug, owner, stranger, [private, withdrawn], public, keys, metrics, campaign.slug)
+
+
+def _campaign(dataset, systems: list[System], users) -> Campaign:
+    """A live rating campaign over `systems` (public when it starts), answered by two people, its
+    results computed (a people column, live correlations of the metrics that scored its captions)."""
+    staff = users.objects.create_user("curator", is_staff=True)
+    campaign = Campaign.objects.create(
+        dataset=dataset,
+        slug="crawl-live",
+        title="Crawl ratings",
+        rubric=[d.as_json() for d in ACCR],
+        gold_rate=0,
+        created_by=staff,
+    )
+    campaign.systems.set(systems)
+    raters = [users.objects.create_user(f"rater{n}") for n in range(2)]
+    for turn in range(12):
+        for rater in raters:
+            task = task_next(campaign=campaign, annotator=rater)
+            value = 1 + (task.item_id + turn) % 5
+            annotation_answer(annotation_id=task.pk, annotator=rater, values={d.key: value for d in ACCR})
+    campaign_refresh(campaign_id=campaign.pk)
+    return campaign
 
 
 def _metric(owner, dataset, marker: str) -> MetricSubmission:
@@ -204,6 +236,7 @@ def _fillers(world: World) -> dict[str, list[str]]:
         "systems": [s.system.slug for s in submissions],
         "metrics": metrics,
         "badge": metrics,
+        "campaigns": [world.campaign],
     }
 
 
@@ -238,9 +271,14 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
     print(f"leak crawl: {len(urls)} URLs x {len(queries)} queries x {2} viewers, twice")
     assert any("/api/v1/submissions/" in url for url in urls) and any("/admin/" in url for url in urls)
     viewers = {"anonymous": None, "another user": world.stranger}
+    # Each person at an address of their own: the annotation page remembers addresses, and one
+    # shared by the owner and the stranger would link their accounts (the sock-puppet rule) between
+    # the two crawls, which changes what the stranger is given to rate.
+    addresses = {"anonymous": "10.0.0.3", "another user": "10.0.0.2", "owner": "10.0.0.1"}
     seen: dict[str, dict[str, str]] = {}
     for name, user in viewers.items():
         client.logout()
+        client.defaults["REMOTE_ADDR"] = addresses[name]
         if user is not None:
             client.force_login(user)
         seen[name] = crawl(client, urls, queries)
@@ -251,6 +289,7 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
         assert len(found) > 10, f"the crawl never reached the public submission's content as {name}"
 
     # The owner reaches the private content through the same crawl: the crawl can find a leak.
+    client.defaults["REMOTE_ADDR"] = addresses["owner"]
     client.force_login(world.owner)
     owner_sees = crawl(client, urls, [""])
     assert sum(PRIVATE in body for body in owner_sees.values()) > 5
@@ -258,13 +297,18 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
     assert sum(f"{PUBLIC} metric" in body for body in seen["anonymous"].values()) > 2
 
     with transaction.atomic():
+        campaign = Campaign.objects.get(slug=world.campaign)
+        computed = _computed_at(campaign)
         for submission in world.hidden:
             System.objects.filter(pk=submission.system_id).delete()
+        campaign_refresh(campaign_id=campaign.pk)  # the campaign's results as if they had never been
+        _computed_at(campaign, restore=computed)  # (at the same time: only what the results say may differ)
         board_refresh(dataset_id=world.hidden[0].dataset_id)  # the stored board as if they had never been
         Metric.objects.filter(pk__in=[m.metric_id for m in world.metrics[:2]]).delete()
         dataset_significance(dataset=world.hidden[0].dataset)  # the clusters as if they had never been
         for name, user in viewers.items():
             client.logout()
+            client.defaults["REMOTE_ADDR"] = addresses[name]
             if user is not None:
                 client.force_login(user)
             without = crawl(client, urls, queries)
@@ -274,6 +318,20 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
                 f"deleted, e.g. {differs[:5]}:\n{_first_difference(seen[name], without, differs[0])}"
             )
         transaction.set_rollback(True)
+
+
+def _computed_at(campaign: Campaign, restore: dict | None = None) -> dict:
+    """When the campaign's results and its live correlations were computed (the API shows it);
+    with `restore`, those times put back."""
+    rows = {
+        (CampaignResults, pk): at
+        for pk, at in CampaignResults.objects.filter(campaign=campaign).values_list("pk", "computed_at")
+    }
+    found = CorrelationResult.objects.filter(protocol=campaign.protocol_key).values_list("pk", "computed_at")
+    rows.update({(CorrelationResult, pk): at for pk, at in found})
+    for (model, pk), at in (restore or {}).items():
+        model.objects.filter(pk=pk).update(computed_at=at)
+    return rows
 
 
 def _first_difference(before: dict[str, str], after: dict[str, str], url: str) -> str:

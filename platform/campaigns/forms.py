@@ -1,0 +1,59 @@
+"""The staff form that creates a campaign (on one dataset, chosen first) and the annotator's answer."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from campaigns.models import Campaign
+from campaigns.rubrics import NAMES
+from catalog.models import System
+
+
+class CampaignForm(forms.Form):
+    title = forms.CharField(max_length=200)
+    slug = forms.SlugField(max_length=60, help_text="its address: /campaigns/<slug>/")
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=4000)
+    mode = forms.ChoiceField(choices=Campaign.Mode.choices, initial=Campaign.Mode.RATING, widget=forms.RadioSelect)
+    rubric_name = forms.ChoiceField(
+        label="Rubric (rating mode)",
+        choices=[*NAMES.items(), ("custom", "custom (one dimension per line below)")],
+        initial="accr",
+    )
+    custom_rubric = forms.CharField(
+        label="Custom dimensions",
+        required=False,
+        max_length=4000,
+        widget=forms.Textarea(
+            attrs={"rows": 3, "placeholder": "fluency: Is the caption grammatical, natural English?"}
+        ),
+        help_text="one per line, `name: definition`; rated 1-5",
+    )
+    systems = forms.ModelMultipleChoiceField(
+        queryset=System.objects.none(), widget=forms.CheckboxSelectMultiple, help_text="public systems only"
+    )
+    ratings_wanted = forms.IntegerField(
+        min_value=1, max_value=20, initial=3, help_text="ratings per caption (arena: comparisons per image)"
+    )
+    audience = forms.ChoiceField(choices=Campaign.Audience.choices, initial=Campaign.Audience.SIGNED_IN)
+    annotators = forms.CharField(
+        required=False, max_length=4000, help_text="invited annotators' user names, separated by commas"
+    )
+    gold_rate = forms.FloatField(min_value=0, max_value=0.5, initial=0.1, help_text="share of known-answer checks")
+    gold_pass = forms.FloatField(
+        min_value=0, max_value=1, initial=0.7, help_text="gold accuracy below which an annotator is flagged"
+    )
+    gold_minimum = forms.IntegerField(min_value=1, max_value=100, initial=3, help_text="gold answers before flagging")
+    exclude_flagged = forms.BooleanField(required=False, initial=True, label="Leave flagged annotators' answers out")
+
+    def __init__(self, *args, systems, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["systems"].queryset = systems
+
+    def clean_annotators(self) -> list:
+        names = [name.strip() for name in self.cleaned_data["annotators"].split(",") if name.strip()]
+        users = list(get_user_model().objects.filter(username__in=names))
+        missing = sorted(set(names) - {user.username for user in users})
+        if missing:
+            raise forms.ValidationError(f"no user named {', '.join(missing)}")
+        return users

@@ -1,0 +1,403 @@
+"""A campaign's results, computed again by a throttled refresh (campaigns.services.refresh) and kept
+in CampaignResults (docs/human-evaluation.md, "Results"):
+
+- annotator quality: answers, time per answer, gold accuracy, and who is flagged (gold accuracy
+  below the campaign's `gold_pass` after `gold_minimum` gold answers); flagged annotators' answers
+  are left out of everything below when the campaign says so;
+- agreement (rating): Krippendorff's α per dimension (interval level, captions as units) with a
+  95% unit-bootstrap interval;
+- the people column: per system the mean rating (the mean of the rubric's dimensions) with a 95%
+  image-bootstrap interval, or (arena) its Bradley–Terry strength with a 95% image-bootstrap interval;
+- the meta-evaluation, under the campaign's "live" protocol: every public metric's correlations with
+  the ratings (per dimension and their mean, as for imported ratings: scoring's
+  `rating_dimension_cells`), or with the arena's choices (pairwise accuracy per comparison; system
+  level, the metric's board numbers against the Bradley–Terry strengths).
+
+Only captions everyone may see count, read at every refresh: a submission made private or
+withdrawn leaves the results at the next one (and its ratings stay stored).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import Max
+
+from campaigns.events import results_changed
+from campaigns.models import Annotation, Campaign, CampaignResults
+from campaigns.rubrics import dimension_of
+from campaigns.selectors import counted_q
+from campaigns.services.identity import pseudonym
+from catalog.models import Caption, Judgment
+from evaluation.metaeval.agreement import krippendorff_alpha_interval
+from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
+from evaluation.metaeval.bradley_terry import bradley_terry
+from evaluation.metaeval.correlation import pearson
+from evaluation.metaeval.kendall import kendall_tau_b
+from evaluation.metaeval.pairwise import pairwise_accuracy
+from evaluation.metaeval.protocols import RATING_STATISTICS, Protocol
+from evaluation.metaeval.system_level import MIN_SYSTEMS
+from scoring.models import CorrelationResult, Metric, Score
+from scoring.selectors import system_values_shown
+from scoring.services.correlations import correlations_store, dataset_significance, rating_dimension_cells
+from scoring.services.finalize import mean_interval
+
+REFRESH_LOCK = 21_001  # the advisory lock class of campaign refreshes (the second key is the campaign)
+MEAN = "mean"  # the dimension that averages a rating's rubric dimensions
+ARENA = "arena"  # the dimension of an arena's correlations
+
+
+def campaign_protocol(campaign: Campaign) -> Protocol:
+    """The campaign's protocol: the name "live" (the metric board's live tab), its key the campaign's."""
+    name, _, version = campaign.protocol_key.rpartition("/")[2].partition("@")
+    statistics_ = ("accuracy", "accuracy_ties_half") if campaign.is_arena else RATING_STATISTICS
+    rows = "one row per comparison" if campaign.is_arena else "one row per rating (annotator), metric score repeated"
+    return Protocol(campaign.protocol_key.partition("/")[0], name, version, statistics_, rows, "the item's references")
+
+
+def annotator_quality(campaign: Campaign) -> dict[int, dict]:
+    """Per annotator (user id): answers, skips, median and total seconds, gold answered and passed,
+    and whether they are flagged."""
+    rubric = [dimension_of(data) for data in campaign.rubric]
+    ceiling = rubric[0].low + (rubric[0].high - rubric[0].low) / 4 if rubric else None
+    found: dict[int, dict] = defaultdict(lambda: {"answers": 0, "skips": 0, "seconds": [], "gold": 0, "gold_passed": 0})
+    tasks = (
+        Annotation.objects.filter(counted_q(), campaign=campaign)
+        .exclude(status=Annotation.Status.SHOWN)
+        .values_list("annotator_id", "status", "decoy_id", "caption_id", "values", "winner", "shown_at", "answered_at")
+    )
+    for user_id, status, decoy, left, values, winner, shown_at, answered_at in tasks:
+        entry = found[user_id]
+        if status == Annotation.Status.SKIPPED:
+            entry["skips"] += 1
+            continue
+        entry["answers"] += 1
+        if answered_at is not None:
+            entry["seconds"].append((answered_at - shown_at).total_seconds())
+        if decoy is None:
+            continue
+        entry["gold"] += 1
+        if campaign.is_arena:
+            entry["gold_passed"] += winner == ("right" if decoy == left else "left")
+        elif rubric and ceiling is not None:
+            entry["gold_passed"] += (values or {}).get(rubric[0].key, rubric[0].high) <= ceiling
+    quality = {}
+    for user_id, entry in found.items():
+        seconds = entry.pop("seconds")
+        accuracy = entry["gold_passed"] / entry["gold"] if entry["gold"] else None
+        quality[user_id] = {
+            **entry,
+            "gold_accuracy": accuracy,
+            "median_seconds": statistics.median(seconds) if seconds else None,
+            "flagged": accuracy is not None
+            and entry["gold"] >= campaign.gold_minimum
+            and accuracy < campaign.gold_pass,
+        }
+    return quality
+
+
+def _visible_captions(campaign: Campaign) -> dict[int, tuple[int, int]]:
+    """caption id -> (item id, system id) of the campaign's captions everyone may see now."""
+    rows = (
+        Caption.objects.visible_to(None)
+        .filter(item__dataset_id=campaign.dataset_id, system__in=campaign.systems.all())
+        .values_list("id", "item_id", "system_id")
+    )
+    return {caption: (item, system) for caption, item, system in rows}
+
+
+def _metric_scores(campaign: Campaign, captions: set[int]) -> dict[Metric, dict[int, float | None]]:
+    """Per public metric with scores on the captions (its current version): caption id -> score,
+    negated where lower is better (a correlation reads "higher agrees with people")."""
+    found: dict[Metric, dict[int, float | None]] = {}
+    metrics = Metric.objects.visible_to(None).listed().filter(current_version__isnull=False)
+    for metric in metrics.select_related("current_version"):
+        rows = Score.objects.filter(metric_version=metric.current_version, caption_id__in=captions).values_list(
+            "caption_id", "value"
+        )
+        sign = 1.0 if metric.higher_is_better else -1.0
+        scores = {caption: None if value is None else sign * value for caption, value in rows}
+        if any(value is not None for value in scores.values()):
+            found[metric] = scores
+    return found
+
+
+def _rating_results(campaign: Campaign, captions: dict, excluded: set[str]) -> dict:
+    rubric = [dimension_of(data) for data in campaign.rubric]
+    rows = (
+        Judgment.collected.collected_in(campaign.source)
+        .filter(caption_id__in=list(captions))
+        .exclude(annotator__in=excluded)
+        .order_by("id")
+        .values_list("caption_id", "annotator", "dimension", "value")
+    )
+    by_dimension: dict[str, list[tuple]] = defaultdict(list)
+    per_rating: dict[tuple[int, str], list[float]] = defaultdict(list)
+    for caption, annotator, dimension, value in rows:
+        item, system = captions[caption]
+        by_dimension[dimension].append((caption, value, item, system, "campaign", annotator))
+        per_rating[(caption, annotator)].append(value)
+    by_dimension[MEAN] = [
+        (caption, float(np.mean(values)), captions[caption][0], captions[caption][1], "campaign", annotator)
+        for (caption, annotator), values in per_rating.items()
+        if len(values) == len(rubric)
+    ]
+    agreement = {}
+    for dimension in [*(d.key for d in rubric), MEAN]:
+        ratings = [(row[0], row[5], row[1]) for row in by_dimension.get(dimension, [])]
+        interval = krippendorff_alpha_interval(ratings, "interval") if ratings else None
+        found = _interval_json(interval)
+        if found is not None:
+            found["ratings"] = len(ratings)
+            found["captions"] = len({row[0] for row in ratings})
+        agreement[dimension] = found
+    people = {}
+    per_system: dict[int, list[tuple[float, int]]] = defaultdict(list)
+    for _caption, value, item, system, _, _ in by_dimension[MEAN]:
+        per_system[system].append((value, item))
+    for system, pairs in per_system.items():
+        values = np.array([value for value, _ in pairs])
+        items = [item for _, item in pairs]
+        low, high = mean_interval(values, items) if len(set(items)) > 1 else (None, None)
+        people[system] = {"value": float(values.mean()), "low": low, "high": high, "n": len(values)}
+    cells_source = {d: [row[:5] for row in rows_] for d, rows_ in by_dimension.items()}
+    return {"agreement": agreement, "people": people, "rows": cells_source}
+
+
+def _interval_json(interval) -> dict | None:
+    if interval is None or interval.value is None or np.isnan(interval.value):
+        return None
+    finite = [None if np.isnan(x) else float(x) for x in (interval.low, interval.high)]
+    return {"value": float(interval.value), "low": finite[0], "high": finite[1], "replicates": interval.replicates}
+
+
+def _arena_comparisons(campaign: Campaign, captions: dict, excluded_users: set[int]) -> list[tuple]:
+    """(left caption, right caption, winner, item, left system, right system) of the real
+    (not gold) comparisons on captions everyone may see."""
+    rows = (
+        Annotation.objects.filter(campaign=campaign, status=Annotation.Status.ANSWERED, decoy__isnull=True)
+        .exclude(annotator_id__in=excluded_users)
+        .order_by("id")
+        .values_list("caption_id", "other_id", "winner", "item_id")
+    )
+    return [
+        (left, right, winner, item, captions[left][1], captions[right][1])
+        for left, right, winner, item in rows
+        if left in captions and right in captions
+    ]
+
+
+def _arena_results(campaign: Campaign, comparisons: list[tuple]) -> dict:
+    systems = sorted(campaign.systems.values_list("id", flat=True))
+    if not comparisons:
+        return {"people": {}, "bradley_terry": None}
+    fitted = bradley_terry(
+        [(left_system, right_system, winner, item) for _, _, winner, item, left_system, right_system in comparisons],
+        systems,
+    )
+    people = {}
+    for rating in fitted.ratings:
+        if rating.comparisons == 0:
+            continue
+        people[int(str(rating.system))] = {
+            "value": rating.strength,
+            "low": _finite(rating.interval.low),
+            "high": _finite(rating.interval.high),
+            "n": rating.comparisons,
+            "theta": rating.theta,
+            "rank": rating.rank,
+            "wins": rating.wins,
+            "losses": rating.losses,
+            "ties": rating.ties,
+        }
+    return {
+        "people": people,
+        "bradley_terry": {
+            "alpha": fitted.alpha,
+            "comparisons": fitted.comparisons,
+            "items": fitted.items,
+            "replicates": fitted.replicates,
+            "seed": fitted.seed,
+        },
+    }
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or np.isnan(value) else float(value)
+
+
+def _arena_cells(campaign: Campaign, chosen: Protocol, comparisons: list[tuple], scores: dict) -> list[dict]:
+    """Pairwise accuracy of the metric on the comparisons people decided (ties left out)."""
+    decided = [row for row in comparisons if row[2] in ("left", "right")]
+    a = np.array([_number(scores.get(row[0])) for row in decided], dtype=float)
+    b = np.array([_number(scores.get(row[1])) for row in decided], dtype=float)
+    kept = ~(np.isnan(a) | np.isnan(b))
+    if kept.sum() < 3:
+        return []
+    winner = np.array(["a" if row[2] == "left" else "b" for row in decided])[kept]
+    items = [row[3] for row, keep in zip(decided, kept, strict=True) if keep]
+
+    def statistic(weights: np.ndarray | None) -> list[float]:
+        found = pairwise_accuracy(a[kept], b[kept], winner, weights)
+        return [found.strict, found.ties_half]
+
+    intervals, draws = cluster_bootstrap_draws(statistic, items, replicates=chosen.replicates, seed=chosen.seed)
+    ties = int((a[kept] == b[kept]).sum())
+    return [
+        {
+            "dimension": ARENA,
+            "statistic": name,
+            "protocol": chosen.key,
+            "value": _finite(interval.value),
+            "low": _finite(interval.low),
+            "high": _finite(interval.high),
+            "n": int(kept.sum()),
+            "left_out": int((~kept).sum()),
+            "tie_rate": ties / int(kept.sum()),
+            "draws": draws[:, index],
+            "detail": {"replicates": interval.replicates, "metric_ties": ties, "resample": "image"},
+        }
+        for index, (name, interval) in enumerate(zip(chosen.statistics, intervals, strict=True))
+    ]
+
+
+def _system_level_cells(chosen: Protocol, dimension: str, people: dict, values: dict[int, float]) -> list[dict]:
+    """The metric's board numbers against the people column's, over the systems that have both."""
+    systems = sorted(set(people) & set(values))
+    if len(systems) < MIN_SYSTEMS:
+        return []
+    human = np.array([people[s]["value"] for s in systems], dtype=float)
+    metric = np.array([values[s] for s in systems], dtype=float)
+    return [
+        {
+            "dimension": dimension,
+            "statistic": name,
+            "protocol": chosen.key,
+            "level": CorrelationResult.Level.SYSTEM,
+            "value": _finite(function(human, metric)),
+            "low": None,
+            "high": None,
+            "n": len(systems),
+            "left_out": 0,
+            "tie_rate": None,
+            "detail": {"systems": len(systems), "against": "the campaign's people column"},
+        }
+        for name, function in (("pearson", pearson), ("tau_b", kendall_tau_b))
+    ]
+
+
+def _number(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def campaign_refresh(*, campaign_id: int) -> CampaignResults | None:
+    """Compute the campaign's results again, from one snapshot of the database: answers arriving
+    meanwhile wait for the next refresh instead of being half counted."""
+    if connection.in_atomic_block:  # a caller's transaction (a test's): its snapshot rules
+        results = _refresh(campaign_id)
+    else:
+        with connection.cursor() as cursor:
+            # One refresh of a campaign at a time, waited for before the snapshot is taken.
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [REFRESH_LOCK, campaign_id])
+        try:
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                results = _refresh(campaign_id)
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [REFRESH_LOCK, campaign_id])
+    if results is not None:
+        dataset_significance(dataset=results.campaign.dataset)
+    return results
+
+
+def _refresh(campaign_id: int) -> CampaignResults | None:
+    campaign = Campaign.objects.select_related("dataset").filter(pk=campaign_id).first()
+    if campaign is None:
+        return None
+    quality = annotator_quality(campaign)
+    flagged_users = {user for user, entry in quality.items() if entry["flagged"]}
+    excluded_users = flagged_users if campaign.exclude_flagged else set()
+    captions = _visible_captions(campaign)
+    chosen = campaign_protocol(campaign)
+    scores = _metric_scores(campaign, set(captions))
+    shown = system_values_shown(dataset=campaign.dataset)
+    cells: dict[Metric, list[dict]] = {}
+    payload: dict = {}
+    if campaign.is_arena:
+        comparisons = _arena_comparisons(campaign, captions, excluded_users)
+        payload = _arena_results(campaign, comparisons)
+        for metric, metric_scores in scores.items():
+            cells[metric] = _arena_cells(campaign, chosen, comparisons, metric_scores)
+        people_dimension = ARENA
+    else:
+        excluded = {pseudonym(campaign, user) for user in excluded_users}
+        payload = _rating_results(campaign, captions, excluded)
+        rows = payload.pop("rows")
+        for metric, metric_scores in scores.items():
+            cells[metric] = [
+                cell
+                for dimension, dimension_rows in rows.items()
+                for cell in rating_dimension_cells(dimension, chosen, dimension_rows, metric_scores, system_kinds=())
+            ]
+        people_dimension = MEAN
+    for metric in scores:
+        sign = 1.0 if metric.higher_is_better else -1.0
+        values = {
+            system: sign * found.value
+            for (system, slug), found in shown.items()
+            if slug == metric.slug and found.value is not None
+        }
+        cells[metric] += _system_level_cells(chosen, people_dimension, payload["people"], values)
+    seconds = [entry["median_seconds"] for entry in quality.values() if entry["median_seconds"] is not None]
+    answered = Annotation.objects.filter(counted_q(), campaign=campaign, status=Annotation.Status.ANSWERED)
+    times = [
+        (answered_at - shown_at).total_seconds()
+        for shown_at, answered_at in answered.values_list("shown_at", "answered_at")
+        if answered_at is not None
+    ]
+    payload.update(
+        {
+            "annotators": {
+                pseudonym(campaign, user): {**entry, "excluded": user in excluded_users}
+                for user, entry in quality.items()
+            },
+            "answers": len(times),
+            "gold_answers": sum(entry["gold"] for entry in quality.values()),
+            "median_seconds": statistics.median(times) if times else None,
+            "median_annotator_seconds": statistics.median(seconds) if seconds else None,
+            "flagged": len(flagged_users),
+            "people": {str(system): cell for system, cell in payload["people"].items()},
+            "people_dimension": people_dimension,
+            "metrics": sorted(metric.slug for metric, found in cells.items() if found),
+        }
+    )
+    with transaction.atomic():
+        kept: list[int] = []
+        for metric, metric_cells in cells.items():
+            if metric_cells and metric.current_version is not None:
+                stored = correlations_store(
+                    dataset=campaign.dataset, metric_version=metric.current_version, cells=metric_cells
+                )
+                kept += [result.pk for result in stored]
+        CorrelationResult.objects.filter(protocol=chosen.key).exclude(pk__in=kept).delete()
+        results, _ = CampaignResults.objects.update_or_create(campaign=campaign, defaults={"payload": payload})
+        dataset_id = campaign.dataset_id
+        transaction.on_commit(lambda: results_changed.send(Campaign, dataset_id=dataset_id, campaign_id=campaign.pk))
+    return results
+
+
+def campaigns_refresh_stale() -> int:
+    """Refresh every campaign whose newest answer is newer than its results (the sweep)."""
+    refreshed = 0
+    newest = Campaign.objects.annotate(newest=Max("annotations__answered_at")).filter(newest__isnull=False)
+    for campaign in newest.select_related("results"):
+        computed = getattr(getattr(campaign, "results", None), "computed_at", None)
+        if computed is None or campaign.newest > computed:
+            campaign_refresh(campaign_id=campaign.pk)
+            refreshed += 1
+    return refreshed

@@ -1,0 +1,187 @@
+"""Campaign pages: the list, a campaign's results, the annotation page, staff's form, the export."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.db.models import Count, Q
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from campaigns import selectors
+from campaigns.forms import CampaignForm
+from campaigns.models import Annotation, Campaign
+from campaigns.rubrics import dimension_of
+from campaigns.services.answers import AnswerRefused, annotation_answer
+from campaigns.services.assignment import NotAllowed, may_annotate, task_next
+from campaigns.services.creation import (
+    CampaignRefused,
+    CampaignSpec,
+    campaign_create,
+    campaign_status_set,
+    campaign_systems_allowed,
+)
+from campaigns.services.exports import campaign_export_lines
+from campaigns.services.identity import address_seen
+from capbench.limits import client_address, limited
+from catalog.models import Dataset, System
+from catalog.visibility import references_visible
+
+
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    campaigns = selectors.campaigns_visible(request.user)
+    return render(request, "campaigns/list.html", {"campaigns": campaigns})
+
+
+def _campaign(request: HttpRequest, slug: str) -> Campaign:
+    return get_object_or_404(Campaign.objects.visible_to(request.user).select_related("dataset"), slug=slug)
+
+
+def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    systems = selectors.campaign_systems_shown(campaign, request.user)
+    results = selectors.campaign_results(campaign, request.user)
+    people = []
+    for system in systems:
+        cell = (results or {}).get("people", {}).get(str(system.pk))
+        people.append((system, cell))
+    people.sort(key=lambda pair: -(pair[1]["value"]) if pair[1] else float("inf"))
+    counts = Annotation.objects.filter(selectors.counted_q(), campaign=campaign).aggregate(
+        answered=Count("id", filter=Q(status=Annotation.Status.ANSWERED, decoy__isnull=True)),
+        gold=Count("id", filter=Q(status=Annotation.Status.ANSWERED, decoy__isnull=False)),
+    )
+    rubric = [dimension_of(data) for data in campaign.rubric]
+    agreement = [
+        (name, (results or {}).get("agreement", {}).get(key))
+        for key, name in [*((d.key, d.name) for d in rubric), ("mean", "Mean of the dimensions")]
+    ]
+    context = {
+        "campaign": campaign,
+        "rubric": rubric,
+        "people": people,
+        "results": results,
+        "agreement": agreement if not campaign.is_arena else [],
+        "counts": counts,
+        "wanted": campaign.ratings_wanted * len(systems),
+        "cannot_annotate": may_annotate(campaign, request.user),
+        "judgments_shown": references_visible(campaign.dataset, request.user),
+    }
+    return render(request, "campaigns/detail.html", context)
+
+
+def _progress(campaign: Campaign, user) -> dict:
+    mine = Annotation.objects.filter(campaign=campaign, annotator=user)
+    return {
+        "mine": mine.filter(status=Annotation.Status.ANSWERED).count(),
+        "skipped": mine.filter(status=Annotation.Status.SKIPPED).count(),
+    }
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@limited("ratings", "answers", by="user")
+def annotate(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    if not request.user.is_authenticated:
+        return redirect(f"{reverse('accounts:login')}?next={request.path}")
+    address_seen(user_id=request.user.pk, address=client_address(request))
+    problems: dict[str, str] = {}
+    status = 200
+    if request.method == "POST":
+        try:
+            task_id = int(request.POST.get("task", ""))
+        except ValueError:
+            task_id = 0
+        values = {key[len("dim-") :]: value for key, value in request.POST.items() if key.startswith("dim-")}
+        try:
+            annotation_answer(
+                annotation_id=task_id,
+                annotator=request.user,
+                values=values,
+                winner=request.POST.get("winner", ""),
+                skip="skip" in request.POST,
+            )
+        except AnswerRefused as error:
+            problems, status = error.problems, 400
+        else:
+            return redirect("campaigns:annotate", slug=campaign.slug)
+    try:
+        task = task_next(campaign=campaign, annotator=request.user)
+    except NotAllowed as error:
+        return render(request, "campaigns/annotate.html", {"campaign": campaign, "refused": str(error)}, status=403)
+    context = {
+        "campaign": campaign,
+        "task": task,
+        "rubric": [dimension_of(data) for data in campaign.rubric],
+        "problems": problems,
+        "chosen": {key[len("dim-") :]: value for key, value in request.POST.items() if key.startswith("dim-")},
+        "progress": _progress(campaign, request.user),
+    }
+    return render(request, "campaigns/annotate.html", context, status=status)
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+@limited("actions", "campaign changes", by="user")
+def campaign_new(request: HttpRequest) -> HttpResponse:
+    datasets = Dataset.objects.visible_to(request.user).order_by("title")
+    dataset = datasets.filter(slug=request.GET.get("dataset", "")).first()
+    if dataset is None:
+        return render(request, "campaigns/new.html", {"datasets": datasets})
+    systems = System.objects.filter(pk__in=[system.pk for system in campaign_systems_allowed(dataset)])
+    form = CampaignForm(request.POST or None, systems=systems.order_by("name"))
+    problems: dict[str, str] = {}
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        spec = CampaignSpec(
+            slug=data["slug"],
+            title=data["title"],
+            dataset=dataset,
+            systems=list(data["systems"]),
+            mode=data["mode"],
+            rubric_name=data["rubric_name"],
+            custom_rubric=data["custom_rubric"],
+            description=data["description"],
+            ratings_wanted=data["ratings_wanted"],
+            audience=data["audience"],
+            annotators=data["annotators"],
+            gold_rate=data["gold_rate"],
+            gold_pass=data["gold_pass"],
+            gold_minimum=data["gold_minimum"],
+            exclude_flagged=data["exclude_flagged"],
+        )
+        try:
+            campaign = campaign_create(spec=spec, created_by=request.user)
+        except CampaignRefused as error:
+            problems = error.problems
+        else:
+            messages.success(request, f"The campaign {campaign.title} is open.")
+            return redirect("campaigns:detail", slug=campaign.slug)
+    status = 400 if request.method == "POST" else 200
+    context = {"datasets": datasets, "dataset": dataset, "form": form, "problems": problems}
+    return render(request, "campaigns/new.html", context, status=status)
+
+
+@staff_member_required
+@require_POST
+@limited("actions", "campaign changes", by="user")
+def campaign_status(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    wanted = request.POST.get("status", "")
+    if wanted not in Campaign.Status.values:
+        return HttpResponse("status: open or closed", status=400, content_type="text/plain")
+    campaign_status_set(campaign=campaign, status=wanted)
+    messages.success(request, f"The campaign is {wanted}.")
+    return redirect("campaigns:detail", slug=campaign.slug)
+
+
+def campaign_export(request: HttpRequest, slug: str) -> StreamingHttpResponse:
+    campaign = _campaign(request, slug)
+    if not references_visible(campaign.dataset, request.user):  # a hidden test set's judgments are staff's
+        raise Http404("this campaign's answers are not published")
+    response = StreamingHttpResponse(campaign_export_lines(campaign), content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.jsonl"'
+    return response

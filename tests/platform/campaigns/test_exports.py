@@ -1,0 +1,88 @@
+"""A campaign's export: canonical JSON Lines, the dataset line first, annotators by pseudonym only
+(never a user name or id), gold answers left out, and read back by the canonical importer (and
+imported as a dataset of its own) with every rating or comparison."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.test import Client
+
+from campaigns.models import Annotation, Campaign
+from campaigns.services.exports import campaign_export_lines
+from campaigns.services.identity import pseudonym
+from catalog.importers.registry import read_bundle
+from catalog.models import Judgment, PairJudgment
+from catalog.services.imports import dataset_import
+from tests.platform.campaigns.helpers import in_turns, noisy_rubric
+
+pytestmark = pytest.mark.django_db
+
+
+def written(campaign, tmp_path) -> tuple[list[dict], object]:
+    text = "".join(campaign_export_lines(campaign))
+    path = tmp_path / f"{campaign.slug}.jsonl"
+    path.write_text(text)
+    return [json.loads(line) for line in text.splitlines()], path
+
+
+def test_a_rating_campaigns_export_is_pseudonymous_canonical_and_reads_back(
+    make_campaign, make_user, submitted, tmp_path
+):
+    campaign = make_campaign("export-me", ratings_wanted=2, gold_rate=0.3)
+    people = [make_user(name) for name in ("ann", "ned", "eve")]
+    noisy = noisy_rubric(campaign)
+
+    def attentive(task, user) -> dict:  # passes its gold checks (a decoy rated 1), else rates as it sees fit
+        return {d["key"]: 1 for d in campaign.rubric} if task.is_gold else noisy(task, user)
+
+    in_turns(campaign, people, attentive, rounds=10)
+    answered = Annotation.objects.filter(campaign=campaign, status=Annotation.Status.ANSWERED)
+    real = answered.filter(decoy__isnull=True).count()
+    assert 0 < real < 30 and answered.filter(decoy__isnull=False).exists()  # some gold checks, left out below
+
+    lines, path = written(campaign, tmp_path)
+    assert lines[0]["type"] == "dataset" and lines[0]["format"] == "capbench-canonical"
+    assert lines[0]["kind"] == "rating" and lines[0]["dimensions"] == [d["key"] for d in campaign.rubric]
+    assert lines[0]["rating_scale"] == {"min": 1, "max": 5}
+    judgments = [line for line in lines if line["type"] == "judgment"]
+    assert len(judgments) == real * 4 == Judgment.collected.filter(source=campaign.source).count()
+    names = {pseudonym(campaign, user.pk) for user in people}
+    assert {line["annotator"] for line in judgments} == names
+    for line in judgments:
+        assert re.fullmatch(r"annotator-[0-9a-f]{12}", line["annotator"])
+    identities = {user.username for user in people} | {str(user.pk) for user in people}
+    for line in lines:
+        for key in ("annotator", "category", "user", "user_id", "username"):
+            assert line.get(key) not in identities
+    assert {line["slug"] for line in lines if line["type"] == "system"} == {s.system.slug for s in submitted}
+
+    bundle = read_bundle("canonical", path)
+    assert len(bundle.judgments) == len(judgments) and len(bundle.captions) == 200 and len(bundle.items) == 100
+    imported = dataset_import(bundle=bundle, source_path=str(path), slug="from-campaign", title="From campaign")
+    copy = Judgment.objects.filter(caption__item__dataset=imported.dataset)
+    assert copy.count() == len(judgments)
+    assert set(copy.values_list("annotator", flat=True)) == names
+
+    # the page serves the same lines to anyone who may read the dataset's judgments
+    response = Client().get(f"/campaigns/{campaign.slug}/export.jsonl")
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content).decode() == path.read_text()
+
+
+def test_an_arenas_export_has_its_comparisons_as_pairs(make_campaign, make_user, tmp_path):
+    campaign = make_campaign("arena-export", mode=Campaign.Mode.ARENA, ratings_wanted=2, gold_rate=0)
+    people = [make_user(name) for name in ("ann", "ned")]
+    in_turns(campaign, people, lambda task, user: "left" if user.username == "ann" else "tie", rounds=5)
+    lines, path = written(campaign, tmp_path)
+    assert lines[0]["type"] == "dataset" and lines[0]["kind"] == "pairwise"
+    pairs = [line for line in lines if line["type"] == "pair"]
+    assert len(pairs) == 10
+    assert sorted(line["winner"] for line in pairs) == ["a"] * 5 + ["tie"] * 5
+    assert {line["category"] for line in pairs} == {pseudonym(campaign, user.pk) for user in people}
+    bundle = read_bundle("canonical", path)
+    assert len(bundle.pairs) == 10
+    imported = dataset_import(bundle=bundle, source_path=str(path), slug="arena-copy", title="Arena copy")
+    assert PairJudgment.objects.filter(item__dataset=imported.dataset).count() == 10

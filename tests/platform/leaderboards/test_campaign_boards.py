@@ -1,0 +1,227 @@
+"""The boards and live human evaluation: a campaign's people column on the captioner board (its
+label, numbers, intervals and a link to the campaign; rows only for the systems the viewer may see),
+rebuilt when the campaign's results change; the metric board's live tab, a column per campaign
+labelled by it, never merged with another campaign's or the dataset's own protocols."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from campaigns.models import Campaign, CampaignResults
+from campaigns.rubrics import ACCR
+from campaigns.services.answers import annotation_answer
+from campaigns.services.assignment import task_next
+from campaigns.services.results import campaign_refresh
+from catalog.models import Item
+from leaderboards.models import BoardSnapshot
+from leaderboards.selectors import PROTOCOLS, captioner_board, metric_board
+from leaderboards.snapshots import board_refresh
+from scoring.models import CorrelationResult, Metric, SignificanceResult
+from scoring.services.metrics import metrics_sync
+from submissions.models import Submission
+from submissions.services import MethodInfo, submission_create, submission_visibility_set
+
+pytestmark = pytest.mark.django_db
+
+
+def submitted(dataset, owner, name: str, *, public: bool = True) -> Submission:
+    entries = [
+        {"image_id": item.external_id, "caption": f"{name} writes about {item.external_id}"}
+        for item in Item.objects.filter(dataset=dataset).order_by("id")
+    ]
+    return submission_create(
+        owner=owner,
+        dataset=dataset,
+        file_name=f"{name}.json",
+        content=json.dumps(entries).encode(),
+        method=MethodInfo(name),
+        is_public=public,
+    )
+
+
+def live_campaign(
+    dataset, systems, quality: dict[int, int], *, slug="live", title="Live ratings", mode="rating", rounds=25
+) -> Campaign:
+    """A campaign on `systems` answered by three annotators through the real services: a rating
+    is the system's `quality` give or take one (by image), an arena's winner the
+    system of higher quality."""
+    users = get_user_model().objects
+    staff = users.filter(is_staff=True).first() or users.create_user("curator", is_staff=True)
+    campaign = Campaign.objects.create(
+        dataset=dataset,
+        slug=slug,
+        title=title,
+        mode=mode,
+        rubric=[d.as_json() for d in ACCR] if mode == Campaign.Mode.RATING else [],
+        gold_rate=0,
+        created_by=staff,
+    )
+    campaign.systems.set(systems)
+    raters = [users.create_user(f"{slug}-rater-{n}") for n in range(3)]
+    for _ in range(rounds):
+        for rater in raters:
+            task = task_next(campaign=campaign, annotator=rater)
+            if task is None:
+                continue
+            if campaign.is_arena:
+                left, right = quality[task.caption.system_id], quality[task.other.system_id]
+                winner = "left" if left > right else "right" if right > left else "tie"
+                annotation_answer(annotation_id=task.pk, annotator=rater, winner=winner)
+            else:
+                value = max(1, min(5, quality[task.caption.system_id] + task.item_id % 3 - 1))
+                annotation_answer(annotation_id=task.pk, annotator=rater, values={d.key: value for d in ACCR})
+    return campaign
+
+
+@pytest.fixture
+def three(demo_dataset, captioner):
+    """Three public submissions: good, poor, and one its owner will make private."""
+    other = get_user_model().objects.create_user("other")
+    return {
+        "good": submitted(demo_dataset, captioner, "Good captioner"),
+        "poor": submitted(demo_dataset, other, "Poor captioner"),
+        "later private": submitted(demo_dataset, captioner, "Soon private captioner"),
+    }
+
+
+def test_a_campaigns_people_column_takes_the_board(client, demo_dataset, three, django_capture_on_commit_callbacks):
+    good, poor, hidden = (three[k].system for k in ("good", "poor", "later private"))
+    before = board_refresh(dataset_id=demo_dataset.pk)
+    assert before["people_campaign"] is None  # the imported judgments', where there are any
+    campaign = live_campaign(demo_dataset, [good, poor, hidden], {good.pk: 4, poor.pk: 2, hidden.pk: 5})
+    with django_capture_on_commit_callbacks(execute=True):
+        campaign_refresh(campaign_id=campaign.pk)  # results_changed, after commit: the board is rebuilt
+    payload = BoardSnapshot.objects.get(dataset=demo_dataset).payload
+    assert payload["people"] == "Live ratings: mean rating (1-5)"
+    assert payload["people_campaign"] == {"slug": "live", "title": "Live ratings", "mode": "rating"}
+    stored = CampaignResults.objects.get(campaign=campaign).payload["people"]
+    with_people = {row["system"]["id"] for row in payload["rows"] if "people" in row}
+    assert with_people == {good.pk, poor.pk, hidden.pk}  # the campaign's cells, not the imported ones
+
+    submission_visibility_set(submission=three["later private"], is_public=False)
+    board_refresh(dataset_id=demo_dataset.pk)
+    _, rows = captioner_board(demo_dataset, sort="people")
+    ranked = [row for row in rows if row.people is not None]
+    assert [row.system.id for row in ranked] == [good.pk, poor.pk]  # the private one's row is gone
+    assert hidden.pk not in {row.system.id for row in rows}
+    for row in ranked:
+        cell = stored[str(row.system.id)]
+        assert row.people.value == pytest.approx(cell["value"]) and row.people.state == "value"
+        assert row.people.low < row.people.value < row.people.high  # an interval, images resampled
+        assert "ratings in Live ratings" in row.people.note
+    assert 3.5 < ranked[0].people.value < 4.5 and 1.5 < ranked[1].people.value < 2.5
+
+    page = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/").content.decode()
+    assert "Live ratings: mean rating (1-5)" in page and 'href="/campaigns/live/"' in page
+    assert "Soon private captioner" not in page
+    data = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?download=json").json()
+    assert data["people_dimension"] == "Live ratings: mean rating (1-5)"
+    assert data["people_campaign"]["slug"] == "live"
+    people = {s["name"]: s["people"]["value"] for s in data["systems"] if "people" in s}
+    assert set(people) == {"Good captioner", "Poor captioner"}
+    assert people["Good captioner"] == pytest.approx(stored[str(good.pk)]["value"])
+    csv_head = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?download=csv").content.decode().splitlines()[0]
+    assert "people_live,people_live_low,people_live_high" in csv_head
+    api = client.get(f"/api/v1/leaderboards/{demo_dataset.slug}/").json()
+    assert api["people_campaign"]["title"] == "Live ratings" and api["people_dimension"] == payload["people"]
+    assert "people" not in json.dumps([s for s in api["systems"] if s["name"] == "Soon private captioner"])
+    system_page = client.get(f"/datasets/{demo_dataset.slug}/systems/{good.slug}/").content.decode()
+    assert "People (Live ratings: mean rating (1-5))" in system_page and 'href="/campaigns/live/"' in system_page
+
+    # The owner still sees their (now private) system, with the number it had.
+    _, owners_rows = captioner_board(demo_dataset, viewer=three["later private"].owner)
+    assert next(row for row in owners_rows if row.system.id == hidden.pk).people is not None
+
+    # Renamed: the board says so at once (its ETag moves although no number did).
+    board_url = f"/datasets/{demo_dataset.slug}/leaderboard/"
+    etag = client.get(board_url)["ETag"]
+    with django_capture_on_commit_callbacks(execute=True):
+        campaign.title = "Summer ratings"
+        campaign.save(update_fields=["title"])
+    renamed = client.get(board_url, HTTP_IF_NONE_MATCH=etag)
+    assert renamed.status_code == 200 and "Summer ratings: mean rating (1-5)" in renamed.content.decode()
+
+    # A campaign deleted: the board goes back to what it showed before.
+    with django_capture_on_commit_callbacks(execute=True):
+        campaign.delete()
+    after = BoardSnapshot.objects.get(dataset=demo_dataset).payload
+    assert after["people"] == before["people"] and after["people_campaign"] is None
+
+
+def test_an_arena_is_labelled_as_one(demo_dataset, three):
+    good, poor = three["good"].system, three["poor"].system
+    campaign = live_campaign(
+        demo_dataset, [good, poor], {good.pk: 4, poor.pk: 2}, slug="duel", title="Duel", mode="arena"
+    )
+    campaign_refresh(campaign_id=campaign.pk)
+    payload = board_refresh(dataset_id=demo_dataset.pk)
+    assert payload["people"] == "Duel: arena strength (0-100)" and payload["people_campaign"]["mode"] == "arena"
+    _, rows = captioner_board(demo_dataset, sort="people")
+    assert [row.system.id for row in rows[:2]] == [good.pk, poor.pk] and rows[0].people.value > 50
+
+
+def test_the_metric_board_has_a_live_column_per_campaign(client, demo_dataset, three):
+    metrics_sync()
+    version = Metric.objects.get(slug="bleu_4").current_version
+    systems = [three["good"].system, three["poor"].system]
+    staff = get_user_model().objects.create_user("curator", is_staff=True)
+    first, second = (
+        Campaign.objects.create(
+            dataset=demo_dataset, slug=slug, title=title, rubric=[d.as_json() for d in ACCR], created_by=staff
+        )
+        for slug, title in (("spring", "Spring ratings"), ("autumn", "Autumn ratings"))
+    )
+    for campaign in (first, second):
+        campaign.systems.set(systems)
+    for campaign, value in ((first, 0.3), (second, 0.6)):  # the same dimension and statistic in both
+        CorrelationResult.objects.create(
+            metric_version=version, dataset=demo_dataset, dimension="mean", statistic="tau_b", level="caption",
+            protocol=campaign.protocol_key, value=value, low=value - 0.1, high=value + 0.1, n=50,
+        )  # fmt: skip
+    CorrelationResult.objects.create(
+        metric_version=version, dataset=demo_dataset, dimension="mean", statistic="tau_b", level="caption",
+        protocol="flickr8k-expert/canonical@1", value=0.9, low=0.8, high=1.0, n=50,
+    )  # fmt: skip
+    SignificanceResult.objects.create(
+        dataset=demo_dataset, protocol=first.protocol_key, level="caption", dimension="mean", statistic="tau_b",
+        metrics=["bleu_4"], values=[0.3], p_values=[[None]], ranks=[1],
+    )  # fmt: skip
+    assert PROTOCOLS == ("paper", "canonical", "live")
+    assert CorrelationResult.objects.filter(protocol=first.protocol_key).get().protocol_name == "live"
+
+    headers, rows = metric_board(protocol_name="live")
+    assert [(h.campaign.title, h.dimension, h.statistic) for h in headers] == [
+        ("Autumn ratings", "mean", "tau_b"),
+        ("Spring ratings", "mean", "tau_b"),
+    ]  # two columns, never merged
+    [bleu] = rows
+    assert [cell.value for cell in bleu.values] == [0.6, 0.3]
+    assert bleu.ranks == [None, 1]  # each column's own clusters
+    assert bleu.published == [None, None]
+    canonical, _ = metric_board(protocol_name="canonical")
+    assert [(h.protocol, h.campaign) for h in canonical] == [("flickr8k-expert/canonical@1", None)]
+
+    page = client.get("/metrics/", {"protocol": "live"}).content.decode()
+    assert '<option value="live" selected>Live campaigns</option>' in page
+    assert '<a href="/campaigns/spring/">Spring ratings</a>' in page and '<a href="/campaigns/autumn/">' in page
+    assert "60.0" in page and "30.0" in page and "90.0" not in page
+    assert "Live campaigns" in client.get("/metrics/").content.decode()  # offered on every tab
+    api = client.get("/api/v1/leaderboards/metrics/", {"protocol": "live"}).json()
+    assert [(c["campaign"]["slug"], c["protocol"]) for c in api["columns"]] == [
+        ("autumn", second.protocol_key),
+        ("spring", first.protocol_key),
+    ]
+    assert [cell["value"] for cell in api["metrics"][0]["cells"]] == [0.6, 0.3]
+
+    detail = client.get("/metrics/bleu_4/", {"dataset": demo_dataset.slug}).content.decode()
+    assert 'live: <a href="/campaigns/spring/">Spring ratings</a>' in detail and "flickr8k-expert/canonical@1" in detail
+    assert detail.index("flickr8k-expert/canonical@1") < detail.index("Spring ratings")  # its own protocols first
+
+    # A deleted campaign's correlations leave the board and the metric's page.
+    second.delete()
+    headers, _ = metric_board(protocol_name="live")
+    assert [h.campaign.slug for h in headers] == ["spring"]
+    assert "autumn" not in client.get("/metrics/bleu_4/", {"dataset": demo_dataset.slug}).content.decode()
