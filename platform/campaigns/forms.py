@@ -12,7 +12,7 @@ from catalog.models import System
 
 class CampaignForm(forms.Form):
     title = forms.CharField(max_length=200)
-    slug = forms.SlugField(max_length=60, help_text="its address: /campaigns/<slug>/")
+    slug = forms.SlugField(max_length=60, help_text="its address: /campaigns/SLUG/")
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=4000)
     mode = forms.ChoiceField(choices=Campaign.Mode.choices, initial=Campaign.Mode.RATING, widget=forms.RadioSelect)
     rubric_name = forms.ChoiceField(
@@ -27,7 +27,10 @@ class CampaignForm(forms.Form):
         widget=forms.Textarea(
             attrs={"rows": 3, "placeholder": "fluency: Is the caption grammatical, natural English?"}
         ),
-        help_text="one per line, `name: definition`; rated 1-5",
+        help_text=(
+            "one per line, `name: definition`; rated 1-5. Gold checks read the first dimension (a caption of "
+            "another image must rate 1 or 2 there): start with one such as accuracy or relevance."
+        ),
     )
     systems = forms.ModelMultipleChoiceField(
         queryset=System.objects.none(), widget=forms.CheckboxSelectMultiple, help_text="public systems only"

@@ -52,6 +52,9 @@ class Campaign(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    refresh_wanted_at = models.DateTimeField(
+        null=True, blank=True, help_text="when its results were last asked to be computed again (an answer, a change)"
+    )
 
     objects = CampaignQuerySet.as_manager()
 
@@ -162,6 +165,7 @@ class CampaignResults(models.Model):
 
     campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="results")
     payload = models.JSONField(default=dict)
+    as_of = models.DateTimeField(null=True, help_text="when the snapshot these results were computed from was taken")
     computed_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

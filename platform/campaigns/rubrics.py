@@ -86,6 +86,7 @@ THUMB = (
 )
 
 BUILT_IN = {"accr": ACCR, "thumb": THUMB}
+RESERVED = frozenset({"mean", "arena"})  # the results' own dimensions (the mean of a rating's, an arena's)
 NAMES = {"accr": "ACCR (accuracy, completeness, conciseness, relevance)", "thumb": "THumB (precision, recall)"}
 
 
@@ -95,7 +96,9 @@ class RubricError(ValueError):
 
 def rubric_dimensions(name: str, custom: str = "") -> list[Dimension]:
     """A built-in rubric's dimensions, or (`name` "custom") those written one per line as
-    `key: definition` (a 1-5 scale)."""
+    `key: definition` (a 1-5 scale). The first dimension is the one gold checks read (a caption of
+    another image must rate in its bottom quarter), so a custom rubric should start with one such
+    as accuracy or relevance."""
     if name in BUILT_IN:
         return list(BUILT_IN[name])
     if name != "custom":
@@ -110,6 +113,8 @@ def rubric_dimensions(name: str, custom: str = "") -> list[Dimension]:
             raise RubricError(f"custom rubric line {number}: write `name: definition`")
         if not key.replace("_", "").isalnum() or len(key) > 30:
             raise RubricError(f"custom rubric line {number}: {key!r} is not a short name of letters and digits")
+        if key in RESERVED:
+            raise RubricError(f"custom rubric line {number}: {key!r} is a name the results use; call it otherwise")
         if key in {d.key for d in dimensions}:
             raise RubricError(f"custom rubric line {number}: {key!r} twice")
         dimensions.append(Dimension(key, key.replace("_", " ").capitalize(), definition.strip(), labels=_FIVE))

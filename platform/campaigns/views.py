@@ -65,7 +65,6 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "results": results,
         "agreement": agreement if not campaign.is_arena else [],
         "counts": counts,
-        "wanted": campaign.ratings_wanted * len(systems),
         "cannot_annotate": may_annotate(campaign, request.user),
         "judgments_shown": references_visible(campaign.dataset, request.user),
     }
@@ -87,7 +86,8 @@ def annotate(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _campaign(request, slug)
     if not request.user.is_authenticated:
         return redirect(f"{reverse('accounts:login')}?next={request.path}")
-    address_seen(user_id=request.user.pk, address=client_address(request))
+    if request.method == "GET":  # a POST's address is remembered by campaigns.middleware
+        address_seen(user_id=request.user.pk, address=client_address(request))
     problems: dict[str, str] = {}
     status = 200
     if request.method == "POST":
@@ -103,6 +103,7 @@ def annotate(request: HttpRequest, slug: str) -> HttpResponse:
                 values=values,
                 winner=request.POST.get("winner", ""),
                 skip="skip" in request.POST,
+                campaign_id=campaign.pk,
             )
         except AnswerRefused as error:
             problems, status = error.problems, 400
@@ -112,12 +113,13 @@ def annotate(request: HttpRequest, slug: str) -> HttpResponse:
         task = task_next(campaign=campaign, annotator=request.user)
     except NotAllowed as error:
         return render(request, "campaigns/annotate.html", {"campaign": campaign, "refused": str(error)}, status=403)
+    chosen = {key[len("dim-") :]: value for key, value in request.POST.items() if key.startswith("dim-")}
     context = {
         "campaign": campaign,
         "task": task,
-        "rubric": [dimension_of(data) for data in campaign.rubric],
+        # Each dimension with the value chosen before a refused answer (kept, not asked again).
+        "rubric": [(dimension, chosen.get(dimension.key, "")) for dimension in map(dimension_of, campaign.rubric)],
         "problems": problems,
-        "chosen": {key[len("dim-") :]: value for key, value in request.POST.items() if key.startswith("dim-")},
         "progress": _progress(campaign, request.user),
     }
     return render(request, "campaigns/annotate.html", context, status=status)

@@ -42,6 +42,7 @@
       return;
     }
     if (key === "Enter") {
+      if (event.target instanceof HTMLButtonElement) { return; }  // Enter on a focused button presses it
       event.preventDefault();
       const empty = sets.findIndex((set) => !set.querySelector("input:checked"));
       if (empty === -1) { press(document.getElementById("send")); } else { current = empty; mark(); }

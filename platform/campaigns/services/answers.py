@@ -50,27 +50,31 @@ def _rating_values(campaign: Campaign, values: dict) -> dict[str, int]:
 
 
 def annotation_answer(
-    *, annotation_id: int, annotator, values: dict | None = None, winner: str = "", skip: bool = False
+    *,
+    annotation_id: int,
+    annotator,
+    values: dict | None = None,
+    winner: str = "",
+    skip: bool = False,
+    campaign_id: int | None = None,
 ) -> Annotation:
     """Store the answer to one of the annotator's open tasks (or skip it). A task whose captions
     may no longer be shown to them (withdrawn, made private, or their owner since linked to the
     annotator) is skipped and the answer refused."""
     with transaction.atomic():
-        task, refused = _answer(annotation_id, annotator, values or {}, winner, skip)
+        task, refused = _answer(annotation_id, annotator, values or {}, winner, skip, campaign_id)
     if refused is not None:  # raised after the commit: the task stays skipped
         raise refused
     return task
 
 
 def _answer(
-    annotation_id: int, annotator, values: dict, winner: str, skip: bool
+    annotation_id: int, annotator, values: dict, winner: str, skip: bool, campaign_id: int | None
 ) -> tuple[Annotation, AnswerRefused | None]:
-    task = (
-        Annotation.objects.select_for_update()
-        .select_related("campaign")
-        .filter(pk=annotation_id, annotator_id=annotator.pk)
-        .first()
-    )
+    tasks = Annotation.objects.select_for_update().select_related("campaign")
+    if campaign_id is not None:  # the page of one campaign answers its own tasks only
+        tasks = tasks.filter(campaign_id=campaign_id)
+    task = tasks.filter(pk=annotation_id, annotator_id=annotator.pk).first()
     if task is None:
         raise AnswerRefused({"task": "no such task of yours"})
     if task.status != Annotation.Status.SHOWN:

@@ -20,11 +20,14 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from campaigns.models import Annotation, Campaign
 from campaigns.services.identity import linked_accounts
+from campaigns.services.quality import flagged_annotators
 from catalog.models import Caption
 
 
@@ -141,9 +144,21 @@ def _assign(campaign: Campaign, user_id: int) -> Annotation | None:
     return task
 
 
+OPEN_TASK_HOLDS = timedelta(minutes=30)  # how long an unanswered task keeps its caption's place
+
+
 def _counted(campaign: Campaign):
-    """The campaign's tasks that count towards balance: answered or open, not gold checks."""
-    return Annotation.objects.filter(campaign=campaign, decoy__isnull=True).exclude(status=Annotation.Status.SKIPPED)
+    """The campaign's tasks that count towards balance: answered, or open for less than
+    OPEN_TASK_HOLDS (a task left open longer gives its place back), not gold checks, and not by
+    annotators flagged by their gold checks when the campaign leaves them out."""
+    tasks = (
+        Annotation.objects.filter(campaign=campaign, decoy__isnull=True)
+        .exclude(status=Annotation.Status.SKIPPED)
+        .exclude(status=Annotation.Status.SHOWN, shown_at__lt=timezone.now() - OPEN_TASK_HOLDS)
+    )
+    if campaign.exclude_flagged:
+        tasks = tasks.exclude(annotator_id__in=flagged_annotators(campaign))
+    return tasks
 
 
 def _rating_task(campaign: Campaign, pool: list[Candidate], mine, rng: random.Random) -> Annotation | None:
@@ -202,7 +217,17 @@ def _gold_task(task: Annotation, pool: list[Candidate], mine, rng: random.Random
     decoys = [c for c in pool if c.item != task.item_id and c.caption not in seen]
     if not decoys:
         return None
-    decoy = rng.choice(decoys).caption
+    # A decoy that says what one of this image's own captions says would have no known answer.
+    own = set(Caption.objects.filter(item_id=task.item_id).values_list("text", flat=True))
+    texts = dict(
+        Caption.objects.filter(pk__in=[c.caption for c in rng.sample(decoys, min(8, len(decoys)))]).values_list(
+            "pk", "text"
+        )
+    )
+    usable = sorted(pk for pk, text in texts.items() if text not in own)
+    if not usable:
+        return None
+    decoy = rng.choice(usable)
     if task.other_id is None:
         return Annotation(item_id=task.item_id, caption_id=decoy, decoy_id=decoy)
     if rng.random() < 0.5:

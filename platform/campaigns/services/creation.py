@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from campaigns.models import Campaign
 from campaigns.rubrics import RubricError, rubric_dimensions
 from catalog.models import Dataset, System
+
+RESERVED_SLUGS = frozenset({"new"})  # /campaigns/new/ is the form
 
 
 class CampaignRefused(ValueError):
@@ -65,7 +67,9 @@ def campaign_create(*, spec: CampaignSpec, created_by) -> Campaign:
     minimum = 2 if spec.mode == Campaign.Mode.ARENA else 1
     if len(chosen) < minimum:
         problems.setdefault("systems", f"choose at least {minimum} system{'s' if minimum > 1 else ''}")
-    if Campaign.objects.filter(slug=spec.slug).exists():
+    if spec.slug in RESERVED_SLUGS:
+        problems["slug"] = f"{spec.slug!r} is a page of its own (/campaigns/{spec.slug}/): choose another"
+    elif Campaign.objects.filter(slug=spec.slug).exists():
         problems["slug"] = f"a campaign named {spec.slug!r} exists"
     if not 1 <= spec.ratings_wanted <= 20:
         problems["ratings_wanted"] = "between 1 and 20"
@@ -77,7 +81,19 @@ def campaign_create(*, spec: CampaignSpec, created_by) -> Campaign:
         problems["annotators"] = "an invited-only campaign needs at least one annotator"
     if problems:
         raise CampaignRefused(problems)
-    campaign = Campaign.objects.create(
+    try:
+        with transaction.atomic():
+            campaign = _campaign_insert(spec, dimensions, created_by)
+    except IntegrityError:  # the same slug created meanwhile
+        raise CampaignRefused({"slug": f"a campaign named {spec.slug!r} exists"}) from None
+    campaign.systems.set(chosen)
+    if spec.audience == Campaign.Audience.INVITED:
+        campaign.annotators.set(spec.annotators)
+    return campaign
+
+
+def _campaign_insert(spec: CampaignSpec, dimensions: list, created_by) -> Campaign:
+    return Campaign.objects.create(
         dataset=spec.dataset,
         slug=spec.slug,
         title=spec.title,
@@ -93,10 +109,6 @@ def campaign_create(*, spec: CampaignSpec, created_by) -> Campaign:
         exclude_flagged=spec.exclude_flagged,
         created_by=created_by,
     )
-    campaign.systems.set(chosen)
-    if spec.audience == Campaign.Audience.INVITED:
-        campaign.annotators.set(spec.annotators)
-    return campaign
 
 
 def campaign_status_set(*, campaign: Campaign, status: str) -> Campaign:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from campaigns.models import Annotation, Campaign
 from campaigns.rubrics import dimension_of
 from campaigns.services.identity import pseudonym
-from campaigns.services.results import annotator_quality
+from campaigns.services.quality import annotator_quality
 from catalog.models import Caption, Judgment, System
 
 
@@ -91,10 +91,13 @@ def campaign_export_lines(campaign: Campaign) -> Iterator[str]:
             .exclude(annotator_id__in=left_out)
             .order_by("id")
         )
-        for number, task in enumerate(tasks, start=1):
-            left, right = by_id.get(task.caption_id), by_id.get(task.other_id or 0)
-            if left is None or right is None:
-                continue
+        shown = [
+            (task, by_id[task.caption_id], by_id[task.other_id])
+            for task in tasks
+            if task.caption_id in by_id and task.other_id in by_id
+        ]
+        # Numbered after the filter: a gap would tell how many comparisons showed hidden captions.
+        for number, (task, left, right) in enumerate(shown, start=1):
             yield _line(
                 "pair",
                 id=f"{number}",

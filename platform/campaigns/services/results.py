@@ -24,13 +24,15 @@ from collections import defaultdict
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import Max
+from django.db.models import F, Q
+from django.utils import timezone
 
 from campaigns.events import results_changed
 from campaigns.models import Annotation, Campaign, CampaignResults
 from campaigns.rubrics import dimension_of
 from campaigns.selectors import counted_q
 from campaigns.services.identity import pseudonym
+from campaigns.services.quality import annotator_quality
 from catalog.models import Caption, Judgment
 from evaluation.metaeval.agreement import krippendorff_alpha_interval
 from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
@@ -56,47 +58,6 @@ def campaign_protocol(campaign: Campaign) -> Protocol:
     statistics_ = ("accuracy", "accuracy_ties_half") if campaign.is_arena else RATING_STATISTICS
     rows = "one row per comparison" if campaign.is_arena else "one row per rating (annotator), metric score repeated"
     return Protocol(campaign.protocol_key.partition("/")[0], name, version, statistics_, rows, "the item's references")
-
-
-def annotator_quality(campaign: Campaign) -> dict[int, dict]:
-    """Per annotator (user id): answers, skips, median and total seconds, gold answered and passed,
-    and whether they are flagged."""
-    rubric = [dimension_of(data) for data in campaign.rubric]
-    ceiling = rubric[0].low + (rubric[0].high - rubric[0].low) / 4 if rubric else None
-    found: dict[int, dict] = defaultdict(lambda: {"answers": 0, "skips": 0, "seconds": [], "gold": 0, "gold_passed": 0})
-    tasks = (
-        Annotation.objects.filter(counted_q(), campaign=campaign)
-        .exclude(status=Annotation.Status.SHOWN)
-        .values_list("annotator_id", "status", "decoy_id", "caption_id", "values", "winner", "shown_at", "answered_at")
-    )
-    for user_id, status, decoy, left, values, winner, shown_at, answered_at in tasks:
-        entry = found[user_id]
-        if status == Annotation.Status.SKIPPED:
-            entry["skips"] += 1
-            continue
-        entry["answers"] += 1
-        if answered_at is not None:
-            entry["seconds"].append((answered_at - shown_at).total_seconds())
-        if decoy is None:
-            continue
-        entry["gold"] += 1
-        if campaign.is_arena:
-            entry["gold_passed"] += winner == ("right" if decoy == left else "left")
-        elif rubric and ceiling is not None:
-            entry["gold_passed"] += (values or {}).get(rubric[0].key, rubric[0].high) <= ceiling
-    quality = {}
-    for user_id, entry in found.items():
-        seconds = entry.pop("seconds")
-        accuracy = entry["gold_passed"] / entry["gold"] if entry["gold"] else None
-        quality[user_id] = {
-            **entry,
-            "gold_accuracy": accuracy,
-            "median_seconds": statistics.median(seconds) if seconds else None,
-            "flagged": accuracy is not None
-            and entry["gold"] >= campaign.gold_minimum
-            and accuracy < campaign.gold_pass,
-        }
-    return quality
 
 
 def _visible_captions(campaign: Campaign) -> dict[int, tuple[int, int]]:
@@ -294,28 +255,41 @@ def _number(value: float | None) -> float:
 
 
 def campaign_refresh(*, campaign_id: int) -> CampaignResults | None:
-    """Compute the campaign's results again, from one snapshot of the database: answers arriving
-    meanwhile wait for the next refresh instead of being half counted."""
+    """Compute the campaign's results again. Everything is read from one snapshot of the database
+    (a read-only REPEATABLE READ transaction: answers arriving meanwhile wait for the next refresh
+    instead of being half counted), then written in a transaction of its own (writing under the
+    snapshot would fail whenever another correlation was written meanwhile). One refresh of a
+    campaign runs at a time. The results remember when their snapshot was taken (`as_of`): the
+    sweep redoes every campaign whose refresh was wanted after that."""
     if connection.in_atomic_block:  # a caller's transaction (a test's): its snapshot rules
-        results = _refresh(campaign_id)
-    else:
+        return _refresh_locked(campaign_id, snapshot=False)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s, %s)", [REFRESH_LOCK, campaign_id])
+    try:
+        return _refresh_locked(campaign_id, snapshot=True)
+    finally:
         with connection.cursor() as cursor:
-            # One refresh of a campaign at a time, waited for before the snapshot is taken.
-            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [REFRESH_LOCK, campaign_id])
-        try:
-            with transaction.atomic():
-                with connection.cursor() as cursor:
-                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                results = _refresh(campaign_id)
-        finally:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [REFRESH_LOCK, campaign_id])
+
+
+def _refresh_locked(campaign_id: int, *, snapshot: bool) -> CampaignResults | None:
+    as_of = timezone.now()  # before the snapshot: a refresh wanted later is not covered by this one
+    if snapshot:
+        with transaction.atomic():
             with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [REFRESH_LOCK, campaign_id])
-    if results is not None:
-        dataset_significance(dataset=results.campaign.dataset)
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            computed = _compute(campaign_id)
+    else:
+        computed = _compute(campaign_id)
+    if computed is None:
+        return None
+    campaign, payload, cells = computed
+    results = _store(campaign, payload, cells, as_of)
+    dataset_significance(dataset=campaign.dataset)
     return results
 
 
-def _refresh(campaign_id: int) -> CampaignResults | None:
+def _compute(campaign_id: int) -> tuple[Campaign, dict, dict[Metric, list[dict]]] | None:
     campaign = Campaign.objects.select_related("dataset").filter(pk=campaign_id).first()
     if campaign is None:
         return None
@@ -376,6 +350,11 @@ def _refresh(campaign_id: int) -> CampaignResults | None:
             "metrics": sorted(metric.slug for metric, found in cells.items() if found),
         }
     )
+    return campaign, payload, cells
+
+
+def _store(campaign: Campaign, payload: dict, cells: dict[Metric, list[dict]], as_of) -> CampaignResults:
+    chosen = campaign_protocol(campaign)
     with transaction.atomic():
         kept: list[int] = []
         for metric, metric_cells in cells.items():
@@ -385,19 +364,23 @@ def _refresh(campaign_id: int) -> CampaignResults | None:
                 )
                 kept += [result.pk for result in stored]
         CorrelationResult.objects.filter(protocol=chosen.key).exclude(pk__in=kept).delete()
-        results, _ = CampaignResults.objects.update_or_create(campaign=campaign, defaults={"payload": payload})
+        results, _ = CampaignResults.objects.update_or_create(
+            campaign=campaign, defaults={"payload": payload, "as_of": as_of}
+        )
         dataset_id = campaign.dataset_id
         transaction.on_commit(lambda: results_changed.send(Campaign, dataset_id=dataset_id, campaign_id=campaign.pk))
     return results
 
 
 def campaigns_refresh_stale() -> int:
-    """Refresh every campaign whose newest answer is newer than its results (the sweep)."""
+    """Refresh every campaign whose refresh was wanted (an answer, a change of a submission's
+    visibility) after its results' snapshot, or that has none: the sweep, when a scheduled refresh
+    was lost (the broker or Valkey away) or failed."""
+    stale = Campaign.objects.filter(refresh_wanted_at__isnull=False).filter(
+        Q(results__isnull=True) | Q(refresh_wanted_at__gt=F("results__as_of"))
+    )
     refreshed = 0
-    newest = Campaign.objects.annotate(newest=Max("annotations__answered_at")).filter(newest__isnull=False)
-    for campaign in newest.select_related("results"):
-        computed = getattr(getattr(campaign, "results", None), "computed_at", None)
-        if computed is None or campaign.newest > computed:
-            campaign_refresh(campaign_id=campaign.pk)
-            refreshed += 1
+    for campaign_id in stale.values_list("pk", flat=True):
+        campaign_refresh(campaign_id=campaign_id)
+        refreshed += 1
     return refreshed

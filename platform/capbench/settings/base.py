@@ -76,6 +76,9 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "capbench.limits.PageRateMiddleware",
+    # Where signed-in accounts act from (after the view: API tokens are read there), for live human
+    # evaluation's sock-puppet rule.
+    "campaigns.middleware.AccountAddressMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",

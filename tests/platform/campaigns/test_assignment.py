@@ -182,3 +182,49 @@ def test_an_answer_to_a_caption_made_private_since_it_was_shown_is_refused(make_
         annotation_answer(annotation_id=task.pk, annotator=ann, values=values)
     assert Annotation.objects.get(pk=task.pk).status == Annotation.Status.SKIPPED  # kept, not rolled back
     assert not Judgment.collected.filter(source=campaign.source).exists()
+
+
+def _answered_by(campaign, user) -> set[int]:
+    """Everything the annotator is given until nothing is left, answered: the captions."""
+    given = set()
+    while (task := task_next(campaign=campaign, annotator=user)) is not None:
+        given.add(task.caption_id)
+        annotation_answer(annotation_id=task.pk, annotator=user, values={d["key"]: 3 for d in campaign.rubric})
+    return given
+
+
+def test_an_open_task_holds_its_caption_for_half_an_hour_then_gives_it_back(make_campaign, make_user, submitted):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    one = [submitted[0].system]  # 100 captions each
+    fresh = make_campaign("fresh", systems=one, ratings_wanted=1, gold_rate=0)
+    stale = make_campaign("stale", systems=one, ratings_wanted=1, gold_rate=0)
+    held = {
+        campaign.slug: task_next(campaign=campaign, annotator=make_user(f"away-{campaign.slug}"))
+        for campaign in (fresh, stale)
+    }
+    Annotation.objects.filter(pk=held["stale"].pk).update(shown_at=timezone.now() - timedelta(minutes=31))
+    assert held["fresh"].caption_id not in _answered_by(fresh, make_user("ned"))
+    assert held["stale"].caption_id in _answered_by(stale, make_user("pip"))
+
+
+def test_a_flagged_annotators_answers_leave_their_captions_to_others(make_campaign, make_user):
+    campaign = make_campaign(ratings_wanted=1, gold_rate=0, gold_minimum=1)
+    spammer = make_user("spammer")
+    rated = _answered_by(campaign, spammer)
+    assert task_next(campaign=campaign, annotator=make_user("ann")) is None  # every caption has its answer
+    # The spammer fails a gold check (a decoy rated 5 on accuracy) and is flagged.
+    Campaign.objects.filter(pk=campaign.pk).update(gold_rate=1.0)
+    campaign.refresh_from_db()
+    Annotation.objects.create(
+        campaign=campaign,
+        annotator=spammer,
+        item_id=Caption.objects.get(pk=min(rated)).item_id,
+        caption_id=max(rated),
+        decoy_id=max(rated),
+        status=Annotation.Status.ANSWERED,
+        values={d["key"]: 5 for d in campaign.rubric},
+    )
+    assert task_next(campaign=campaign, annotator=make_user("ned")) is not None  # their captions are open again

@@ -101,3 +101,19 @@ def test_a_custom_rubric_is_parsed_and_stored(make_campaign):
         rubric_dimensions("custom", "\n  \n")
     with pytest.raises(RubricError, match="at most 8"):
         rubric_dimensions("custom", "\n".join(f"d{i}: definition {i}" for i in range(9)))
+
+
+def test_the_results_own_names_and_the_form_s_address_are_refused(make_campaign):
+    problems = refused(make_campaign, rubric_name="custom", custom_rubric="accuracy: True?\nmean: An average")
+    assert problems["rubric"].startswith("custom rubric line 2:") and "results use" in problems["rubric"]
+    assert "page of its own" in refused(make_campaign, slug="new")["slug"]
+
+
+def test_the_admin_changes_campaigns_but_never_creates_one(make_campaign, client, staff):
+    campaign = make_campaign()
+    staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    assert client.get("/admin/campaigns/campaign/add/").status_code == 403
+    page = client.get(f"/admin/campaigns/campaign/{campaign.pk}/change/")
+    assert page.status_code == 200 and 'name="systems"' not in page.content.decode()

@@ -123,3 +123,30 @@ def test_an_open_gold_task_whose_decoy_was_made_private_is_dropped(make_campaign
     again = task_next(campaign=campaign, annotator=ann)
     assert again.pk != task.pk, "the private decoy is shown again"
     assert again.caption.system_id != hidden.system_id and again.decoy.system_id != hidden.system_id
+
+
+def test_a_skipped_gold_check_counts_as_failed(make_campaign, make_user):
+    campaign = all_gold(make_campaign(ratings_wanted=2, gold_minimum=3))
+    skipper = make_user("skipper")
+    for _ in range(3):
+        task = task_next(campaign=campaign, annotator=skipper)
+        assert task.is_gold
+        annotation_answer(annotation_id=task.pk, annotator=skipper, skip=True)
+    quality = annotator_quality(campaign)[skipper.pk]
+    assert (quality["gold"], quality["gold_passed"], quality["skips"], quality["flagged"]) == (3, 0, 3, True)
+
+
+def test_a_decoy_never_says_what_a_caption_of_the_shown_image_says(make_campaign, make_user, submitted):
+    from catalog.models import Caption
+
+    campaign = all_gold(make_campaign(ratings_wanted=2))
+    user = make_user("ann")
+    first = task_next(campaign=campaign, annotator=user)
+    assert first.is_gold and first.decoy.item_id != first.item_id  # gold checks happen
+    annotation_answer(annotation_id=first.pk, annotator=user, skip=True)
+    # Now every caption says the same: no decoy has a known answer, so no task is a gold check.
+    Caption.objects.filter(system__in=[s.system for s in submitted]).update(text="A dog runs on the grass.")
+    for _ in range(10):
+        task = task_next(campaign=campaign, annotator=user)
+        assert not task.is_gold
+        annotation_answer(annotation_id=task.pk, annotator=user, skip=True)

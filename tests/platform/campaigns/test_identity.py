@@ -131,3 +131,25 @@ def test_pseudonyms_are_stable_per_campaign_and_unlinkable_across(make_campaign,
     assert re.fullmatch(r"annotator-[0-9a-f]{12}", name)
     assert name == pseudonym(first, ann.pk) != pseudonym(second, ann.pk)
     assert name != pseudonym(first, make_user("ned").pk)
+
+
+def test_an_upload_by_api_token_remembers_the_accounts_address(make_user, demo_dataset):
+    """A submitter who works only from the command line is linked too: the address of any signed-in
+    request that changes something is remembered, a token's included (read after the API's view)."""
+    from django.test import Client
+    from rest_framework.authtoken.models import Token
+
+    cli_user = make_user("cli")
+    client = Client(REMOTE_ADDR="198.51.100.7")
+    answer = client.post(
+        "/api/v1/submissions/",
+        {"dataset": demo_dataset.slug, "name": "x"},  # refused (no file): the address is remembered anyway
+        HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=cli_user).key}",
+    )
+    assert answer.status_code == 400
+    assert AccountAddress.objects.filter(user=cli_user).count() == 1
+    neighbour = make_user("neighbour")
+    address_seen(user_id=neighbour.pk, address="198.51.100.7")
+    assert linked_accounts(neighbour.pk) == {neighbour.pk, cli_user.pk}
+    assert client.get("/api/v1/datasets/").status_code == 200  # a read remembers nothing more
+    assert AccountAddress.objects.count() == 2

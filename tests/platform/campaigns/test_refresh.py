@@ -71,3 +71,32 @@ def test_the_sweep_refreshes_campaigns_with_answers_newer_than_their_results(mak
     assert CampaignResults.objects.get(campaign=campaign).payload["answers"] == 2
     assert not CampaignResults.objects.filter(campaign=idle).exists()
     assert campaigns_refresh_stale() == 0
+
+
+def test_the_sweep_redoes_a_refresh_wanted_after_the_results_even_without_new_answers(
+    make_campaign, make_user, submitted
+):
+    from submissions.services import submission_visibility_set
+
+    campaign = make_campaign(ratings_wanted=2, gold_rate=0)
+    in_turns(campaign, [make_user("ann"), make_user("ned")], noisy_rubric(campaign), rounds=4)
+    assert campaigns_refresh_stale() == 1 and campaigns_refresh_stale() == 0
+    people = CampaignResults.objects.get(campaign=campaign).payload["people"]
+    assert len(people) == 2
+    # A withdrawal's or a visibility change's refresh that never ran (its message lost): no answer
+    # is newer than the results, but the change is recorded, and the sweep does it.
+    hidden = submitted[0]
+    submission_visibility_set(submission=hidden, is_public=False)
+    assert campaigns_refresh_stale() == 1
+    assert str(hidden.system_id) not in CampaignResults.objects.get(campaign=campaign).payload["people"]
+    assert campaigns_refresh_stale() == 0
+
+
+def test_a_refresh_not_sent_leaves_no_key_behind(make_campaign, monkeypatch, django_capture_on_commit_callbacks):
+    campaign = make_campaign(ratings_wanted=2, gold_rate=0)
+    monkeypatch.setattr("campaigns.services.refresh.enqueue", lambda *args, **kwargs: False)  # the broker away
+    with django_capture_on_commit_callbacks(execute=True):
+        refresh_soon(campaign)
+    assert not redis.Redis.from_url(settings.REDIS_URL).exists(_key(campaign.pk))  # the next answer tries again
+    campaign.refresh_from_db()
+    assert campaign.refresh_wanted_at is not None  # and the sweep knows

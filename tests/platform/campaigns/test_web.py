@@ -4,6 +4,8 @@ sent to sign in."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -47,6 +49,9 @@ def test_an_answer_through_the_page_is_stored_and_the_next_task_shown(make_campa
     assert second.pk != task.pk
     response = client.post(f"/campaigns/{campaign.slug}/annotate/", {"task": second.pk, **values, "dim-accuracy": "9"})
     assert response.status_code == 400 and not Judgment.collected.filter(caption=second.caption).exists()
+    kept = response.content.decode()  # the choices made are kept for the second try
+    assert re.search(r'name="dim-completeness" value="4" required checked', kept)
+    assert not re.search(r'name="dim-accuracy" value="\d" required checked', kept)
     assert Client().get(f"/campaigns/{campaign.slug}/annotate/").status_code == 302  # a visitor signs in first
 
 
@@ -73,3 +78,15 @@ def test_the_fourth_answer_over_a_rate_of_three_an_hour_is_a_429(make_campaign, 
     ned_client = annotator_client(ned)
     ned_client.get(url)
     assert ned_client.post(url, {"task": shown_task(campaign, ned).pk, "skip": "1"}).status_code == 302
+
+
+def test_a_campaigns_page_answers_only_its_own_tasks(make_campaign, make_user):
+    first, second = make_campaign("first", gold_rate=0), make_campaign("second", gold_rate=0)
+    ann = make_user("ann")
+    client = annotator_client(ann)
+    client.get(f"/campaigns/{second.slug}/annotate/")
+    other = shown_task(second, ann)
+    values = {f"dim-{d['key']}": "3" for d in second.rubric}
+    response = client.post(f"/campaigns/{first.slug}/annotate/", {"task": other.pk, **values})
+    assert response.status_code == 400 and "no such task of yours" in response.content.decode()
+    assert Annotation.objects.get(pk=other.pk).status == Annotation.Status.SHOWN

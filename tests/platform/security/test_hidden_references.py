@@ -5,7 +5,9 @@ Two datasets hide their references: a captioner benchmark (COCO-style, with a pu
 scored per caption) and a meta-evaluation set (the demo's Flickr8k-Expert slice, with judgments,
 scores and correlations). Every reference carries a marker, so do the annotators' names, the
 judgments' details and the details of reference-based scores; the per-caption values of a
-reference-based metric are a number no other row has. A reference-free metric's per-caption scores
+reference-based metric are a number no other row has. A live rating campaign on the hidden
+benchmark carries its annotators' pseudonyms: its per-annotator rows, agreement and export are
+staff's too. A reference-free metric's per-caption scores
 may be shown: they carry their own marker, the control that the crawl reaches per-caption scores.
 Every URL pattern and API path is requested (plain, searched for a marker, as a download) by an
 anonymous visitor and the submissions' owner; staff crawl too and must see the markers (so the test
@@ -20,6 +22,11 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from campaigns.models import Campaign
+from campaigns.services.answers import annotation_answer
+from campaigns.services.assignment import task_next
+from campaigns.services.creation import CampaignSpec, campaign_create
+from campaigns.services.results import campaign_refresh
 from catalog.importers.registry import read_bundle
 from catalog.models import Caption, Dataset, Item, Judgment, System
 from catalog.services.imports import dataset_import
@@ -48,6 +55,8 @@ class World:
     other: Submission  # a second public submission, to compare with
     owner: object
     staff: object
+    campaign: str = ""  # a rated live campaign on the hidden benchmark
+    pseudonyms: tuple[str, ...] = ()  # its annotators' names
 
 
 def _mark_references(dataset: Dataset) -> None:
@@ -126,9 +135,27 @@ def world(demo_dataset, django_user_model, settings, tmp_path) -> World:
     Judgment.objects.bulk_update(judgments, ["annotator", "detail"])
     _scores(list(Caption.objects.own().filter(item__dataset=rated)), None, rated)
     board_refresh(dataset_id=rated.pk)
+    campaign = _campaign(benchmark, [submission.system, other.system], staff, django_user_model)
+    pseudonyms = tuple(
+        sorted(set(Judgment.collected.filter(source=campaign.source).values_list("annotator", flat=True)))
+    )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # the world is in the test's transaction: plan for its real sizes
-    return World(benchmark, rated, submission, other, owner, staff)
+    return World(benchmark, rated, submission, other, owner, staff, campaign.slug, pseudonyms)
+
+
+def _campaign(dataset: Dataset, systems: list[System], staff, users) -> Campaign:
+    """A live rating campaign on the hidden benchmark, answered by two people, its results computed."""
+    spec = CampaignSpec(slug="hidden-live", title="Hidden ratings", dataset=dataset, systems=systems, gold_rate=0)
+    campaign = campaign_create(spec=spec, created_by=staff)
+    raters = [users.objects.create_user(f"rater{n}") for n in range(2)]
+    for turn in range(6):
+        for rater in raters:
+            task = task_next(campaign=campaign, annotator=rater)
+            value = 1 + (task.item_id + turn) % 5
+            annotation_answer(annotation_id=task.pk, annotator=rater, values={d["key"]: value for d in campaign.rubric})
+    campaign_refresh(campaign_id=campaign.pk)
+    return campaign
 
 
 def _fill(world: World) -> dict[str, list[str]]:
@@ -148,6 +175,7 @@ def _fill(world: World) -> dict[str, list[str]]:
         "systems": [world.submission.system.slug],
         "metrics": ["bleu_4", "clip_s"],
         "badge": ["bleu_4", "clip_s"],
+        "campaigns": [world.campaign],
     }
 
 
@@ -182,7 +210,7 @@ def test_no_url_shows_a_hidden_test_sets_references_or_judgments_to_anyone_but_s
             client.force_login(user)
         seen = crawl(client, urls, queries)
         for url, body in seen.items():
-            shown = _leaks(body, url)
+            shown = _leaks(body, url) + [name for name in world.pseudonyms if name in body]
             assert not shown, f"{name} sees {shown} at {url}:\n{body[:800]}"
         # The control: per-caption scores of a reference-free metric are shown, so the crawl reaches them.
         assert sum(FREE in body for body in seen.values()) > 3, f"the crawl never reached per-caption scores as {name}"
@@ -202,6 +230,10 @@ def test_no_url_shows_a_hidden_test_sets_references_or_judgments_to_anyone_but_s
     staff_sees = crawl(client, urls, queries)
     for marker in (*HIDDEN, REFERENCE_VALUE):
         assert sum(marker in body for body in staff_sees.values()) > 2, f"staff never see {marker}: the crawl is blind"
+    # Staff see the campaign's annotators (its page, the API, the export): the crawl reaches them.
+    assert world.pseudonyms and all(
+        sum(name in body for body in staff_sees.values()) >= 2 for name in world.pseudonyms
+    ), "staff never see the campaign's annotators: the crawl is blind"
 
 
 def test_the_flag_is_the_only_difference(client, world):
