@@ -86,3 +86,22 @@ def test_an_arenas_export_has_its_comparisons_as_pairs(make_campaign, make_user,
     assert len(bundle.pairs) == 10
     imported = dataset_import(bundle=bundle, source_path=str(path), slug="arena-copy", title="Arena copy")
     assert PairJudgment.objects.filter(item__dataset=imported.dataset).count() == 10
+
+
+def test_an_arena_export_numbers_its_pairs_as_if_hidden_systems_had_never_been(
+    make_campaign, make_user, submitted, tmp_path
+):
+    from submissions.services import submission_visibility_set
+    from tests.platform.campaigns.conftest import submit
+
+    third = submit(make_user("cal"), submitted[0].dataset, "Third")
+    systems = [s.system for s in (*submitted, third)]
+    campaign = make_campaign("arena-gaps", systems=systems, mode=Campaign.Mode.ARENA, ratings_wanted=3, gold_rate=0)
+    in_turns(campaign, [make_user("ann"), make_user("ned")], lambda task, user: "left", rounds=12)
+    submission_visibility_set(submission=third, is_public=False)
+    lines, _ = written(campaign, tmp_path)
+    pairs = [line for line in lines if line["type"] == "pair"]
+    hidden = third.system.slug
+    assert pairs and all(hidden not in (line["a"]["system"], line["b"]["system"]) for line in pairs)
+    assert [line["id"] for line in pairs] == [str(n) for n in range(1, len(pairs) + 1)]  # no gap tells of them
+    assert len(pairs) < 24  # some comparisons showed the hidden system and are gone
