@@ -8,13 +8,14 @@ from django.conf import settings
 from django.db import models
 
 from catalog.models import Caption, Dataset, Item, System
+from catalog.visibility import is_staff
 
 
 class CampaignQuerySet(models.QuerySet["Campaign"]):
     def visible_to(self, viewer) -> CampaignQuerySet:
         """Campaigns on the datasets everyone may see (a campaign shows only public captions, so its
         page is public like its dataset's board); staff see every one."""
-        if viewer is not None and viewer.is_authenticated and viewer.is_staff:
+        if is_staff(viewer):
             return self.all()
         return self.filter(dataset__in=Dataset.objects.visible_to(viewer))
 

@@ -35,16 +35,19 @@ from campaigns.services.identity import pseudonym
 from campaigns.services.quality import annotator_quality
 from catalog.models import Caption, Judgment
 from evaluation.metaeval.agreement import krippendorff_alpha_interval
-from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
 from evaluation.metaeval.bradley_terry import bradley_terry
 from evaluation.metaeval.correlation import pearson
 from evaluation.metaeval.kendall import kendall_tau_b
-from evaluation.metaeval.pairwise import pairwise_accuracy
 from evaluation.metaeval.protocols import RATING_STATISTICS, Protocol
 from evaluation.metaeval.system_level import MIN_SYSTEMS
 from scoring.models import CorrelationResult, Metric, Score
 from scoring.selectors import system_values_shown
-from scoring.services.correlations import correlations_store, dataset_significance, rating_dimension_cells
+from scoring.services.correlations import (
+    correlations_store,
+    dataset_significance,
+    pairwise_cells,
+    rating_dimension_cells,
+)
 from scoring.services.finalize import mean_interval
 
 REFRESH_LOCK = 21_001  # the advisory lock class of campaign refreshes (the second key is the campaign)
@@ -190,39 +193,17 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or np.isnan(value) else float(value)
 
 
-def _arena_cells(campaign: Campaign, chosen: Protocol, comparisons: list[tuple], scores: dict) -> list[dict]:
-    """Pairwise accuracy of the metric on the comparisons people decided (ties left out)."""
-    decided = [row for row in comparisons if row[2] in ("left", "right")]
-    a = np.array([_number(scores.get(row[0])) for row in decided], dtype=float)
-    b = np.array([_number(scores.get(row[1])) for row in decided], dtype=float)
-    kept = ~(np.isnan(a) | np.isnan(b))
-    if kept.sum() < 3:
-        return []
-    winner = np.array(["a" if row[2] == "left" else "b" for row in decided])[kept]
-    items = [row[3] for row, keep in zip(decided, kept, strict=True) if keep]
-
-    def statistic(weights: np.ndarray | None) -> list[float]:
-        found = pairwise_accuracy(a[kept], b[kept], winner, weights)
-        return [found.strict, found.ties_half]
-
-    intervals, draws = cluster_bootstrap_draws(statistic, items, replicates=chosen.replicates, seed=chosen.seed)
-    ties = int((a[kept] == b[kept]).sum())
-    return [
-        {
-            "dimension": ARENA,
-            "statistic": name,
-            "protocol": chosen.key,
-            "value": _finite(interval.value),
-            "low": _finite(interval.low),
-            "high": _finite(interval.high),
-            "n": int(kept.sum()),
-            "left_out": int((~kept).sum()),
-            "tie_rate": ties / int(kept.sum()),
-            "draws": draws[:, index],
-            "detail": {"replicates": interval.replicates, "metric_ties": ties, "resample": "image"},
-        }
-        for index, (name, interval) in enumerate(zip(chosen.statistics, intervals, strict=True))
+def _arena_cells(chosen: Protocol, comparisons: list[tuple], scores: dict) -> list[dict]:
+    """Pairwise accuracy of the metric on the comparisons people decided (ties left out), as for
+    an imported pairwise dataset (scoring's `pairwise_cells`)."""
+    decided = [
+        (scores.get(left), scores.get(right), "a" if winner == "left" else "b", ARENA, item)
+        for left, right, winner, item, _, _ in comparisons
+        if winner in ("left", "right")
     ]
+    if sum(a is not None and b is not None for a, b, *_ in decided) < 3:
+        return []
+    return pairwise_cells(chosen, decided)
 
 
 def _system_level_cells(chosen: Protocol, dimension: str, people: dict, values: dict[int, float]) -> list[dict]:
@@ -248,10 +229,6 @@ def _system_level_cells(chosen: Protocol, dimension: str, people: dict, values: 
         }
         for name, function in (("pearson", pearson), ("tau_b", kendall_tau_b))
     ]
-
-
-def _number(value: float | None) -> float:
-    return float("nan") if value is None else float(value)
 
 
 def campaign_refresh(*, campaign_id: int) -> CampaignResults | None:
@@ -306,7 +283,7 @@ def _compute(campaign_id: int) -> tuple[Campaign, dict, dict[Metric, list[dict]]
         comparisons = _arena_comparisons(campaign, captions, excluded_users)
         payload = _arena_results(campaign, comparisons)
         for metric, metric_scores in scores.items():
-            cells[metric] = _arena_cells(campaign, chosen, comparisons, metric_scores)
+            cells[metric] = _arena_cells(chosen, comparisons, metric_scores)
         people_dimension = ARENA
     else:
         excluded = {pseudonym(campaign, user) for user in excluded_users}

@@ -202,11 +202,18 @@ def _pairwise_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float 
         .order_by("id")
         .values_list("caption_a", "caption_b", "winner", "category", "item_id")
     )
-    a = np.array([_number(scores.get(p[0])) for p in pairs], dtype=float)
-    b = np.array([_number(scores.get(p[1])) for p in pairs], dtype=float)
+    return pairwise_cells(chosen, [(scores.get(p[0]), scores.get(p[1]), p[2], p[3] or "all", p[4]) for p in pairs])
+
+
+def pairwise_cells(chosen: Protocol, pairs: list[tuple]) -> list[dict]:
+    """Pairwise accuracy cells (each statistic of `chosen`, with draws) per category and, where
+    there are several, their unweighted mean. `pairs`: (metric score of a, of b, the winner people
+    chose "a" or "b", category, item id); a pair without both scores is left out and counted."""
+    a = np.array([_number(p[0]) for p in pairs], dtype=float)
+    b = np.array([_number(p[1]) for p in pairs], dtype=float)
     kept = ~(np.isnan(a) | np.isnan(b))
     winner = np.array([p[2] for p in pairs])
-    category = np.array([p[3] or "all" for p in pairs])
+    category = np.array([p[3] for p in pairs])
     items = [p[4] for p in pairs]
     names = sorted(set(category[kept].tolist()))
     groups = [*names, "mean"] if len(names) > 1 else names
