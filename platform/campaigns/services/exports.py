@@ -1,6 +1,6 @@
 """A campaign's answers in the canonical dataset format (docs/canonical-format.md), annotators
-pseudonymised: a rating campaign's as `judgment` lines, an arena's as `pair` lines. Only captions
-everyone may see; gold checks and flagged annotators' answers (when the campaign leaves them out)
+pseudonymised: a rating campaign's as `judgment` lines, an arena's as `pair` lines, with the
+captions answered (and their items, media and systems) only. Only captions everyone may see; gold checks and flagged annotators' answers (when the campaign leaves them out)
 are not exported."""
 
 from __future__ import annotations
@@ -24,9 +24,21 @@ def campaign_export_lines(campaign: Campaign) -> Iterator[str]:
     rubric = [dimension_of(data) for data in campaign.rubric]
     quality = annotator_quality(campaign)
     left_out = {user for user, entry in quality.items() if entry["flagged"]} if campaign.exclude_flagged else set()
+    tasks = (
+        Annotation.objects.filter(campaign=campaign, status=Annotation.Status.ANSWERED, decoy__isnull=True)
+        .exclude(annotator_id__in=left_out)
+        .order_by("id")
+    )
+    excluded = {pseudonym(campaign, user) for user in left_out}
+    judgments = Judgment.collected.collected_in(campaign.source).exclude(annotator__in=excluded)
+    if campaign.is_arena:
+        answered = {pk for pair in tasks.values_list("caption_id", "other_id") for pk in pair}
+    else:
+        answered = set(judgments.values_list("caption_id", flat=True))
+    # The captions answered (their items, media and systems), of those everyone may see.
     captions = list(
         Caption.objects.visible_to(None)
-        .filter(item__dataset=dataset, system__in=campaign.systems.all())
+        .filter(pk__in=answered, item__dataset=dataset, system__in=campaign.systems.all())
         .select_related("item__media", "system")
         .order_by("item__external_id", "system__slug", "external_id")
     )
@@ -86,11 +98,6 @@ def campaign_export_lines(campaign: Campaign) -> Iterator[str]:
             text=caption.text,
         )
     if campaign.is_arena:
-        tasks = (
-            Annotation.objects.filter(campaign=campaign, status=Annotation.Status.ANSWERED, decoy__isnull=True)
-            .exclude(annotator_id__in=left_out)
-            .order_by("id")
-        )
         shown = [
             (task, by_id[task.caption_id], by_id[task.other_id])
             for task in tasks
@@ -111,14 +118,7 @@ def campaign_export_lines(campaign: Campaign) -> Iterator[str]:
                 references=None,
             )
         return
-    excluded = {pseudonym(campaign, user) for user in left_out}
-    judgments = (
-        Judgment.collected.collected_in(campaign.source)
-        .filter(caption_id__in=list(by_id))
-        .exclude(annotator__in=excluded)
-        .order_by("caption_id", "annotator", "dimension")
-    )
-    for judgment in judgments:
+    for judgment in judgments.filter(caption_id__in=list(by_id)).order_by("caption_id", "annotator", "dimension"):
         caption = by_id[judgment.caption_id]
         yield _line(
             "judgment",

@@ -60,7 +60,11 @@ def test_a_rating_campaigns_export_is_pseudonymous_canonical_and_reads_back(
     assert {line["slug"] for line in lines if line["type"] == "system"} == {s.system.slug for s in submitted}
 
     bundle = read_bundle("canonical", path)
-    assert len(bundle.judgments) == len(judgments) and len(bundle.captions) == 200 and len(bundle.items) == 100
+    # The captions answered, with their images: not the dataset's every caption.
+    rated = answered.filter(decoy__isnull=True)
+    assert len(bundle.judgments) == len(judgments)
+    assert len(bundle.captions) == rated.values("caption_id").distinct().count()
+    assert len(bundle.items) == rated.values("caption__item_id").distinct().count()
     imported = dataset_import(bundle=bundle, source_path=str(path), slug="from-campaign", title="From campaign")
     copy = Judgment.objects.filter(caption__item__dataset=imported.dataset)
     assert copy.count() == len(judgments)
