@@ -304,6 +304,14 @@ VARIABLES: dict[str, Variable] = {
             P,
         ),
         _v(
+            "CAPBENCH_WORKER_WARMUP",
+            "bool",
+            True,
+            "Whether each worker process starts, as it starts, what the metrics of its queues would start on "
+            "their first batch (METEOR's JVM, the tokenizer's); a metric that cannot start is logged, never fatal.",
+            P,
+        ),
+        _v(
             "CAPBENCH_MEDIA_ROOT",
             "path",
             None,

@@ -4,19 +4,19 @@ Weights are row multiplicities: a row of weight k counts as k copies of itself, 
 replicate is a weight vector over the original rows, never a copied array. Copies of one row form
 pairs tied in both variables.
 
-The discordant count runs in O(n + k·r) where k is the number of distinct values of the variable
-with fewer of them (human scales have 4 to 12) and r the distinct values of the other; when both
-have many distinct values, a Fenwick tree does it in O(n log n).
+The counts come from `ranked.RankedRows`, which sorts the rows once and then counts any number of
+weightings (a block of bootstrap replicates) at once: O(n log2 k) per weighting, k the number of
+distinct values of the variable with fewer of them (human scales have 4 to 12), and O(n log n) when
+both have many.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-LEVELS_LIMIT = 256
+from evaluation.metaeval.ranked import RankedRows, Weighed
 
 
 @dataclass(frozen=True)
@@ -35,27 +35,44 @@ class PairCounts:
     distinct_metric: int
 
 
-def pair_counts(human: np.ndarray, metric: np.ndarray, weights: np.ndarray | None = None) -> PairCounts:
-    human, metric = np.asarray(human, dtype=float), np.asarray(metric, dtype=float)
-    if human.shape != metric.shape or human.ndim != 1:
-        raise ValueError(f"human and metric must be 1-D of one length, got {human.shape} and {metric.shape}")
-    if np.isnan(human).any() or np.isnan(metric).any():
-        raise ValueError("NaN in the scores: filter missing values out of both vectors first")
-    weights = np.ones(len(human)) if weights is None else np.asarray(weights, dtype=float)
-    if weights.shape != human.shape or (weights < 0).any():
-        raise ValueError("weights must be non-negative, one per row")
-    keep = weights > 0
-    human, metric, weights = human[keep], metric[keep], weights[keep]
-    human_rank = np.unique(human, return_inverse=True)[1]
-    metric_rank = np.unique(metric, return_inverse=True)[1]
-    rows = weights.sum()
-    pairs = (rows * rows - (weights * weights).sum()) / 2
-    tied_human_all = _tied_pairs(human_rank, weights)
-    tied_metric_all = _tied_pairs(metric_rank, weights)
-    tied_both = _tied_pairs(human_rank * (metric_rank.max(initial=0) + 1) + metric_rank, weights)
-    discordant = _discordant(human_rank, metric_rank, weights)
+@dataclass(frozen=True)
+class PairCountBlock:
+    """`PairCounts` of k weightings of the same rows: every field is an array of k values."""
+
+    concordant: np.ndarray
+    discordant: np.ndarray
+    tied_human: np.ndarray
+    tied_metric: np.ndarray
+    tied_both: np.ndarray
+    rows: np.ndarray
+    pairs: np.ndarray
+    distinct_human: np.ndarray
+    distinct_metric: np.ndarray
+
+    def __getitem__(self, index: int) -> PairCounts:
+        """The counts of one weighting."""
+        return PairCounts(
+            concordant=float(self.concordant[index]),
+            discordant=float(self.discordant[index]),
+            tied_human=float(self.tied_human[index]),
+            tied_metric=float(self.tied_metric[index]),
+            tied_both=float(self.tied_both[index]),
+            rows=float(self.rows[index]),
+            pairs=float(self.pairs[index]),
+            distinct_human=int(self.distinct_human[index]),
+            distinct_metric=int(self.distinct_metric[index]),
+        )
+
+
+def pair_count_block(weighed: Weighed) -> PairCountBlock:
+    """The pair counts of a block weighed by `RankedRows(human, metric, ...)` (human first)."""
+    rows = weighed.total.astype(float)
+    pairs = (rows * rows - weighed.squares) / 2
+    tied_human_all = (weighed.first.within - weighed.squares) / 2  # Σ over values of (S² − Σw²)/2
+    tied_metric_all = (weighed.second.within - weighed.squares) / 2
+    tied_both, discordant = weighed.tied_both.astype(float), weighed.discordant.astype(float)
     untied = pairs - tied_human_all - tied_metric_all + tied_both
-    return PairCounts(
+    return PairCountBlock(
         concordant=untied - discordant,
         discordant=discordant,
         tied_human=tied_human_all - tied_both,
@@ -63,9 +80,23 @@ def pair_counts(human: np.ndarray, metric: np.ndarray, weights: np.ndarray | Non
         tied_both=tied_both,
         rows=rows,
         pairs=pairs,
-        distinct_human=int(human_rank.max(initial=-1) + 1),
-        distinct_metric=int(metric_rank.max(initial=-1) + 1),
+        distinct_human=weighed.first.distinct,
+        distinct_metric=weighed.second.distinct,
     )
+
+
+def pair_counts(human: np.ndarray, metric: np.ndarray, weights: np.ndarray | None = None) -> PairCounts:
+    human, metric = np.asarray(human, dtype=float), np.asarray(metric, dtype=float)
+    if human.shape != metric.shape or human.ndim != 1:
+        raise ValueError(f"human and metric must be 1-D of one length, got {human.shape} and {metric.shape}")
+    if np.isnan(human).any() or np.isnan(metric).any():
+        raise ValueError("NaN in the scores: filter missing values out of both vectors first")
+    weights = np.ones(len(human), dtype=np.int64) if weights is None else np.asarray(weights)
+    if weights.dtype.kind not in "biu":
+        weights = weights.astype(float)
+    if weights.shape != human.shape or (weights < 0).any():
+        raise ValueError("weights must be non-negative, one per row")
+    return pair_count_block(RankedRows(human, metric).weigh(weights[None, :]))[0]
 
 
 def kendall_tau_b(human: np.ndarray, metric: np.ndarray, weights: np.ndarray | None = None) -> float:
@@ -79,70 +110,28 @@ def kendall_tau_c(human: np.ndarray, metric: np.ndarray, weights: np.ndarray | N
 
 
 def tau_b_from_counts(counts: PairCounts) -> float:
-    denominator = (counts.pairs - counts.tied_metric - counts.tied_both) * (
-        counts.pairs - counts.tied_human - counts.tied_both
-    )
-    if denominator <= 0:
-        return math.nan
-    return (counts.concordant - counts.discordant) / math.sqrt(denominator)
+    return float(tau_b_values(counts))
 
 
 def tau_c_from_counts(counts: PairCounts) -> float:
-    m = min(counts.distinct_human, counts.distinct_metric)
-    if m < 2:
-        return math.nan
-    return 2 * (counts.concordant - counts.discordant) / (counts.rows**2 * (m - 1) / m)
+    return float(tau_c_values(counts))
 
 
-def _tied_pairs(codes: np.ndarray, weights: np.ndarray) -> float:
-    """Σ over groups of equal code of (S² − Σw²)/2: the pairs inside each group."""
-    if len(codes) == 0:
-        return 0.0
-    sums = np.bincount(codes, weights=weights)
-    squares = np.bincount(codes, weights=weights * weights)
-    return float((sums * sums - squares).sum() / 2)
+def tau_b_values(counts: PairCounts | PairCountBlock) -> np.ndarray:
+    """tau-b of each weighting (a 0-d array for one `PairCounts`)."""
+    denominator = np.asarray(
+        (counts.pairs - counts.tied_metric - counts.tied_both) * (counts.pairs - counts.tied_human - counts.tied_both)
+    )
+    positive = denominator > 0
+    return np.where(
+        positive,
+        np.subtract(counts.concordant, counts.discordant) / np.sqrt(np.where(positive, denominator, 1.0)),
+        np.nan,
+    )
 
 
-def _discordant(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
-    """Σ w_i·w_j over pairs with x_i < x_j and y_i > y_j (x, y dense ranks)."""
-    if len(x) == 0:
-        return 0.0
-    levels_x, levels_y = int(x.max()) + 1, int(y.max()) + 1
-    if min(levels_x, levels_y) <= LEVELS_LIMIT:
-        if levels_x > levels_y:  # discordance is symmetric in the two variables
-            x, y, levels_x, levels_y = y, x, levels_y, levels_x
-        table = np.bincount(x * levels_y + y, weights=w, minlength=levels_x * levels_y)
-        table = table.reshape(levels_x, levels_y)
-        # below[l, r]: weight of rows with x-level < l and y-rank > r.
-        lower = np.cumsum(table, axis=0) - table
-        above = np.cumsum(lower[:, ::-1], axis=1)[:, ::-1] - lower
-        return float((table * above).sum())
-    return _discordant_fenwick(x, y, w)
-
-
-def _discordant_fenwick(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
-    order = np.lexsort((y, x))
-    x, y, w = x[order].tolist(), y[order].tolist(), w[order].tolist()
-    size = max(y) + 1
-    tree = [0.0] * (size + 1)
-    inserted = 0.0
-    discordant = 0.0
-    start = 0
-    while start < len(x):
-        end = start
-        while end < len(x) and x[end] == x[start]:
-            end += 1
-        for i in range(start, end):  # rows with a smaller x and a larger y
-            position, at_most = y[i] + 1, 0.0
-            while position > 0:
-                at_most += tree[position]
-                position -= position & -position
-            discordant += w[i] * (inserted - at_most)
-        for i in range(start, end):
-            position = y[i] + 1
-            while position <= size:
-                tree[position] += w[i]
-                position += position & -position
-            inserted += w[i]
-        start = end
-    return discordant
+def tau_c_values(counts: PairCounts | PairCountBlock) -> np.ndarray:
+    """tau-c of each weighting (a 0-d array for one `PairCounts`)."""
+    m = np.minimum(counts.distinct_human, counts.distinct_metric)
+    spread = np.where(m >= 2, np.asarray(counts.rows) ** 2 * (m - 1) / np.maximum(m, 1), 1.0)
+    return np.where(m >= 2, 2 * np.subtract(counts.concordant, counts.discordant) / spread, np.nan)

@@ -13,9 +13,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation.metaeval.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, Interval, cluster_bootstrap_draws
-from evaluation.metaeval.correlation import pearson, spearman
-from evaluation.metaeval.kendall import pair_counts, tau_b_from_counts, tau_c_from_counts
+from evaluation.metaeval.bootstrap import (
+    DEFAULT_REPLICATES,
+    DEFAULT_SEED,
+    Interval,
+    cluster_bootstrap_blocks,
+    cluster_index,
+)
+from evaluation.metaeval.correlation import pearson_values, spearman_values
+from evaluation.metaeval.kendall import pair_count_block, tau_b_values, tau_c_values
+from evaluation.metaeval.ranked import RankedRows
 
 RATING_STATISTICS = ("tau_b", "tau_c", "pearson", "spearman")
 
@@ -190,19 +197,25 @@ def rating_cells_with_draws(
         raise ValueError(f"{chosen.key} has no rating statistic {sorted(unknown)}")
     human_all, metric_all = np.asarray(human, dtype=float), np.asarray(metric, dtype=float)
     keep = ~(np.isnan(human_all) | np.isnan(metric_all))  # failed scores are left out, and counted by the caller
-    human_kept, metric_kept, cluster_ids = human_all[keep], metric_all[keep], np.asarray(clusters)[keep]
+    cluster_of_row = cluster_index(np.asarray(clusters)[keep])
+    # Sorted once; each block of replicates is then counted at once (ranked.py).
+    ranked = RankedRows(human_all[keep], metric_all[keep], cluster_of_row)
+    values, ranks = "pearson" in chosen.statistics, "spearman" in chosen.statistics
 
-    def statistics(weights: np.ndarray | None) -> list[float]:
-        counts = pair_counts(human_kept, metric_kept, weights)
-        values: dict[str, Callable[[], float]] = {
-            "tau_b": lambda: tau_b_from_counts(counts),
-            "tau_c": lambda: tau_c_from_counts(counts),
-            "pearson": lambda: pearson(human_kept, metric_kept, weights),
-            "spearman": lambda: spearman(human_kept, metric_kept, weights),
+    def statistics(counts: np.ndarray) -> np.ndarray:
+        weighed = ranked.weigh(counts, values=values, ranks=ranks)
+        pairs = pair_count_block(weighed)
+        by_name: dict[str, Callable[[], np.ndarray]] = {
+            "tau_b": lambda: tau_b_values(pairs),
+            "tau_c": lambda: tau_c_values(pairs),
+            "pearson": lambda: pearson_values(weighed),
+            "spearman": lambda: spearman_values(weighed),
         }
-        return [values[name]() for name in chosen.statistics]
+        return np.column_stack([by_name[name]() for name in chosen.statistics])
 
-    intervals, draws = cluster_bootstrap_draws(statistics, cluster_ids, replicates=chosen.replicates, seed=chosen.seed)
+    intervals, draws = cluster_bootstrap_blocks(
+        statistics, cluster_of_row, replicates=chosen.replicates, seed=chosen.seed
+    )
     return (
         dict(zip(chosen.statistics, intervals, strict=True)),
         {name: draws[:, index] for index, name in enumerate(chosen.statistics)},

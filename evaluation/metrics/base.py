@@ -62,6 +62,13 @@ class Metric(ABC):
     # What a number is multiplied by where people read it (boards, results cards): papers and the
     # COCO server report 0–1 metrics ×100 (CIDEr-D 1.20 as 120.0); a judge rating 0–100 sets 1.
     points: ClassVar[float] = 100.0
+    # Seconds of work per 1,000 captions on its queue's device, roughly (docs/performance.md): a
+    # submission's jobs are sent longest first, so that the slowest one does not start last and
+    # leave the other worker processes idle while it finishes.
+    cost: ClassVar[float] = 0.5
+    # Captions per batch when not the queue's (CAPBENCH_BATCH_SIZE_*): a metric whose every worker
+    # process must start and warm its own JVM does better in fewer, larger batches.
+    batch_size: ClassVar[int | None] = None
 
     def config(self) -> dict:
         """Everything besides the code version that changes the numbers."""
@@ -84,6 +91,11 @@ class Metric(ABC):
         reason = self.unavailable_reason()
         if reason:
             raise MetricUnavailable(reason)
+
+    def warm(self) -> None:  # noqa: B027 (a hook: most metrics start nothing ahead)
+        """Start now what the first `score` would start (a JVM, a model), so that a worker's first
+        batch does not wait for it. A worker process calls it once at its start for the metrics of
+        the queues it serves (scoring.warmup); it may take seconds, and raises as `score` would."""
 
     @property
     def queue(self) -> str:

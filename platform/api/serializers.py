@@ -154,6 +154,15 @@ class MetricSerializer(StaffOnlyErrors, serializers.ModelSerializer):
 
 
 class ScoreSerializer(serializers.ModelSerializer):
+    """Declared field by field for the schema; written by hand (`to_representation`): a page is up
+    to 5,000 rows, and DRF's per-field machinery was most of a page's time (docs/performance.md)."""
+
+    # The columns a page reads (QuerySet.only): not the items' references nor the metrics' texts.
+    READS = (
+        "id", "caption_id", "value", "error", "detail", "caption__text", "caption__item__external_id",
+        "caption__system__slug", "metric_version__config_hash", "metric_version__metric__slug",
+    )  # fmt: skip
+
     caption_id = serializers.IntegerField()
     item = serializers.CharField(source="caption.item.external_id")
     system = serializers.CharField(source="caption.system.slug")
@@ -175,6 +184,21 @@ class ScoreSerializer(serializers.ModelSerializer):
             "error",
             "detail",
         ]
+
+    def to_representation(self, instance: Score) -> dict:
+        caption, version = instance.caption, instance.metric_version
+        return {
+            "id": instance.pk,
+            "caption_id": instance.caption_id,
+            "item": caption.item.external_id,
+            "system": caption.system.slug,
+            "caption": caption.text,
+            "metric": version.metric.slug,
+            "metric_version": version.config_hash,
+            "value": instance.value,
+            "error": instance.error,
+            "detail": instance.detail,
+        }
 
 
 class CorrelationSerializer(serializers.ModelSerializer):

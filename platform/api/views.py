@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from django.contrib.auth.models import User
-from django.db.models import Q
+from django.db.models import Max, Min, Q
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils.cache import patch_vary_headers
 from django.utils.decorators import method_decorator
@@ -36,7 +36,7 @@ from campaigns.selectors import campaigns_visible
 from capbench import limits
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import read_bundle
-from catalog.models import Dataset, Item, System
+from catalog.models import Caption, Dataset, Item, System
 from catalog.selectors import chosen_subset
 from catalog.services.candidates import FORMATS as CANDIDATE_FORMATS
 from catalog.services.imports import dataset_import
@@ -56,7 +56,7 @@ from leaderboards.exports import board_csv_text, board_json, metric_board_json
 from leaderboards.models import CitableSnapshot
 from leaderboards.snapshots import board_payload
 from leaderboards.subsets import subset_kept, subset_payload
-from scoring.models import CorrelationResult, Metric, Score
+from scoring.models import CorrelationResult, Metric, MetricVersion, Score
 from submissions import selectors as submission_selectors
 from submissions.cards import results_card
 from submissions.formats import SubmissionFileError
@@ -237,6 +237,9 @@ class MetricViewSet(viewsets.ReadOnlyModelViewSet):
         )
 
 
+CAPTION_RANGE = '"catalog_caption"."id" BETWEEN %s AND %s'  # the page's select_related join of Caption
+
+
 @extend_schema_view(list=extend_schema(parameters=shapes.SCORE_PARAMETERS))
 class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
     """Per-caption scores; filter by `dataset`, `system`, `metric` (slugs). Cursor-paginated."""
@@ -245,21 +248,45 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
     pagination_class = ScoreCursor
 
     def get_queryset(self):
-        query = self.request.query_params
-        scores = (
-            Score.objects.visible_to(self.request.user)
-            .filter(caption__item__dataset__in=Dataset.objects.visible_to(self.request.user))
-            .filter(metric_version__metric__in=Metric.objects.visible_to(self.request.user))
-            .select_related("caption__item", "caption__system", "metric_version__metric")
+        query, viewer = self.request.query_params, self.request.user
+        scores = Score.objects.visible_to(viewer).filter(metric_version__metric__in=Metric.objects.visible_to(viewer))
+        # Each filter becomes ids first, so that a page is read in caption order from the indexes
+        # (caption_dataset_order or caption_system_order, then score_unique), whatever the number of
+        # scores stored; never a sort of every match (docs/performance.md, bench/scale.py).
+        datasets = Dataset.objects.visible_to(viewer)
+        if query.get("dataset"):
+            datasets = datasets.filter(slug=query["dataset"])
+            found = list(datasets.values_list("pk", flat=True))
+            if not found:
+                return Score.objects.none()
+            scores = scores.filter(caption__dataset_id=found[0])
+        else:
+            scores = scores.filter(caption__dataset__in=datasets)
+        if query.get("system"):
+            systems = list(
+                System.objects.filter(slug=query["system"], dataset__in=datasets).values_list("pk", flat=True)
+            )
+            scores = scores.filter(caption__system_id__in=systems)
+        if query.get("metric"):
+            versions = list(MetricVersion.objects.filter(metric__slug=query["metric"]).values_list("pk", flat=True))
+            scores = scores.filter(metric_version_id__in=versions)
+        if query.get("dataset") or query.get("system"):
+            # The filtered captions' first and last ids (two index probes): the page's walk along
+            # score_unique starts at the first rather than at the table's first score, which the
+            # planner, expecting matches spread evenly, would otherwise do for a late system.
+            captions = Caption.objects.filter(dataset_id=found[0]) if query.get("dataset") else Caption.objects
+            if query.get("system"):
+                captions = captions.filter(system_id__in=systems)
+            bounds = captions.aggregate(low=Min("id"), high=Max("id"))
+            if bounds["low"] is None:
+                return Score.objects.none()
+            scores = scores.filter(caption_id__gte=bounds["low"], caption_id__lte=bounds["high"])
+            # The same bounds on the captions' side of the join: PostgreSQL carries equalities across
+            # a join, not ranges, and would walk the captions from the table's first one.
+            scores = scores.extra(where=[CAPTION_RANGE], params=[bounds["low"], bounds["high"]])
+        return scores.select_related("caption__item", "caption__system", "metric_version__metric").only(
+            *serializers.ScoreSerializer.READS
         )
-        for parameter, field in (
-            ("dataset", "caption__item__dataset__slug"),
-            ("system", "caption__system__slug"),
-            ("metric", "metric_version__metric__slug"),
-        ):
-            if query.get(parameter):
-                scores = scores.filter(**{field: query[parameter]})
-        return scores
 
 
 @extend_schema_view(list=extend_schema(parameters=shapes.CORRELATION_PARAMETERS))

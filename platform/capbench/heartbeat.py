@@ -4,7 +4,11 @@ last beat, renewed three times in that span, deleted at a clean stop.
 
 A batch held by a worker whose key has expired is free to take: a worker killed on another machine
 (power, out of memory, SIGKILL) never says so, and its batches must not wait for the task time
-limit. The claim in scoring.services.batches and the reaper read `alive`."""
+limit. The claim in scoring.services.batches and the reaper read `alive`.
+
+Beside it, `<prefix>worker-warm:<hostname>` records each of the worker's processes that has warmed
+up (scoring.warmup: the JVMs its queues' metrics need started), with the seconds it took; it lives
+as long as the worker beats. A benchmark waits on it before it starts the clock."""
 
 from __future__ import annotations
 
@@ -24,12 +28,32 @@ def _key(hostname: str) -> str:
     return f"{settings.CAPBENCH_QUEUE_PREFIX}worker-alive:{hostname}"
 
 
+def _warm_key(hostname: str) -> str:
+    return f"{settings.CAPBENCH_QUEUE_PREFIX}worker-warm:{hostname}"
+
+
 def beat(hostname: str) -> None:
-    valkey.client().set(_key(hostname), "1", ex=settings.CAPBENCH_WORKER_HEARTBEAT)
+    with valkey.client().pipeline(transaction=False) as pipe:
+        pipe.set(_key(hostname), "1", ex=settings.CAPBENCH_WORKER_HEARTBEAT)
+        pipe.expire(_warm_key(hostname), settings.CAPBENCH_WORKER_HEARTBEAT)
+        pipe.execute()
 
 
 def stopped(hostname: str) -> None:
-    valkey.client().delete(_key(hostname))
+    valkey.client().delete(_key(hostname), _warm_key(hostname))
+
+
+def warmed(hostname: str, pid: int, seconds: float) -> None:
+    """Process `pid` of the worker `hostname` has warmed up, in `seconds`."""
+    with valkey.client().pipeline(transaction=False) as pipe:
+        pipe.hset(_warm_key(hostname), str(pid), f"{seconds:.3f}")
+        pipe.expire(_warm_key(hostname), settings.CAPBENCH_WORKER_HEARTBEAT)
+        pipe.execute()
+
+
+def warm_processes(hostname: str) -> dict[int, float]:
+    """The worker's processes that have warmed up, and the seconds each took."""
+    return {int(pid): float(seconds) for pid, seconds in valkey.client().hgetall(_warm_key(hostname)).items()}
 
 
 def alive(hostname: str) -> bool:

@@ -222,17 +222,28 @@ class Caption(models.Model):
     """A candidate caption for an item, written by a system."""
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="captions")
-    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="captions")
+    # No index of its own: caption_system_order starts with it.
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="captions", db_index=False)
     external_id = models.CharField(
         max_length=300, blank=True, default="", help_text="source id; empty for one caption per item"
     )
     text = models.TextField()
+    # The item's dataset, written by the database on every insert (trigger caption_dataset, migration
+    # catalog 0006), whatever inserts the row: never set it. It is what lets a page of a dataset's
+    # scores be read in caption order from an index (docs/performance.md), not sorted from all of them.
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.CASCADE, related_name="+", null=True, blank=True, editable=False, db_index=False
+    )
 
     objects = CaptionQuerySet.as_manager()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["item", "system", "external_id"], name="caption_unique_per_item_system")
+        ]
+        indexes = [
+            models.Index(fields=["dataset", "id"], name="caption_dataset_order"),
+            models.Index(fields=["system", "id"], name="caption_system_order"),
         ]
         ordering = ["id"]
 

@@ -42,20 +42,29 @@ def _layout(title: str, x: str, y: str) -> dict:
     }
 
 
+SCATTER_POINTS = 3000  # at most this many points: a 130,000-caption set would be megabytes of page
+
+
 def scatter(data: MetricOnDataset, dimension: str | None = None) -> str:
     rng = np.random.default_rng(0)  # jitter the discrete human ratings so overlapping points show
-    jitter = rng.uniform(-0.15, 0.15, len(data.human))
+    human, metric = data.human, data.metric
+    title = f"{data.metric_name} against the {_people(data, dimension)}"
+    if len(human) > SCATTER_POINTS:  # the same sample on every request (seeded); the heatmap counts them all
+        chosen = np.sort(rng.choice(len(human), SCATTER_POINTS, replace=False))
+        human, metric = human[chosen], metric[chosen]
+        title += f" (a random {SCATTER_POINTS:,} of {len(data.human):,} captions)"
+    jitter = rng.uniform(-0.15, 0.15, len(human))
     people = _people(data, dimension)
     figure = go.Figure(
         go.Scattergl(
             # float32: a chart needs no more, and the page carries half the bytes
-            x=(data.human + jitter).astype(np.float32),
-            y=data.metric.astype(np.float32),
+            x=(human + jitter).astype(np.float32),
+            y=metric.astype(np.float32),
             mode="markers",
             marker={"size": 4, "opacity": 0.35},
             name="captions",
         ),
-        layout=_layout(f"{data.metric_name} against the {people}", f"{people} (jittered)", data.metric_name),
+        layout=_layout(title, f"{people} (jittered)", data.metric_name),
     )
     return figure.to_json()
 
@@ -106,10 +115,19 @@ def heatmap(data: MetricOnDataset, dimension: str | None = None) -> str:
 
 
 def distribution(data: MetricOnDataset) -> str:
+    """40 bins counted here, not every score sent for the browser to count."""
+    scores = data.all_scores[np.isfinite(data.all_scores)]
+    counts, edges = np.histogram(scores, bins=40) if len(scores) else (np.array([]), np.array([0.0]))
     figure = go.Figure(
-        go.Histogram(x=data.all_scores.astype(np.float32), nbinsx=40),
+        go.Bar(
+            x=((edges[:-1] + edges[1:]) / 2).astype(np.float32),
+            y=counts.astype(np.int32),
+            width=float(edges[1] - edges[0]) if len(edges) > 1 else None,
+            name="captions",
+        ),
         layout=_layout(f"Distribution of {data.metric_name} over the dataset's captions", data.metric_name, "captions"),
     )
+    figure.update_layout(bargap=0.02)
     return figure.to_json()
 
 

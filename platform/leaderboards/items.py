@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from django.core.paginator import Page, Paginator
 from django.db.models import F, Prefetch
 
 from catalog.models import Caption, Item, Judgment
@@ -55,15 +56,22 @@ class ItemPage:
     visual_context_model: str = ""
     columns: list[tuple[str, str]] = field(default_factory=list)  # (slug, name) of every metric with a score
     references_shown: bool = False  # True unless a hidden test set and the viewer is not staff (catalog.visibility)
+    pager: Page | None = None  # the candidates are shown CANDIDATES_PER_PAGE at a time
 
     @property
     def written(self) -> bool:
         return any(candidate.written for candidate in self.candidates)
 
 
-def item_page(*, item: Item, viewer=None) -> ItemPage:
+# Every system's caption of the image with all its metrics' readings: at 80 systems a page of all
+# of them was 1.1 MB of HTML and most of a second to render (docs/performance.md, bench/scale.py).
+CANDIDATES_PER_PAGE = 20
+
+
+def item_page(*, item: Item, viewer=None, number=1) -> ItemPage:
     """The item as `viewer` may read it: on a hidden test set (for all but staff) without its
-    references, judgments and reference-based metrics' scores (catalog.visibility)."""
+    references, judgments and reference-based metrics' scores (catalog.visibility). Page `number`
+    of its candidates (CANDIDATES_PER_PAGE each; an unknown number gives the first or last)."""
     readable = references_visible(item.dataset, viewer)
     judgments = Judgment.objects.all() if readable else Judgment.objects.none()
     captions = (
@@ -73,8 +81,9 @@ def item_page(*, item: Item, viewer=None) -> ItemPage:
         .prefetch_related(Prefetch("judgments", queryset=judgments.order_by("dimension", "id")))
         .order_by("system__name", "id")
     )
-    candidates = {caption.pk: Candidate(caption, list(caption.judgments.all())) for caption in captions}
-    page = ItemPage(item, list(candidates.values()), references_shown=readable)
+    pager = Paginator(captions, CANDIDATES_PER_PAGE).get_page(number)
+    candidates = {caption.pk: Candidate(caption, list(caption.judgments.all())) for caption in pager.object_list}
+    page = ItemPage(item, list(candidates.values()), references_shown=readable, pager=pager)
     scores = (
         Score.objects.visible_to(viewer)
         .filter(caption__in=list(candidates), metric_version=F("metric_version__metric__current_version"))

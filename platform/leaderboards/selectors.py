@@ -498,13 +498,21 @@ class MetricOnDataset:
     failed: int
 
 
-def metric_on_dataset(*, metric: Metric, dataset: Dataset, dimension: str | None = None) -> MetricOnDataset | None:
-    """The newest version's stored scores beside the human judgments (rating datasets)."""
-    version = (
+def metric_charted_version(*, metric: Metric, dataset: Dataset) -> MetricVersion | None:
+    """The version the metric page charts on the dataset: the newest whose dataset job is done."""
+    return (
         metric.versions.filter(jobs__dataset=dataset, jobs__system__isnull=True, jobs__status=EvaluationJob.Status.DONE)
         .order_by("-created_at")
         .first()
     )
+
+
+def metric_on_dataset(
+    *, metric: Metric, dataset: Dataset, dimension: str | None = None, version: MetricVersion | None = None
+) -> MetricOnDataset | None:
+    """The charted version's (metric_charted_version, unless given) stored scores beside the human
+    judgments (rating datasets)."""
+    version = version or metric_charted_version(metric=metric, dataset=dataset)
     if version is None:
         return None
     own = Caption.objects.own().filter(item__dataset=dataset)

@@ -194,13 +194,32 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
         if chosen.kind == Dataset.Kind.RATING and charted:
             # One dimension of the human judgments (THumB's total, not its precision, recall and total mixed).
             dimension = chosen.people_dimension
-            data = selectors.metric_on_dataset(metric=metric, dataset=chosen, dimension=dimension)
-            if data is not None and len(data.metric):
-                figures = {
-                    "scatter": charts.scatter(data, dimension=dimension),
-                    "heatmap": charts.heatmap(data, dimension=dimension),
-                    "distribution": charts.distribution(data),
-                }
+
+            version = selectors.metric_charted_version(metric=metric, dataset=chosen)
+
+            def build() -> str:
+                data = selectors.metric_on_dataset(metric=metric, dataset=chosen, dimension=dimension, version=version)
+                if data is None or not len(data.metric):
+                    return "{}"
+                return json.dumps(
+                    {
+                        "scatter": charts.scatter(data, dimension=dimension),
+                        "heatmap": charts.heatmap(data, dimension=dimension),
+                        "distribution": charts.distribution(data),
+                    }
+                )
+
+            # Read from every score and judgment of the dataset (130,000 each on the largest): built
+            # once per change of the results (their revision moves when the scores behind them
+            # change), not per request (docs/performance.md).
+            kept, _ = kept_fragment(
+                "metric-figures",
+                selectors.metric_board_version().key,
+                # The version read (its job is done after its results are written); a re-import moves updated_at.
+                [metric.pk, version and version.pk, chosen.pk, chosen.updated_at.isoformat(), dimension],
+                build,
+            )
+            figures = json.loads(kept)
         elif chosen.kind != Dataset.Kind.RATING:  # pair accuracy by category: aggregates, for everyone
             categories = [
                 (r.dimension, r.value, r.low, r.high)
@@ -269,7 +288,11 @@ def item_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(
         request,
         "leaderboards/item.html",
-        {"page": item_page(item=item, viewer=request.user), "dataset": item.dataset, "item": item},
+        {
+            "page": item_page(item=item, viewer=request.user, number=request.GET.get("page")),
+            "dataset": item.dataset,
+            "item": item,
+        },
     )
 
 
@@ -278,7 +301,7 @@ def generated_picture(request: HttpRequest, key: str) -> FileResponse:
     score of a caption the viewer may see refers to it."""
     name = picture_name(key)
     try:
-        if name is None or not Score.objects.visible_to(request.user).filter(detail__generated_image=key).exists():
+        if name is None or not Score.objects.visible_to(request.user).naming_picture(key).exists():
             raise FileNotFoundError(key)
         return FileResponse(storage.open_stored(name), content_type="image/png")
     except FileNotFoundError:

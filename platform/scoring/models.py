@@ -3,7 +3,15 @@ per-system corpus numbers and the meta-evaluation's correlation results."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from django import forms
+from django.contrib.postgres.indexes import HashIndex
+from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
+from django.db.models.fields.json import KT
 
 from catalog.models import Caption, Dataset, System
 from catalog.visibility import metric_q, own_q, score_q
@@ -202,23 +210,81 @@ class ScoreQuerySet(models.QuerySet["Score"]):
         (catalog.visibility.score_q)."""
         return self.filter(score_q(viewer))
 
+    def naming_picture(self, key: str) -> ScoreQuerySet:
+        """Scores whose detail names this generated picture; found through score_generated_image
+        (the condition and the expression are the index's own, so the planner can use it)."""
+        return (
+            self.filter(detail__has_key="generated_image")
+            .alias(generated_image=KT("detail__generated_image"))
+            .filter(generated_image=key)
+        )
+
     def own(self) -> ScoreQuerySet:
         """Scores of the dataset's own captions (catalog.visibility.own_q), not submitted ones."""
         return self.filter(own_q(to_system="caption__system__"))
 
 
+class CompactJSONField(models.TextField):
+    """JSON kept as compact text rather than jsonb, for values that are only ever read back whole
+    (never filtered on inside the database): a BLEU row's ten counts take 27 bytes this way and
+    128 as jsonb, which on ten million score rows is the difference docs/performance.md measures."""
+
+    description = "JSON as compact text"
+    # What django-stubs reads a field's Python type from: any JSON value, not the text column's str.
+    _pyi_private_set_type: Any
+    _pyi_private_get_type: Any
+
+    def from_db_value(self, value, expression, connection):
+        return None if value is None else json.loads(value)
+
+    def to_python(self, value):
+        if not isinstance(value, str):
+            return value
+        if not value.strip():
+            return None
+        try:
+            return json.loads(value)
+        except ValueError as error:
+            raise ValidationError(f"not JSON: {error}", code="invalid") from None
+
+    def formfield(self, **kwargs):
+        # JSON in and out (the admin): not TextField's plain text of the Python value.
+        return forms.JSONField(**{"required": not self.blank, **kwargs})
+
+    def get_prep_value(self, value):
+        return None if value is None else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    def value_to_string(self, obj) -> str:
+        return self.get_prep_value(self.value_from_object(obj)) or ""
+
+
+INPUT_KEY_BYTES = 16  # the first 128 bits of the SHA-256 (scoring.services.rows.input_key)
+
+
 class Score(models.Model):
     """A caption's value under one metric version. `value` is null when the metric failed on it
-    (`error` says why); `statistics` are what corpus aggregation needs (BLEU counts)."""
+    (`error` says why); `statistics` are what corpus aggregation needs (BLEU counts).
 
-    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="scores")
-    metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="scores")
+    The table every other grows with (docs/performance.md): its indexes are the primary key; the
+    unique (caption, metric version) pair, which serves every lookup by caption and by version; the
+    reuse key; and, for the few rows that name a generated picture, that picture's key."""
+
+    # No index of its own on caption: score_unique starts with it.
+    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="scores", db_index=False)
+    # No index of its own either: every read of a version's scores reaches them through their
+    # captions (score_unique); only deleting a version, which no request does, reads the table.
+    metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="scores", db_index=False)
     value = models.FloatField(null=True, blank=True)
     detail = models.JSONField(null=True, blank=True)
-    statistics = models.JSONField(null=True, blank=True)
+    statistics = CompactJSONField(null=True, blank=True)
     error = models.TextField(blank=True)
-    input_key = models.CharField(
-        max_length=64, db_index=True, help_text="hash of (metric config, candidate, references, media, corpus context)"
+    # Null where no metric computed the score (a researcher's uploaded scores): nothing to reuse, and
+    # no entry in the hash index, where one shared value would pile every such row into one bucket.
+    input_key = models.BinaryField(
+        max_length=INPUT_KEY_BYTES,
+        null=True,
+        blank=True,
+        help_text="first 16 bytes of the SHA-256 of (metric config, candidate, references, media, corpus context)",
     )
     computed_at = models.DateTimeField(auto_now=True)
 
@@ -226,6 +292,16 @@ class Score(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["caption", "metric_version"], name="score_unique")]
+        indexes = [
+            # A hash index: the reuse lookup is equality only, and random keys would leave a B-tree's
+            # pages two-thirds full at three times a hash entry's size.
+            HashIndex(fields=["input_key"], name="score_reuse"),
+            models.Index(
+                KT("detail__generated_image"),
+                name="score_generated_image",
+                condition=Q(detail__has_key="generated_image"),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"caption {self.caption_id} × metric version {self.metric_version_id}: {self.value}"

@@ -37,3 +37,21 @@ def enqueue(task: str, args: list, *, kind: str = "cpu", countdown: float | None
         log.warning("broker unreachable, %s%s stays queued in the database: %s", task, args, error)
         return False
     return True
+
+
+def enqueue_many(task: str, each_args: list[list], *, kind: str = "cpu") -> int:
+    """Send one task per argument list over one broker connection, in order; returns how many the
+    broker took before it could not be reached (the rest stay queued in the database: the reaper
+    re-sends them)."""
+    sent = 0
+    try:
+        with app.producer_or_acquire() as producer:
+            for args in each_args:
+                app.send_task(
+                    task, args=args, queue=queue_name(kind), retry=True, retry_policy=PUBLISH_RETRY, producer=producer
+                )
+                sent += 1
+    except (OperationalError, ConnectionError, OSError) as error:
+        log.warning("broker unreachable, %d of %d %s task(s) stay queued in the database: %s",
+                    len(each_args) - sent, len(each_args), task, error)  # fmt: skip
+    return sent

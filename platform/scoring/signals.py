@@ -1,14 +1,19 @@
 """A worker that starts takes back the batches a dead worker of the same name held, and beats
-while it runs (capbench/heartbeat.py): other workers and the reaper take what a silent one held."""
+while it runs (capbench/heartbeat.py): other workers and the reaper take what a silent one held.
+Each process that runs tasks warms up as it starts (scoring/warmup.py)."""
 
 from __future__ import annotations
 
 import logging
 
-from celery.signals import worker_ready, worker_shutdown
+from celery.concurrency.prefork import TaskPool as PreforkPool
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
+from django.conf import settings
 
+from capbench.celery import app
 from capbench.heartbeat import Heartbeat
 from scoring.services.reaper import batches_recover_worker
+from scoring.warmup import served_kinds, warm_in_background
 
 log = logging.getLogger(__name__)
 
@@ -36,3 +41,24 @@ def start_beating(sender=None, **_) -> None:
 def stop_beating(**_) -> None:
     while _beating:
         _beating.pop().stop()
+
+
+@worker_process_init.connect
+def warm_pool_process(sender=None, **_) -> None:
+    """A prefork pool child, just forked (`sender`: the worker's hostname): its own JVMs, never the parent's."""
+    _warm(str(sender))
+
+
+@worker_ready.connect
+def warm_single_process(sender=None, **_) -> None:
+    """Pools without child processes (solo, threads) run the tasks in this process: it warms itself."""
+    if not isinstance(getattr(sender, "pool", None), PreforkPool):
+        _warm(getattr(sender, "hostname", "?"))
+
+
+def _warm(hostname: str) -> None:
+    try:
+        kinds = served_kinds(app.amqp.queues.consume_from) if settings.CAPBENCH_WORKER_WARMUP else []
+        warm_in_background(hostname=hostname, kinds=kinds)  # off or no metric: recorded warm at once
+    except Exception:  # never stops a worker: its first batch starts what it needs
+        log.exception("no warm-up for a process of %s", hostname)

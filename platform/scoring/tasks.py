@@ -36,5 +36,5 @@ def _run_batch(self, batch_id: int) -> str:
         countdown = min(MAX_RETRY_WAIT, settings.CAPBENCH_RETRY_BACKOFF * 2**self.request.retries)
         raise self.retry(exc=error, countdown=countdown) from error
     if outcome.job_complete:
-        finalize.job_finalize(job_id=batches.job_of(batch_id))
+        finalize.job_finalize(job_id=outcome.job_id or batches.job_of(batch_id))
     return outcome.state

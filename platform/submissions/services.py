@@ -30,7 +30,7 @@ from scoring.models import EvaluationJob
 from scoring.queues import enqueue
 from scoring.services.lifecycle import jobs_cancel
 from scoring.services.metrics import metric_versions_current
-from scoring.services.planning import job_plan
+from scoring.services.planning import job_plan, longest_first
 from submissions.events import submission_changed
 from submissions.formats import Problems, SubmissionFileError, SubmittedCaption, read_submission
 from submissions.models import Submission
@@ -368,7 +368,7 @@ def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
     if submission.status == Submission.Status.WITHDRAWN:
         return []
     try:
-        versions = metric_versions_current(submission.metrics or None)
+        versions = longest_first(metric_versions_current(submission.metrics or None))
     except UnknownMetric as error:  # a metric asked for is gone from the code: retrying cannot help
         with transaction.atomic():
             Submission.objects.filter(pk=submission.pk).exclude(status=Submission.Status.WITHDRAWN).update(

@@ -7,7 +7,6 @@ import itertools
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
@@ -77,17 +76,10 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_shown(pk=pk, viewer=request.user)
-    # On a hidden test set, reference-based metrics' per-caption scores are withheld (catalog.visibility).
-    scores = (
-        Score.objects.visible_to(request.user)
-        .filter(caption__system=submission.system)
-        .select_related("caption__item", "metric_version__metric")
-        .order_by("caption__item__external_id", "metric_version__metric__slug")
-    )
     metric = request.GET.get("metric")
-    if metric:
-        scores = scores.filter(metric_version__metric__slug=metric)
-    page = Paginator(scores, 100).get_page(request.GET.get("page"))
+    page, scores = selectors.score_page(
+        submission=submission, viewer=request.user, metric=metric, number=request.GET.get("page")
+    )
     return render(
         request,
         "submissions/detail.html",
@@ -96,6 +88,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
             "progress": selectors.submission_progress(submission=submission, detail=request.user.is_staff),
             "card": results_card(submission=submission),
             "page": page,
+            "scores": scores,
             "metric": metric,
             "is_owner": request.user.is_authenticated and request.user.pk == submission.owner_id,
             "scores_withheld": not references_visible(submission.dataset, request.user),

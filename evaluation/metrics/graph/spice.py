@@ -42,6 +42,7 @@ class Spice(Metric):
     slug = "spice"
     name = "SPICE"
     family = "graph"
+    cost = 5.0  # a CoreNLP parse of every caption and reference: the slowest of the cpu queue's metrics
     citation = "P. Anderson, B. Fernando, M. Johnson and S. Gould (2016). SPICE. ECCV."
     description = "F-score of scene-graph tuples (objects, attributes, relations) parsed from candidate and references."
 

@@ -13,7 +13,8 @@ from typing import ClassVar
 import numpy as np
 
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult
-from evaluation.metrics.ngram.corpus import TokenizedCorpus, shared_corpus
+from evaluation.metrics.ngram.corpus import MEMO_BATCHES, TokenizedCorpus, shared_corpus
+from evaluation.metrics.ngram.tokenizer import warm as tokenizer_warm
 from evaluation.metrics.registry import register
 
 MAX_N = 4
@@ -83,28 +84,34 @@ class BleuFamily:
     """All four orders come from the same statistics: computed once per batch."""
 
     def __init__(self) -> None:
-        # The corpus object itself, not its id(): a freed corpus's id can be reused by the next one.
-        self._last: tuple[TokenizedCorpus, FamilyScores] | None = None
+        # The corpus objects themselves, not their id(): a freed corpus's id can be reused by the
+        # next one. As many as the shared corpus memo keeps, newest last.
+        self._kept: list[tuple[TokenizedCorpus, FamilyScores]] = []
 
     def scores(self, rows: Sequence[CaptionRow]) -> FamilyScores:
         """Per row BLEU-1..4, the corpus BLEU-1..4 and per row the statistics `flat_stats` lists."""
         corpus = shared_corpus.get(rows)
-        if self._last is None or corpus is not self._last[0]:
-            maxima: dict[tuple[str, ...], tuple[Counter, list[int]]] = {}
-            stats = [
-                bleu_stats(c, r, maxima.get(r) or maxima.setdefault(r, reference_maxima(r)))
-                for c, r in zip(corpus.candidates, corpus.references, strict=True)
-            ]
-            per_distinct = [bleu_scores(s) for s in stats]
-            total = BleuStats(0, 0, [0] * MAX_N, [0] * MAX_N)
-            for s, times in zip(stats, corpus.multiplicity, strict=True):
-                total.testlen += s.testlen * times
-                total.reflen += s.reflen * times
-                total.correct = [a + b * times for a, b in zip(total.correct, s.correct, strict=True)]
-                total.guess = [a + b * times for a, b in zip(total.guess, s.guess, strict=True)]
-            flat = [flat_stats(s) for s in stats]
-            self._last = (corpus, (corpus.expand(per_distinct), bleu_scores(total), corpus.expand(flat)))
-        return self._last[1]
+        for index, (kept, family) in enumerate(self._kept):
+            if kept is corpus:
+                self._kept.append(self._kept.pop(index))
+                return family
+        maxima: dict[tuple[str, ...], tuple[Counter, list[int]]] = {}
+        stats = [
+            bleu_stats(c, r, maxima.get(r) or maxima.setdefault(r, reference_maxima(r)))
+            for c, r in zip(corpus.candidates, corpus.references, strict=True)
+        ]
+        per_distinct = [bleu_scores(s) for s in stats]
+        total = BleuStats(0, 0, [0] * MAX_N, [0] * MAX_N)
+        for s, times in zip(stats, corpus.multiplicity, strict=True):
+            total.testlen += s.testlen * times
+            total.reflen += s.reflen * times
+            total.correct = [a + b * times for a, b in zip(total.correct, s.correct, strict=True)]
+            total.guess = [a + b * times for a, b in zip(total.guess, s.guess, strict=True)]
+        flat = [flat_stats(s) for s in stats]
+        family = (corpus.expand(per_distinct), bleu_scores(total), corpus.expand(flat))
+        self._kept.append((corpus, family))
+        del self._kept[:-MEMO_BATCHES]
+        return family
 
 
 _family = BleuFamily()
@@ -120,6 +127,9 @@ class Bleu(Metric):
 
     def config(self) -> dict:
         return {"order": self.order, "tokenizer": "ptb-corenlp-3.4.1", "reflen": "closest"}
+
+    def warm(self) -> None:
+        tokenizer_warm()
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         per_row, corpus, statistics = _family.scores(rows)

@@ -15,6 +15,7 @@ import numpy as np
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult
 from evaluation.metrics.ngram.bleu import ngram_counts
 from evaluation.metrics.ngram.corpus import shared_corpus
+from evaluation.metrics.ngram.tokenizer import warm as tokenizer_warm
 from evaluation.metrics.registry import register
 
 MAX_N, SIGMA = 4, 6.0
@@ -83,6 +84,9 @@ class CiderD(Metric):
 
     def config(self) -> dict:
         return {"n": MAX_N, "sigma": SIGMA, "tokenizer": "ptb-corenlp-3.4.1"}
+
+    def warm(self) -> None:
+        tokenizer_warm()
 
     def corpus_context(self, rows: Sequence[CaptionRow]) -> CiderContext:
         corpus = shared_corpus.get(rows)

@@ -3,6 +3,7 @@ n-gram metrics score each distinct row once and weight it by how often it occurs
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -11,6 +12,7 @@ from evaluation.metrics.base import CaptionRow
 from evaluation.metrics.ngram.tokenizer import ptb_tokenize
 
 T = TypeVar("T")
+MEMO_BATCHES, MEMO_ROWS = 8, 20_000
 
 
 @dataclass
@@ -53,17 +55,26 @@ def tokenized_corpus(rows: Sequence[CaptionRow]) -> TokenizedCorpus:
 
 
 class CorpusMemo:
-    """Keeps the last batch's tokenised corpus, so BLEU-1..4, ROUGE-L and CIDEr-D scoring the same
-    rows one after the other tokenise once."""
+    """Keeps the last few batches' tokenised corpora, so BLEU-1..4, ROUGE-L, CIDEr-D and METEOR
+    scoring the same rows tokenise and fold them once, even when a worker process takes batches of
+    other captions in between (the batches of one job go to every process of a worker). At most
+    MEMO_BATCHES corpora and MEMO_ROWS rows in all; the latest is always kept."""
 
-    def __init__(self) -> None:
-        self._last: tuple[tuple[tuple[str, tuple[str, ...]], ...], TokenizedCorpus] | None = None  # (key, corpus)
+    def __init__(self, batches: int = MEMO_BATCHES, rows: int = MEMO_ROWS) -> None:
+        self.batches, self.rows = batches, rows
+        self._kept: OrderedDict[tuple[tuple[str, tuple[str, ...]], ...], TokenizedCorpus] = OrderedDict()
 
     def get(self, rows: Sequence[CaptionRow]) -> TokenizedCorpus:
         key = tuple((row.candidate, row.references) for row in rows)
-        if self._last is None or key != self._last[0]:
-            self._last = (key, tokenized_corpus(rows))
-        return self._last[1]
+        corpus = self._kept.get(key)
+        if corpus is None:
+            corpus = self._kept[key] = tokenized_corpus(rows)
+            total = sum(kept.size for kept in self._kept.values())
+            while len(self._kept) > 1 and (len(self._kept) > self.batches or total > self.rows):
+                total -= self._kept.popitem(last=False)[1].size
+        else:
+            self._kept.move_to_end(key)
+        return corpus
 
 
 shared_corpus = CorpusMemo()

@@ -9,6 +9,7 @@ import numpy as np
 
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult
 from evaluation.metrics.ngram.corpus import shared_corpus
+from evaluation.metrics.ngram.tokenizer import warm as tokenizer_warm
 from evaluation.metrics.registry import register
 
 BETA = 1.2
@@ -50,6 +51,9 @@ class RougeL(Metric):
 
     def config(self) -> dict:
         return {"beta": BETA, "tokenizer": "ptb-corenlp-3.4.1"}
+
+    def warm(self) -> None:
+        tokenizer_warm()
 
     def score(self, rows: Sequence[CaptionRow], context: object | None = None) -> MetricResult:
         corpus = shared_corpus.get(rows)

@@ -1,17 +1,17 @@
 """PTB tokenisation exactly as pycocoevalcap does it: the Stanford PTBTokenizer (CoreNLP 3.4.1)
 with -preserveLines -lowerCase, then 17 punctuation tokens dropped (metrics.md §0).
 
-Each distinct text goes through the JVM once per call; results are kept in a bounded cache, so a
-dataset's references are tokenised once per process."""
+Each distinct text goes through the JVM once per call (on its standard input); results are kept in
+a bounded cache, so a dataset's references are tokenised once per process. A worker process warms
+the tokenizer (`warm`): from then on the next call's JVM is started as soon as a call ends, and waits."""
 
 from __future__ import annotations
 
+import os
 import subprocess
-import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from pathlib import Path
 
 from evaluation.metrics.base import MetricUnavailable
 from evaluation.metrics.ngram.java import coco_resource, java_executable
@@ -28,6 +28,13 @@ class PTBTokenizer:
     def __init__(self) -> None:
         self._cache: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
+        # Once `warm` was called (a worker process): a JVM started ahead and waiting for the next
+        # call's text on its standard input, so that a call pays for tokenising, not for starting
+        # Java. (One JVM for every call would have to be fed without an end of input, and the
+        # tokenizer reads on past a line's end where a quoted attribute of "<a href='" is open.)
+        self._keep_standby = False
+        self._standby: subprocess.Popen[bytes] | None = None
+        self._standby_pid = 0
 
     def tokenize(self, texts: Iterable[str]) -> list[str]:
         texts = list(texts)
@@ -43,30 +50,79 @@ class PTBTokenizer:
                 self._cache.popitem(last=False)
             return result
 
-    def _run(self, texts: list[str]) -> list[str]:
-        jar = coco_resource("tokenizer/stanford-corenlp-3.4.1.jar")
-        with tempfile.TemporaryDirectory(prefix="capbench-ptb-") as folder:
-            source = Path(folder) / "captions.txt"
-            source.write_text("\n".join(t.translate(LINE_BREAKS) for t in texts), encoding="utf-8")
-            command = [
-                java_executable(),
-                "-cp",
-                str(jar),
-                "edu.stanford.nlp.process.PTBTokenizer",
-                "-preserveLines",
-                "-lowerCase",
-                str(source),
-            ]
+    def warm(self) -> None:
+        """Java checked (MetricUnavailable, as a call would raise) and from now on a JVM kept
+        started for the next call."""
+        with self._lock:
+            if self._keep_standby:
+                return
+            self._keep_standby = True
             try:
-                done = subprocess.run(command, capture_output=True, check=True, timeout=600)
-            except FileNotFoundError as error:
-                raise MetricUnavailable(f"Java could not be started: {error}") from None
-            except subprocess.CalledProcessError as error:
-                raise RuntimeError(f"PTBTokenizer failed: {error.stderr.decode(errors='replace')[-500:]}") from None
-        lines = done.stdout.decode("utf-8").split("\n")
+                self._run(["A warm-up line."])
+            except BaseException:
+                self._keep_standby = False
+                raise
+
+    def _run(self, texts: list[str]) -> list[str]:
+        text = "\n".join(t.translate(LINE_BREAKS) for t in texts).encode("utf-8")
+        process = self._take_standby() or self._start()
+        try:
+            output, errors = process.communicate(text, timeout=600)
+        except BaseException:  # a time limit, an interrupt: no JVM left behind
+            process.kill()
+            process.wait()
+            raise
+        finally:
+            if self._keep_standby:
+                self._standby_start()
+        if process.returncode != 0:
+            raise RuntimeError(f"PTBTokenizer failed: {errors.decode(errors='replace')[-500:]}")
+        lines = output.decode("utf-8").split("\n")
         if len(lines) < len(texts):
             raise RuntimeError(f"PTBTokenizer returned {len(lines)} lines for {len(texts)} captions")
         return [" ".join(w for w in line.rstrip().split(" ") if w not in PUNCTUATION) for line in lines[: len(texts)]]
+
+    @staticmethod
+    def _start() -> subprocess.Popen[bytes]:
+        """The tokenizer reading its standard input to the end (what it reads from a file alike)."""
+        jar = coco_resource("tokenizer/stanford-corenlp-3.4.1.jar")
+        command = [
+            java_executable(),
+            "-cp",
+            str(jar),
+            "edu.stanford.nlp.process.PTBTokenizer",
+            "-preserveLines",
+            "-lowerCase",
+        ]
+        try:
+            return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as error:
+            raise MetricUnavailable(f"Java could not be started: {error}") from None
+
+    def _standby_start(self) -> None:
+        try:
+            self._standby, self._standby_pid = self._start(), os.getpid()
+        except MetricUnavailable:
+            self._standby = None  # the next call starts its own, and says why it cannot
+
+    def _take_standby(self) -> subprocess.Popen[bytes] | None:
+        process, self._standby = self._standby, None
+        if process is None:
+            return None
+        if self._standby_pid != os.getpid():
+            # Inherited through fork: the parent's JVM, whose input only the parent may write.
+            for pipe in (process.stdin, process.stdout, process.stderr):
+                if pipe is not None:
+                    pipe.close()
+            return None
+        if process.poll() is not None:  # it stopped while waiting (killed): start another
+            return None
+        return process
+
+
+def warm() -> None:
+    """`PTBTokenizer.warm` on the tokenizer every metric shares."""
+    _shared.warm()
 
 
 _shared = PTBTokenizer()

@@ -171,6 +171,8 @@ CAPBENCH_DOWNLOADS_DIR = config.optional("CAPBENCH_DOWNLOADS_DIR", Path) or STAT
 CAPBENCH_WORKER_HEARTBEAT = config.typed("CAPBENCH_WORKER_HEARTBEAT", int)
 if CAPBENCH_WORKER_HEARTBEAT < 3:
     raise config.ConfigError(f"CAPBENCH_WORKER_HEARTBEAT={CAPBENCH_WORKER_HEARTBEAT} is not valid: expected 3 or more")
+# Each worker process starts its queues' metrics' JVMs as it starts, not on its first batch (scoring/warmup.py).
+CAPBENCH_WORKER_WARMUP = config.typed("CAPBENCH_WORKER_WARMUP", bool)
 
 # Celery: a Redis-compatible broker always; no eager mode outside single-function unit tests.
 REDIS_URL = env_str("REDIS_URL", RUNNING.get("REDIS_URL", LOCAL_REDIS_URL))

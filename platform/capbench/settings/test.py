@@ -20,6 +20,10 @@ from evaluation import config  # noqa: E402
 CAPBENCH_QUEUE_PREFIX = config.typed("CAPBENCH_QUEUE_PREFIX", str) or f"test{os.getpid()}-"
 CELERY_TASK_DEFAULT_QUEUE = f"{CAPBENCH_QUEUE_PREFIX}cpu"
 CAPBENCH_RETRY_BACKOFF = 0
+# Workers started by tests warm up only when a test asks (each would start a METEOR JVM on these few cores).
+CAPBENCH_WORKER_WARMUP = config.raw("CAPBENCH_WORKER_WARMUP") is not None and config.typed(
+    "CAPBENCH_WORKER_WARMUP", bool
+)
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",

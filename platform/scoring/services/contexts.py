@@ -17,8 +17,9 @@ _MEMORY: OrderedDict[str, object] = OrderedDict()
 MEMORY_SIZE = 8
 
 
-def job_context(job: EvaluationJob, metric: Metric, caption_ids: list[int]) -> object:
-    """The context of `job.context_key`, building it from every caption of the job if no one has."""
+def job_context(job: EvaluationJob, metric: Metric) -> object:
+    """The context of `job.context_key`, building it from every caption of the job if no one has
+    (only then are the job's captions read: a batch whose process holds the context asks nothing)."""
     key = job.context_key
     if key in _MEMORY:
         _MEMORY.move_to_end(key)
@@ -27,6 +28,7 @@ def job_context(job: EvaluationJob, metric: Metric, caption_ids: list[int]) -> o
     if stored is not None:
         context = pickle.loads(bytes(stored))
     else:
+        caption_ids = [i for ids in job.batches.order_by("index").values_list("caption_ids", flat=True) for i in ids]
         rows = [job_row.row for job_row in caption_rows(caption_ids, media="media" in metric.needs)]
         expanded = [
             row for row, times in zip(rows, caption_multiplicity(caption_ids), strict=True) for _ in range(times)

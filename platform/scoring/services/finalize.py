@@ -16,7 +16,7 @@ from scoring.services.lifecycle import job_end
 
 def job_finalize(*, job_id: int) -> EvaluationJob:
     """Once every batch is done: per-system numbers, then the job is done (idempotent)."""
-    job = EvaluationJob.objects.select_related("metric_version__metric", "dataset").get(pk=job_id)
+    job = EvaluationJob.objects.select_related("metric_version__metric", "dataset", "system").get(pk=job_id)
     if job.is_final:
         return job
     if JobBatch.objects.filter(job=job).exclude(status=JobBatch.Status.DONE).exists():

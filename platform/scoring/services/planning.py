@@ -8,18 +8,41 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import Caption, Dataset, System
+from evaluation import metrics as registry
 from scoring.events import rescore_excluded
 from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
-from scoring.queues import enqueue
+from scoring.queues import enqueue_many
 from scoring.services.metrics import metric_versions_current
 from scoring.services.rows import caption_multiplicity, caption_rows, context_key
 
 BATCH_TASK = "scoring.run_batch"
 
 
+def longest_first(versions: list[MetricVersion]) -> list[MetricVersion]:
+    """Versions in the order their jobs are sent: the costliest metric first (`Metric.cost`, from
+    the registry), so that its batches share the workers with the quick ones instead of running
+    alone at the end; by slug among equals."""
+
+    def cost(version: MetricVersion) -> float:
+        try:
+            return registry.get(version.metric.slug).cost
+        except registry.UnknownMetric:
+            return 0.0
+
+    return sorted(versions, key=lambda version: (-cost(version), version.metric.slug))
+
+
+def batch_size(slug: str) -> int | None:
+    """The metric's own batch size (`Metric.batch_size`), if it has one."""
+    try:
+        return registry.get(slug).batch_size
+    except registry.UnknownMetric:
+        return None
+
+
 def dataset_plan(*, dataset: Dataset, slugs: list[str] | None = None) -> list[EvaluationJob]:
     """Every candidate caption of the dataset (its own systems, not submissions) × each metric."""
-    versions = metric_versions_current(slugs)
+    versions = longest_first(metric_versions_current(slugs))
     captions = list(Caption.objects.own().filter(item__dataset=dataset).order_by("id").values_list("id", flat=True))
     return [
         job_plan(
@@ -47,7 +70,7 @@ def job_plan(*, purpose, dataset, system, version: MetricVersion, caption_ids: l
         if metric.corpus_dependent:
             rows = [job_row.row.references for job_row in caption_rows(caption_ids, media=False)]
             job.context_key = context_key(version.config_hash, rows, caption_multiplicity(caption_ids))
-        size = settings.CAPBENCH_BATCH_SIZE.get(metric.queue, 500)
+        size = batch_size(metric.slug) or settings.CAPBENCH_BATCH_SIZE.get(metric.queue, 500)
         slices = [caption_ids[start : start + size] for start in range(0, len(caption_ids), size)]
         JobBatch.objects.bulk_create([JobBatch(job=job, index=i, caption_ids=ids) for i, ids in enumerate(slices)])
         job.batch_count, job.total = len(slices), len(caption_ids)
@@ -64,11 +87,10 @@ def batches_enqueue(*, job_id: int, only_ids: list[int] | None = None) -> int:
     batches = JobBatch.objects.filter(job=job, status=JobBatch.Status.QUEUED)
     if only_ids is not None:
         batches = batches.filter(pk__in=only_ids)
-    sent = 0
-    for batch_id in batches.order_by("index").values_list("pk", flat=True):
-        if enqueue(BATCH_TASK, [batch_id], kind=job.metric_version.metric.queue):
-            JobBatch.objects.filter(pk=batch_id).update(enqueued_at=timezone.now())
-            sent += 1
+    ids = list(batches.order_by("index").values_list("pk", flat=True))
+    sent = enqueue_many(BATCH_TASK, [[batch_id] for batch_id in ids], kind=job.metric_version.metric.queue)
+    # One statement for all (a job has tens of batches): those the broker took are marked sent.
+    JobBatch.objects.filter(pk__in=ids[:sent]).update(enqueued_at=timezone.now())
     return sent
 
 

@@ -1,4 +1,4 @@
-"""Kendall tau-b / tau-c against scipy, weights against explicit copies, both code paths."""
+"""Kendall tau-b / tau-c against scipy, weights against explicit copies, few and many levels."""
 
 import math
 
@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.metaeval import kendall
-from evaluation.metaeval.kendall import kendall_tau_b, kendall_tau_c, pair_counts
+from evaluation.metaeval.kendall import kendall_tau_b, kendall_tau_c, pair_counts, tau_b_from_counts, tau_c_from_counts
 
 
 def _data(seed: int, n: int, human_levels: int, metric_levels: int):
@@ -38,15 +37,27 @@ def test_weights_equal_explicit_copies():
     )
 
 
-def test_fenwick_and_level_paths_agree(monkeypatch):
+def test_many_levels_on_both_sides_match_scipy_on_copies():
+    """Neither variable has few values: the bit levels of the rank run to log2(700)."""
     human = np.random.default_rng(6).normal(size=700)
     metric = np.round(human + np.random.default_rng(7).normal(size=700), 1)
     weights = np.random.default_rng(8).integers(0, 3, 700)
-    by_levels = pair_counts(human, metric, weights)
-    monkeypatch.setattr(kendall, "LEVELS_LIMIT", 0)
-    by_tree = pair_counts(human, metric, weights)
-    assert by_tree == by_levels
-    assert by_tree.distinct_human > kendall.LEVELS_LIMIT
+    counts = pair_counts(human, metric, weights)
+    assert counts.distinct_human == (weights > 0).sum() and counts.distinct_metric > 40
+    copies = np.repeat(np.arange(700), weights)
+    assert tau_b_from_counts(counts) == pytest.approx(
+        stats.kendalltau(human[copies], metric[copies]).statistic, abs=1e-12
+    )
+    assert tau_c_from_counts(counts) == pytest.approx(
+        stats.kendalltau(human[copies], metric[copies], variant="c").statistic, abs=1e-12
+    )
+
+
+def test_float_weights_count_like_integer_ones():
+    human, metric = _data(9, 400, 5, 400)
+    weights = np.random.default_rng(10).integers(0, 4, 400)
+    assert pair_counts(human, metric, weights.astype(float)) == pair_counts(human, metric, weights)
+    assert kendall_tau_b(human, metric, weights * 0.5) == pytest.approx(kendall_tau_b(human, metric, weights))
 
 
 def test_counts_partition_all_pairs():
@@ -64,3 +75,9 @@ def test_all_tied_is_nan_and_bad_input_is_refused():
         kendall_tau_b([1, 2], [1, float("nan")])
     with pytest.raises(ValueError, match="one length"):
         kendall_tau_b([1, 2], [1, 2, 3])
+
+
+def test_empty_rows_count_nothing():
+    counts = pair_counts(np.zeros(0), np.zeros(0))
+    assert (counts.pairs, counts.rows, counts.distinct_human, counts.distinct_metric) == (0, 0, 0, 0)
+    assert math.isnan(tau_b_from_counts(counts)) and math.isnan(tau_c_from_counts(counts))

@@ -111,3 +111,21 @@ def test_tokenizer_cache_never_evicts_what_the_current_call_needs(monkeypatch):
         "a hen",
     ]
     assert len(fresh._cache) == 3
+
+
+def test_meteor_statistics_are_kept_short_and_aggregate_as_printed():
+    """Stored on every METEOR score row: "6 4 3 …" instead of "6.0 4.0 3.0 …", and the corpus
+    METEOR Meteor computes from them is the one it computes from its own lines."""
+    from evaluation.metrics.ngram.meteor import compact_statistics
+
+    assert compact_statistics("6.0 4.0 0.0 12.0 3.5 1e3") == "6 4 0 12 3.5 1e3"
+    meteor = get("meteor")
+    rows = [
+        CaptionRow("1", "a dog runs on the grass", ("a dog is running on grass", "the brown dog runs")),
+        CaptionRow("2", "two men play football in a park", ("men playing soccer", "two people play ball")),
+    ]
+    result = meteor.score(rows)
+    assert all(".0" not in line and len(line.split()) > 20 for line in result.statistics)
+    printed = [" ".join(f"{float(field):.1f}" for field in line.split()) for line in result.statistics]
+    assert meteor.aggregate(result.scores, result.statistics) == meteor.aggregate(result.scores, printed)
+    assert meteor.aggregate(result.scores, result.statistics) == result.corpus

@@ -8,6 +8,8 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 import tests.platform.scoring.plugins  # noqa: F401  (test_words and friends)
 from catalog.models import Item
@@ -132,6 +134,15 @@ def test_metric_detail_page_has_its_charts_and_serves_plotly_itself(client, demo
     assert 'data-plotly="/static/plotly/plotly.min.js"' in page and "cdn.plot.ly" not in page
     assert not re.search(r"""<script[^>]+src=["']?(?:https?:)?//""", page)
     assert "flickr8k-expert/paper@1" in page and "tau_c" in page
+    # Its figures are read from every score and judgment of the dataset once per change of the
+    # results, not per request: the next request reads no score at all.
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/metrics/rouge_l/").content.decode() == page
+    assert not [q for q in queries if '"scoring_score"' in q["sql"]]
+    run_jobs(dataset_plan(dataset=demo_dataset, slugs=["bleu_4"]))  # new results: the figures are read again
+    with CaptureQueriesContext(connection) as queries:
+        client.get("/metrics/rouge_l/")
+    assert [q for q in queries if '"scoring_score"' in q["sql"]]
 
 
 def test_metric_page_shows_our_implementation_choices_and_configuration(client, db):

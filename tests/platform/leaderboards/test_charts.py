@@ -2,6 +2,7 @@
 is drawn without an error bar, not a TypeError on the metric page; the heatmap has a row per real
 rating level (fractional ratings binned); the axes name the human-judgment dimension."""
 
+import base64
 import json
 
 import numpy as np
@@ -64,3 +65,17 @@ def test_the_charts_name_the_human_dimension_and_stay_small():
     assert len(json.dumps(figure["layout"].get("template", {}))) < 100
     assert figure["data"][0]["x"]["dtype"] == "f4" and len(scatter(data)) < 30_000
     assert len(distribution(data)) < 15_000
+
+
+def test_a_large_set_is_sampled_for_the_scatter_and_counted_whole_for_the_distribution():
+    rng = np.random.default_rng(1)
+    human = rng.integers(1, 6, 130_000).astype(float)
+    metric = human / 5 + rng.normal(0, 0.1, len(human))
+    data = MetricOnDataset("CIDEr-D", human, metric, metric, failed=0)
+    figure = json.loads(scatter(data))
+    assert "a random 3,000 of 130,000 captions" in figure["layout"]["title"]["text"]
+    assert len(scatter(data)) < 60_000 and json.loads(scatter(data)) == figure  # the same sample every time
+    bars = json.loads(distribution(data))["data"][0]
+    assert bars["type"] == "bar" and len(distribution(data)) < 15_000
+    counts = np.frombuffer(base64.b64decode(bars["y"]["bdata"]), dtype=np.int32)
+    assert counts.sum() == 130_000 and len(counts) == 40

@@ -82,3 +82,30 @@ def test_the_item_browser_links_each_item_and_unknown_items_are_404(client, one_
     assert f'href="/datasets/tiny/items/{one_item.pk}/"' in client.get("/datasets/tiny/items/").content.decode()
     assert client.get(f"/datasets/tiny/items/{one_item.pk + 999}/").status_code == 404
     assert client.get(f"/datasets/other/items/{one_item.pk}/").status_code == 404
+
+
+def test_many_systems_captions_are_shown_a_page_at_a_time_with_their_scores(client, one_item):
+    """At 80 systems a page of every candidate with every reading was a megabyte: 20 a page."""
+    from leaderboards.items import CANDIDATES_PER_PAGE
+    from scoring.services.metrics import metrics_sync
+
+    metrics_sync()
+    systems = System.objects.bulk_create(
+        [System(dataset=one_item.dataset, slug=f"s-{n:02d}", name=f"System {n:02d}") for n in range(30)]
+    )
+    captions = Caption.objects.bulk_create(
+        [Caption(item=one_item, system=system, text=f"caption of {system.name}") for system in systems]
+    )
+    version = Score._meta.get_field("metric_version").related_model.objects.get(
+        metric__slug="bleu_4", metric__current_version__isnull=False
+    )
+    Score.objects.bulk_create(
+        [Score(caption=c, metric_version=version, value=0.5, input_key=str(c.pk).encode()) for c in captions]
+    )
+    first = client.get(f"/datasets/tiny/items/{one_item.pk}/").content.decode()
+    last = client.get(f"/datasets/tiny/items/{one_item.pk}/?page=2").content.decode()
+    shown = [name for name in (f"caption of System {n:02d}" for n in range(30)) if name in first]
+    assert len(shown) == CANDIDATES_PER_PAGE - 2  # by system name: Model A's two captions come first
+    assert "Candidates 1–20 of 32" in first and "?page=2" in first
+    assert "caption of System 29" in last and "caption of System 00" not in last and "0.5000" in last
+    assert client.get(f"/datasets/tiny/items/{one_item.pk}/?page=x").status_code == 200

@@ -45,7 +45,7 @@ def nocaps(captioner, settings, tmp_path):
     captions = list(Caption.objects.filter(system=submission.system).select_related("item"))
     values = {caption.pk: 0.1 * (n + 1) for n, caption in enumerate(captions)}  # 0.1 … 0.6
     Score.objects.bulk_create(
-        Score(caption=c, metric_version=version, value=values[c.pk], input_key=f"k{c.pk}") for c in captions
+        Score(caption=c, metric_version=version, value=values[c.pk], input_key=f"k{c.pk}".encode()) for c in captions
     )
     everything = sum(values.values()) / len(values)
     SystemScore.objects.create(

@@ -45,14 +45,14 @@ def test_the_reply_length_observed_in_earlier_scores_is_used(judge_server, demo_
         caption=captions[0],
         metric_version=version,
         value=0.5,
-        input_key="a",
+        input_key=b"a",
         detail={"draws": 2, "completion_tokens": 100},
     )
     Score.objects.create(
         caption=captions[1],
         metric_version=version,
         value=None,
-        input_key="b",
+        input_key=b"b",
         detail={"draws": 1, "completion_tokens": 40, "error": "unparseable reply"},
     )
     [line] = estimate("demo", "--metric", "clair", "--json").splitlines()

@@ -70,8 +70,9 @@ def test_sync_mirrors_the_registry_and_a_new_configuration_is_a_new_version(monk
 
 
 @pytest.mark.slow  # METEOR's JVM starts for it: ten seconds
-def test_a_submission_is_scored_batch_by_batch_like_one_call(demo_dataset, captioner, settings):
+def test_a_submission_is_scored_batch_by_batch_like_one_call(demo_dataset, captioner, settings, monkeypatch):
     settings.CAPBENCH_BATCH_SIZE = {"cpu": 30, "gpu": 30, "api": 30}
+    monkeypatch.setattr(type(get("meteor")), "batch_size", None)  # METEOR's corpus number across batches too
     submission = submit(captioner, demo_dataset, ["bleu_4", "cider_d", "meteor", "rouge_l"])
     jobs = list(EvaluationJob.objects.filter(system=submission.system))
     assert {job.batch_count for job in jobs} == {4} and {job.total for job in jobs} == {100}

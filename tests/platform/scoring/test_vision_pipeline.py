@@ -208,7 +208,7 @@ def test_a_metric_fitted_on_a_dataset_is_compared_with_it_on_its_unseen_split_on
             caption=caption,
             metric_version=version,
             value=caption.judgments.first().value + caption.pk % 3,
-            input_key=str(caption.pk),
+            input_key=str(caption.pk).encode(),
         )
     results = dataset_correlations(dataset=rated, metric_version=version)
     unseen_captions = sum(

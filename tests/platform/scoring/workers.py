@@ -17,10 +17,18 @@ class Workers:
     def __init__(self, repo_root: Path, tmp_path: Path):
         self.repo_root, self.tmp_path, self.processes = repo_root, tmp_path, []
 
-    def start(self, name: str, cwd: Path | None = None, **env: str) -> subprocess.Popen:
-        """A worker named `name`@test; `cwd` its working directory (the checkout by default)."""
+    def start(
+        self,
+        name: str,
+        cwd: Path | None = None,
+        *,
+        kinds: tuple[str, ...] = ("cpu", "gpu", "api"),
+        concurrency: int = 1,
+        **env: str,
+    ) -> subprocess.Popen:
+        """A worker named `name`@test on the queues of `kinds`; `cwd` its working directory (the checkout by default)."""
         database = urlsplit(os.environ["DATABASE_URL"])._replace(path="/" + settings.DATABASES["default"]["NAME"])
-        queues = ",".join(f"{settings.CAPBENCH_QUEUE_PREFIX}{kind}" for kind in ("cpu", "gpu", "api"))
+        queues = ",".join(f"{settings.CAPBENCH_QUEUE_PREFIX}{kind}" for kind in kinds)
         environment = {
             **os.environ,
             "DATABASE_URL": database.geturl(),
@@ -43,7 +51,7 @@ class Workers:
                 "--queues",
                 queues,
                 "--concurrency",
-                "1",
+                str(concurrency),
                 "--hostname",
                 f"{name}@test",
                 "--loglevel",

@@ -148,7 +148,7 @@ def world(demo_dataset, captioner, django_user_model):
                 caption=caption,
                 metric_version=version,
                 value=-0.25 if caption == first else 0.5,
-                input_key=f"fuzz{caption.pk}",
+                input_key=f"fuzz{caption.pk}".encode(),
                 error="-not a formula" if caption == first else "",
             )
             for caption in public.system.captions.all()

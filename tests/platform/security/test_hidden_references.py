@@ -80,7 +80,7 @@ def _scores(captions, system: System | None, dataset: Dataset) -> None:
                     caption=caption,
                     metric_version=version,
                     value=value + caption.pk % 3 * 1e-7 if system is None else value,
-                    input_key=f"{slug}{caption.pk}",
+                    input_key=f"{slug}{caption.pk}".encode(),
                     detail={"note": f"{marker} detail"},
                 )
                 for caption in captions

@@ -123,7 +123,7 @@ def _scores(submission: Submission, marker: str, version: MetricVersion, tmp_pat
                 caption=caption,
                 metric_version=version,
                 value=0.25,
-                input_key=f"{marker}{caption.pk}",
+                input_key=f"{marker}{caption.pk}".encode(),
                 detail={"reply": f"{marker} reasoning", "generated_image": key},
             )
             for caption in Caption.objects.filter(system=submission.system)
