@@ -264,7 +264,9 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
             scores = scores.filter(caption__dataset__in=datasets)
         if query.get("system"):
             systems = list(
-                System.objects.filter(slug=query["system"], dataset__in=datasets).values_list("pk", flat=True)
+                System.objects.visible_to(viewer)
+                .filter(slug=query["system"], dataset__in=datasets)
+                .values_list("pk", flat=True)
             )
             scores = scores.filter(caption__system_id__in=systems)
         if query.get("metric"):

@@ -56,7 +56,7 @@ def metrics_warm(*, kinds: Iterable[str]) -> WarmUp:
             availability = metric.availability()
             if not availability.available:
                 outcome.unavailable[slug] = availability.reason
-                log.info("%s not warmed: unavailable (%s)", slug, availability.reason)
+                log.debug("%s not warmed: unavailable (%s)", slug, availability.reason)  # (the summary names it)
                 continue
             metric.warm()
         except Exception as error:  # a metric that cannot start must not stop the worker, nor the others
