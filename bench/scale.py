@@ -342,8 +342,8 @@ class ScaleBench:
                 )
                 mean = float(np.mean(values))
                 SystemScore.objects.create(
-                    system=system, metric_version=version, value=mean, mean=mean, low=mean - 0.01,
-                    high=mean + 0.01, count=len(values),
+                    system=system, metric_version=version, value=mean, low=mean - 0.01,
+                    high=mean + 0.01, count=len(values), images=len(values),
                 )  # fmt: skip
 
     def copy_rows(self, table: str, columns: list[str], rows) -> None:

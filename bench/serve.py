@@ -106,7 +106,13 @@ def build() -> tuple[str, int]:
         values = rng.random((len(systems), len(versions)))
         SystemScore.objects.bulk_create(
             [
-                SystemScore(system=system, metric_version=version, value=float(values[s, v]), mean=float(values[s, v]))
+                SystemScore(
+                    system=system,
+                    metric_version=version,
+                    value=float(values[s, v]),
+                    low=float(values[s, v]) - 0.01,
+                    high=float(values[s, v]) + 0.01,
+                )
                 for s, system in enumerate(systems)
                 for v, version in enumerate(versions)
             ],

@@ -438,6 +438,20 @@ VARIABLES: dict[str, Variable] = {
             P,
         ),
         _v(
+            "CAPBENCH_PEOPLE_ANSWERS",
+            "int",
+            3,
+            "Answers a caption needs (ratings, or comparisons in an arena) to count towards a campaign's board column.",
+            P,
+        ),
+        _v(
+            "CAPBENCH_PEOPLE_IMAGES",
+            "int",
+            30,
+            "Images per system with that many answers before a campaign can be a captioner board's people column.",
+            P,
+        ),
+        _v(
             "CAPBENCH_LINKED_ADDRESS_DAYS",
             "int",
             90,

@@ -48,12 +48,11 @@ def results_text(card: dict[str, Any]) -> str:
         if not isinstance(among, int) or isinstance(among, bool):
             among = (card.get("public_systems") or 0) + 1
         place = f"{rank} of {among}" + (" (tied)" if result.get("tied") else "") if rank is not None else ""
-        points = result.get("points")
         rows.append(
             [
                 str(result.get("name") or result.get("metric")),
-                number(points if points is not None else result.get("value")),
-                interval(result.get("low"), result.get("high")),
+                number(result.get("points")),
+                interval(result.get("low_points"), result.get("high_points")),
                 place,
             ]
         )
@@ -71,27 +70,26 @@ def results_text(card: dict[str, Any]) -> str:
 
 
 def board_text(board: dict[str, Any], *, top: int = 20, columns: int = 4) -> str:
-    """A board answer (Client.board) as a table: rank, name, then up to `columns` metrics in points (the
-    headline metric first, then the board's order; only metrics with a number among the shown
+    """A board answer (Client.board) as a table: rank, name, then up to `columns` metrics in points,
+    as the site shows them, each with its 95% interval (the column the board is sorted by first, then
+    the headline metric, then the board's order; only metrics with a number among the shown
     systems), for the `top` systems."""
     metrics = [m for m in board.get("metrics") or [] if isinstance(m, dict)]
-    metrics.sort(key=lambda m: m.get("slug") != board.get("headline_metric"))  # stable: the board's order otherwise
+    first = (board.get("sorted_by"), board.get("headline_metric"))
+    metrics.sort(key=lambda m: (m.get("slug") != first[0], m.get("slug") != first[1]))  # stable otherwise
     systems = [s for s in board.get("systems") or [] if isinstance(s, dict)]
     shown_systems = systems[:top]
 
-    def points(system: dict[str, Any], metric: dict[str, Any]) -> float | None:
-        cell = (system.get("scores") or {}).get(metric.get("slug")) or {}
-        value = cell.get("value") if isinstance(cell, dict) else None
-        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
-            return None
-        return value * (metric.get("points") or 1)
+    def cell(system: dict[str, Any], metric: dict[str, Any]) -> dict[str, Any]:
+        found = (system.get("scores") or {}).get(metric.get("slug")) or {}
+        return found if isinstance(found, dict) else {}
 
-    scored = [m for m in metrics if any(points(s, m) is not None for s in shown_systems)]
+    scored = [m for m in metrics if any(number(cell(s, m).get("points")) != "–" for s in shown_systems)]
     shown = (scored or metrics[:1])[:columns]
     rows = []
     for system in shown_systems:
         kind = " (baseline)" if system.get("baseline") else ""
-        cells = [number(points(system, metric)) for metric in shown]
+        cells = [_with_interval(cell(system, metric)) for metric in shown]
         rows.append([str(system.get("rank") or ""), f"{system.get('name')}{kind}", *cells])
     head = ["rank", "system", *(str(m.get("name") or m.get("slug")) for m in shown)]
     domain = f", {board['domain']} images" if board.get("domain") else ""
@@ -99,6 +97,13 @@ def board_text(board: dict[str, Any], *, top: int = 20, columns: int = 4) -> str
     if len(systems) > top:
         text.append(f"… and {len(systems) - top} more (--csv for all)")
     return "\n".join(text)
+
+
+def _with_interval(cell: dict[str, Any]) -> str:
+    """A board cell in points with its interval beneath it on the page, beside it here: "8.8 (7.2–10.6)"."""
+    shown = number(cell.get("points"))
+    around = interval(cell.get("low_points"), cell.get("high_points"))
+    return f"{shown} ({around})" if shown != "–" and around else shown
 
 
 def progress_text(state: dict[str, Any]) -> str:

@@ -3,7 +3,9 @@ metric's per-row scores become leaderboard cells.
 
 Each dataset has a "paper" protocol, which reproduces the published tables (its headline
 statistic first), and a "canonical" one that applies the same rules to every metric and dataset.
-A protocol's version changes whenever its numbers would.
+A protocol's version changes whenever its numbers would: THumB's and the generic canonical
+protocol's are at 2 since their system level compares people with each system's number as the
+captioner board forms it (evaluation.metaeval.system_level; docs/metaeval.md §7.1).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ from evaluation.metaeval.kendall import pair_count_block, tau_b_values, tau_c_va
 from evaluation.metaeval.ranked import RankedRows
 
 RATING_STATISTICS = ("tau_b", "tau_c", "pearson", "spearman")
+
+# The version of the protocol every rating dataset without a known one gets (scoring's
+# dataset_protocols): 2 since its system level reads the board's system numbers.
+GENERIC_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -85,17 +91,19 @@ PROTOCOLS = {
             notes="G-VEval: 394 rows per dimension",
         ),
         Protocol("msvd-eval", "canonical", "1", RATING_STATISTICS, _FLAT + "; per ACCR dimension", "all references"),
+        # Version 2: the system level compares each system's mean rating with its number as the
+        # captioner board forms it (corpus BLEU and METEOR; version 1 averaged sentence scores).
         Protocol(
             "thumb",
             "paper",
-            "1",
+            "2",
             ("pearson",),
             "one row per (system, image); with and without Human",
             "the image's 4 references",
-            notes="VisCE2 Table 1: Pearson against P, R and total",
+            notes="VisCE2 Table 1: Pearson against P, R and total; system level: the board's system numbers",
         ),
         Protocol(
-            "thumb", "canonical", "1", RATING_STATISTICS, "one row per (system, image)", "the image's 4 references"
+            "thumb", "canonical", "2", RATING_STATISTICS, "one row per (system, image)", "the image's 4 references"
         ),
         Protocol(
             "pascal50s",

@@ -1,5 +1,7 @@
-"""System-level agreement: rank captioning systems by their mean human and mean metric scores.
-Only meaningful where real systems exist (THumB: 5 systems, so mark the small n)."""
+"""System-level agreement: captioning systems ranked by their mean human rating and by their number
+under a metric, formed as the captioner board forms it (evaluation.metaeval.system_value: corpus BLEU
+and METEOR from summed statistics, the mean of per-caption scores otherwise). Only meaningful where
+real systems exist (THumB: 5 systems, so mark the small n)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation.metaeval.bootstrap import Interval, cluster_bootstrap_blocks, cluster_index
+from evaluation.metaeval.bootstrap import Interval, cluster_bootstrap_blocks
 from evaluation.metaeval.kendall import PairCountBlock, tau_b_values
+from evaluation.metaeval.system_value import MEAN_OF_SCORES, Aggregation
 
 
 @dataclass(frozen=True)
@@ -51,42 +54,97 @@ def system_level_intervals(
     replicates: int,
     seed: int,
 ) -> dict[str, Interval]:
-    """System-level Pearson, Kendall τ-b and pairwise agreement of per-system means, with 95%
-    intervals from resampling items (clusters): a replicate re-weights rows, so each system's mean
-    is recomputed from the items drawn. NaN metric rows (failures) are left out.
-
-    A replicate's per-system sums are linear in its cluster multiplicities, so the rows are summed
-    per (cluster, system) once and a block of replicates is three matrix products."""
+    """system_level_cells for rows that each hold a human rating and a metric score (one row per
+    judgment), each system's metric number the mean of its rows; a row whose either side is NaN
+    (a failure) is left out."""
     human_all, metric_all = np.asarray(human, float), np.asarray(metric, float)
     keep = ~(np.isnan(human_all) | np.isnan(metric_all))
-    human_kept, metric_kept = human_all[keep], metric_all[keep]
-    system_ids, cluster_of_row = np.asarray(systems)[keep], cluster_index(np.asarray(clusters)[keep])
-    names, index = np.unique(system_ids, return_inverse=True)
+    system_ids, cluster_ids = np.asarray(systems)[keep], np.asarray(clusters)[keep]
+    judged = JudgedRows(human_all[keep], system_ids, cluster_ids)
+    scored = ScoredRows(MEAN_OF_SCORES.caption_totals(metric_all[keep], None), system_ids, cluster_ids)
+    return system_level_cells(judged, scored, MEAN_OF_SCORES, replicates=replicates, seed=seed)
+
+
+@dataclass(frozen=True)
+class JudgedRows:
+    """Human ratings, one per judgment: its value, its caption's system and its item (cluster)."""
+
+    values: np.ndarray
+    systems: np.ndarray
+    clusters: np.ndarray
+
+
+@dataclass(frozen=True)
+class ScoredRows:
+    """A metric's scored captions, each once: its caption_totals row (system_value), its system and
+    its item (cluster)."""
+
+    totals: np.ndarray
+    systems: np.ndarray
+    clusters: np.ndarray
+
+
+def system_level_cells(
+    judged: JudgedRows,
+    scored: ScoredRows,
+    metric: Aggregation,
+    *,
+    sign: float = 1.0,
+    replicates: int,
+    seed: int,
+) -> dict[str, Interval]:
+    """System-level Pearson, Kendall τ-b and pairwise agreement between each system's mean human
+    rating and its number under the metric as the captioner board forms it (system_value: the mean
+    of its per-caption scores, or the corpus statistic of their summed statistics), times `sign`
+    (-1 where lower is better), with 95% intervals from resampling items: a replicate re-weights
+    both sides' rows by their item's draw count. Only systems with both ratings and scores count.
+
+    A replicate's sums are linear in its item multiplicities, so the rows are summed per (item,
+    system) once and a block of replicates is a few matrix products."""
+    names = np.array(sorted(set(judged.systems.tolist()) & set(scored.systems.tolist())))
     if len(names) < MIN_SYSTEMS:
         raise ValueError(f"system-level agreement needs at least {MIN_SYSTEMS} systems, got {len(names)}")
-    cell = cluster_of_row * len(names) + index.ravel()
-    shape = (int(cluster_of_row.max()) + 1, len(names))
-
-    def per_cell(values: np.ndarray | None) -> np.ndarray:  # (clusters × systems) sums
-        return np.bincount(cell, weights=values, minlength=shape[0] * shape[1]).reshape(shape)
-
-    rows, human_sums, metric_sums = per_cell(None), per_cell(human_kept), per_cell(metric_kept)
+    judged_kept, scored_kept = np.isin(judged.systems, names), np.isin(scored.systems, names)
+    found, cluster_of_row = np.unique(
+        np.concatenate([judged.clusters[judged_kept], scored.clusters[scored_kept]]), return_inverse=True
+    )
+    cluster_of_row = cluster_of_row.ravel()
+    judged_clusters, scored_clusters = np.split(cluster_of_row, [int(judged_kept.sum())])
+    judged_systems = np.searchsorted(names, judged.systems[judged_kept])
+    scored_systems = np.searchsorted(names, scored.systems[scored_kept])
+    shape = (len(found), len(names))
+    human_rows = _per_cell(judged_clusters, judged_systems, np.ones(len(judged_clusters)), shape)
+    human_sums = _per_cell(judged_clusters, judged_systems, judged.values[judged_kept], shape)
+    metric_rows = _per_cell(scored_clusters, scored_systems, np.ones(len(scored_clusters)), shape)
+    width = scored.totals.shape[1]
+    per_cell = np.zeros((shape[0], shape[1], width))
+    np.add.at(per_cell, (scored_clusters, scored_systems), scored.totals[scored_kept])
+    metric_totals = per_cell.reshape(shape[0], shape[1] * width)
 
     def statistics(counts: np.ndarray) -> np.ndarray:
         weights = counts.astype(float)
-        totals = weights @ rows
+        rated, scored_count = weights @ human_rows, weights @ metric_rows
         with np.errstate(invalid="ignore", divide="ignore"):
-            values = _system_statistics((weights @ human_sums) / totals, (weights @ metric_sums) / totals)
-        values[(totals == 0).any(axis=1)] = np.nan  # a system lost every item in this draw
+            human = (weights @ human_sums) / rated
+            numbers = metric.from_totals((weights @ metric_totals).reshape(len(weights) * shape[1], width))
+            values = _system_statistics(human, sign * numbers.reshape(len(weights), shape[1]))
+        values[((rated == 0) | (scored_count == 0)).any(axis=1)] = np.nan  # a system lost every item in this draw
         return values
 
     intervals, _ = cluster_bootstrap_blocks(statistics, cluster_of_row, replicates=replicates, seed=seed)
     return dict(zip(SYSTEM_STATISTICS, intervals, strict=True))
 
 
+def _per_cell(clusters: np.ndarray, systems: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """(clusters × systems) sums of `values`."""
+    return np.bincount(clusters * shape[1] + systems, weights=values, minlength=shape[0] * shape[1]).reshape(shape)
+
+
 def _system_statistics(human: np.ndarray, metric: np.ndarray) -> np.ndarray:
-    """(k × SYSTEM_STATISTICS) from (k × systems) means: Pearson (NaN where a side is constant),
-    τ-b and pairwise agreement."""
+    """(k × SYSTEM_STATISTICS) from (k × systems) numbers: Pearson (NaN where a side is constant),
+    τ-b and pairwise agreement. Numbers within float noise of each other (SAME) are taken as equal:
+    two systems with the same captions sum their scores in another order in a matrix product."""
+    human, metric = _snapped(human), _snapped(metric)
     human_centred = human - human.mean(axis=1, keepdims=True)
     metric_centred = metric - metric.mean(axis=1, keepdims=True)
     human_spread = (human_centred * human_centred).sum(axis=1)
@@ -96,6 +154,29 @@ def _system_statistics(human: np.ndarray, metric: np.ndarray) -> np.ndarray:
     pearson = np.where(varied, (human_centred * metric_centred).sum(axis=1) / spread, np.nan)
     tau_b, agreement = _system_pairs(human, metric)
     return np.column_stack([pearson, tau_b, agreement])
+
+
+SAME = 1e-12  # relative difference below which two systems' numbers are one number
+
+
+def _snapped(values: np.ndarray) -> np.ndarray:
+    """Each row's values with those within SAME (relative to the row's largest) of its smallest
+    value of their group made equal to it: float noise becomes a tie, a real difference stays."""
+    out = np.array(values, dtype=float, copy=True)
+    for row in out:
+        finite = np.isfinite(row)
+        if finite.sum() < 2:
+            continue
+        order = np.argsort(row[finite], kind="stable")
+        kept = row[finite][order]
+        tolerance = SAME * max(1.0, float(np.abs(kept).max()))
+        for i in range(1, len(kept)):
+            if kept[i] - kept[i - 1] <= tolerance:
+                kept[i] = kept[i - 1]
+        snapped = row[finite]
+        snapped[order] = kept
+        row[finite] = snapped
+    return out
 
 
 def _system_pairs(human: np.ndarray, metric: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,9 @@ import numpy as np
 
 from evaluation.errors import MetricUnavailable  # defined there (the backbones raise it too), exported here
 
-__all__ = ["Availability", "CaptionRow", "Metric", "MetricResult", "MetricUnavailable"]
+__all__ = ["CORPUS", "MEAN", "Availability", "CaptionRow", "Metric", "MetricResult", "MetricUnavailable"]
+
+MEAN, CORPUS = "mean", "corpus"  # Metric.aggregation
 
 
 @dataclass(frozen=True)
@@ -59,9 +61,16 @@ class Metric(ABC):
     notes: ClassVar[tuple[str, ...]] = ()
     # Per-row scores depend on the whole batch (CIDEr-D's document frequencies).
     corpus_dependent: ClassVar[bool] = False
-    # What a number is multiplied by where people read it (boards, results cards): papers and the
-    # COCO server report 0–1 metrics ×100 (CIDEr-D 1.20 as 120.0); a judge rating 0–100 sets 1.
+    # What a number is multiplied by where people read it (every page, chart axis and CSV: "points");
+    # papers and the COCO server report 0–1 metrics ×100 (CIDEr-D 1.20 as 120.0); a judge rating
+    # 0–100 sets 1. The API gives both the native value and its points (docs/api.md).
     points: ClassVar[float] = 100.0
+    # How a system's number is formed from its captions' scores (docs/metrics.md, "A system's
+    # number"): MEAN, the mean of its per-caption scores; CORPUS, the metric's corpus statistic over
+    # its captions' summed per-caption statistics (corpus BLEU, Meteor's aggregate). Either way over
+    # the system's own captions, as COCO's toolkit scores a results file; a subset board's over the
+    # subset's. caption_totals and from_totals below say how (a corpus metric overrides both).
+    aggregation: ClassVar[str] = MEAN
     # Seconds of work per 1,000 captions on its queue's device, roughly (docs/performance.md): a
     # submission's jobs are sent longest first, so that the slowest one does not start last and
     # leave the other worker processes idle while it finishes.
@@ -113,22 +122,47 @@ class Metric(ABC):
         """Score every row. Without `context`, `rows` is the corpus for corpus-dependent metrics;
         with it, `rows` may be any batch of the corpus the context was built from."""
 
+    def caption_totals(self, scores: np.ndarray, statistics: Sequence | None) -> np.ndarray:
+        """(captions × k): what a system's number sums over its captions (its sufficient
+        statistics). A mean metric: each caption's score and 1 (the sum and the count); a corpus
+        metric overrides it with its per-caption statistics. `scores` are finite; `statistics` are
+        aligned with them (a corpus metric's; None for a mean metric)."""
+        values = np.asarray(scores, dtype=float)
+        return np.column_stack([values, np.ones(len(values))])
+
+    def from_totals(self, totals: np.ndarray) -> np.ndarray:
+        """The system numbers of (n × k) summed caption_totals, one per row: the mean, or a corpus
+        metric's corpus statistic. Vectorised: a bootstrap's thousand replicates are one call."""
+        totals = np.atleast_2d(np.asarray(totals, dtype=float))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return totals[:, 0] / totals[:, 1]
+
     def aggregate(self, scores: Sequence[float], statistics: Sequence | None = None) -> float | None:
-        """The corpus number over rows scored in any number of batches; the mean unless the
-        reference aggregates otherwise (then from `statistics`). NaN scores (failures) are left out."""
-        kept = [value for value in scores if value is not None and not math.isnan(value)]
-        return sum(kept) / len(kept) if kept else None
+        """The system number over rows scored in any number of batches (from_totals of their summed
+        caption_totals): a mean metric's mean of the finite `scores` (NaN failures left out); a
+        corpus metric's corpus statistic from the rows' `statistics` (ValueError without them)."""
+        if self.aggregation == CORPUS:
+            if statistics is None:
+                raise ValueError(f"the corpus {self.name} needs the per-row statistics")
+            if not len(statistics):
+                return None
+            totals = self.caption_totals(np.zeros(len(statistics)), statistics)
+        else:
+            kept = [value for value in scores if value is not None and not math.isnan(value)]
+            if not kept:
+                return None
+            totals = self.caption_totals(np.asarray(kept, dtype=float), None)
+        return float(self.from_totals(totals.sum(axis=0))[0])
 
     def resampled(self, scores: np.ndarray, statistics: list | None, weights: np.ndarray | None) -> float | np.ndarray:
-        """The corpus number of finite `scores` (with their `statistics`), each row counted as often
+        """The system number of finite `scores` (with their `statistics`), each row counted as often
         as a bootstrap replicate drew it: `weights` is (replicates × rows) and the answer one number
-        per replicate; None: every row once, one number. The weighted mean unless `aggregate` is
-        overridden: then NotImplementedError, unless the metric overrides this too (BLEU does; Meteor's
-        aggregate runs its Java scorer, too slow for a thousand replicates)."""
-        if type(self).aggregate is not Metric.aggregate:
-            raise NotImplementedError(f"{self.slug}: no resampled corpus number")
-        if not len(scores):
+        per replicate; None: every row once, one number."""
+        if not len(scores) and not statistics:
             raise ValueError("no score to aggregate")
+        if self.aggregation == CORPUS and not statistics:
+            raise ValueError(f"the corpus {self.name} needs the per-row statistics")
+        totals = self.caption_totals(np.asarray(scores, dtype=float), statistics)
         if weights is None:
-            return float(scores.mean())
-        return (weights @ scores) / weights.sum(axis=1)
+            return float(self.from_totals(totals.sum(axis=0))[0])
+        return self.from_totals(np.asarray(weights, dtype=float) @ totals)

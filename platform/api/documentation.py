@@ -8,9 +8,11 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from api.serializers import CampaignSerializer, DatasetSerializer, ItemSerializer
+from api.campaign_serializers import CampaignSerializer
+from api.serializers import DatasetSerializer, ItemSerializer
 from campaigns.models import Campaign
-from leaderboards.selectors import FILTERS, LEVELS, PROTOCOLS, REFERENCES
+from leaderboards.captioner import FILTERS
+from leaderboards.metric_board import LEVELS, PROTOCOLS, REFERENCES
 
 
 class _Schema(serializers.Serializer):
@@ -83,29 +85,34 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
         schemas.setdefault(name, schema)
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
-            if path.endswith("/schema/"):
-                codes = ["404", "429", "503"]  # (404: an unknown ?format=)
-            else:
-                codes = ["401", "429", "503"]
-                if "{" in path:
-                    codes.append("404")
-                if operation.get("requestBody") or any(p.get("in") == "query" for p in operation.get("parameters", [])):
-                    codes.append("400")
-                if method != "get":
-                    codes.append("403")
             responses = operation.setdefault("responses", {})
-            for code in codes:
-                if code in responses:
-                    continue
-                component, description = ERROR_RESPONSES[code]
-                answer = {
-                    "description": description,
-                    "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{component}"}}},
-                }
-                if code in ("429", "503"):
-                    answer["headers"] = RETRY_AFTER
-                responses[code] = answer
+            for code in _error_codes(path, method, operation):
+                responses.setdefault(code, _error_answer(code))
     return result
+
+
+def _error_codes(path: str, method: str, operation: dict) -> list[str]:
+    if path.endswith("/schema/"):
+        return ["404", "429", "503"]  # (404: an unknown ?format=)
+    codes = ["401", "429", "503"]
+    if "{" in path:
+        codes.append("404")
+    if operation.get("requestBody") or any(p.get("in") == "query" for p in operation.get("parameters", [])):
+        codes.append("400")
+    if method != "get":
+        codes.append("403")
+    return codes
+
+
+def _error_answer(code: str) -> dict:
+    component, description = ERROR_RESPONSES[code]
+    answer: dict = {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{component}"}}},
+    }
+    if code in ("429", "503"):
+        answer["headers"] = RETRY_AFTER
+    return answer
 
 
 # --- parameters -------------------------------------------------------------------------------
@@ -189,12 +196,23 @@ class ItemPage(_Schema):
     results = ItemSerializer(many=True)
 
 
-class BoardCell(_Schema):
-    value = serializers.FloatField(allow_null=True, help_text="as stored: 0–1 metrics as 0–1 (multiply by `points`)")
+class Number(_Schema):
+    """A number as the API gives it everywhere (docs/api.md "Numbers"): native and in points."""
+
+    value = serializers.FloatField(allow_null=True, help_text="on the metric's own scale (0–1 metrics as 0–1)")
+    low = serializers.FloatField(allow_null=True, help_text="the 95% interval's lower end, on the same scale")
+    high = serializers.FloatField(allow_null=True)
+    points = serializers.FloatField(allow_null=True, help_text="the value as pages show it (× the metric's points)")
+    low_points = serializers.FloatField(allow_null=True)
+    high_points = serializers.FloatField(allow_null=True)
+
+
+class BoardCell(Number):
     state = serializers.CharField(help_text="`value`, or why there is no number (`missing`, `failed`, …)")
+    rank = serializers.IntegerField(
+        required=False, help_text="its rank by this column, where the board is sorted by it"
+    )
     note = serializers.CharField(required=False, help_text="the job's error (staff only)")
-    low = serializers.FloatField(required=False, allow_null=True, help_text="the 95% interval's lower end")
-    high = serializers.FloatField(required=False, allow_null=True)
 
 
 class BoardMetric(_Schema):
@@ -203,6 +221,11 @@ class BoardMetric(_Schema):
     family = serializers.CharField()
     higher_is_better = serializers.BooleanField()
     points = serializers.FloatField(help_text="what the pages multiply a value by (100 for 0–1 metrics)")
+    aggregation = serializers.ChoiceField(
+        choices=["mean", "corpus"],
+        help_text="a system's number: the mean of its per-caption scores, or the corpus statistic of their summed "
+        "statistics (BLEU, METEOR)",
+    )
 
 
 class BoardSystem(_Schema):
@@ -223,16 +246,61 @@ class PeopleCampaign(_Schema):
     mode = serializers.ChoiceField(choices=Campaign.Mode.choices)
 
 
+class PeopleSource(_Schema):
+    shows = serializers.CharField(help_text="what the column shows: a judgment dimension, or a campaign's label")
+    kind = serializers.ChoiceField(
+        choices=["judgments", "campaign"],
+        help_text="the dataset's imported judgments, or a live campaign an organiser chose for the board",
+    )
+    who = serializers.CharField(help_text="whose ratings, in words")
+    ratings = serializers.IntegerField(help_text="ratings (or an arena's comparisons) the column is made of")
+    alpha = Number(allow_null=True, help_text="Krippendorff's α between annotators, with its 95% interval")
+    alpha_note = serializers.CharField(allow_blank=True, help_text="why there is no α")
+    campaign = PeopleCampaign(allow_null=True)
+
+
 class CaptionerBoard(_Schema):
     dataset = serializers.CharField()
     domain = serializers.CharField(allow_null=True, help_text="the image subset the numbers are over (null: all)")
     headline_metric = serializers.CharField(allow_blank=True)
+    sorted_by = serializers.CharField(allow_null=True, help_text="the column the ranks are by (a metric or `people`)")
     people_dimension = serializers.CharField(
         allow_null=True, help_text="what the people column shows: a judgment dimension, or a live campaign's label"
     )
     people_campaign = PeopleCampaign(allow_null=True, help_text="the live campaign the people column comes from")
+    people_column = PeopleSource(allow_null=True, help_text="whose ratings the people column shows, how many, α")
+    people_pending = serializers.CharField(
+        allow_null=True, help_text="a campaign chosen for the people column that is not eligible yet, and why"
+    )
     metrics = BoardMetric(many=True)
     systems = BoardSystem(many=True)
+
+
+class Difference(Number):
+    p = serializers.FloatField(allow_null=True, help_text="two-sided paired-bootstrap p-value")
+    images = serializers.IntegerField(help_text="the images the difference is over (both systems scored)")
+    better = serializers.ChoiceField(
+        choices=["a", "b"], allow_null=True, help_text="the better system where the interval excludes 0"
+    )
+
+
+class ComparedMetric(_Schema):
+    metric = serializers.CharField()
+    name = serializers.CharField()
+    higher_is_better = serializers.BooleanField()
+    aggregation = serializers.CharField(help_text="how each number and the difference are formed")
+    a = Number(allow_null=True, help_text="system A's number as the board shows it")
+    b = Number(allow_null=True)
+    difference = Difference(allow_null=True, help_text="a − b on the shared images (null: not compared)")
+    reason = serializers.CharField(allow_blank=True, help_text="why there is no difference, in words")
+
+
+class Comparison(_Schema):
+    dataset = serializers.CharField()
+    a = serializers.CharField(help_text="system A's slug")
+    b = serializers.CharField()
+    images = serializers.IntegerField(help_text="images both systems captioned")
+    metrics = ComparedMetric(many=True)
 
 
 class CampaignName(_Schema):
@@ -248,10 +316,9 @@ class MetricBoardColumn(_Schema):
     campaign = CampaignName(allow_null=True, help_text="a live column's campaign (null for the others)")
 
 
-class MetricBoardCell(_Schema):
-    value = serializers.FloatField(allow_null=True)
-    low = serializers.FloatField(allow_null=True)
-    high = serializers.FloatField(allow_null=True)
+class MetricBoardCell(Number):
+    """A correlation (−1 to 1; an accuracy 0 to 1), and in `points` ×100 as the board shows it."""
+
     n = serializers.IntegerField(allow_null=True)
     rank = serializers.IntegerField(allow_null=True, help_text="significance cluster (1 = best), paper protocol only")
 
@@ -273,6 +340,7 @@ class MetricBoardRow(_Schema):
 
 class MetricBoard(_Schema):
     protocol = serializers.CharField()
+    level = serializers.ChoiceField(choices=list(LEVELS))
     columns = MetricBoardColumn(many=True)
     metrics = MetricBoardRow(many=True)
 
@@ -298,20 +366,17 @@ class Progress(_Schema):
     final = serializers.BooleanField(help_text="no metric is queued or running any more")
 
 
-class Gap(_Schema):
+class Gap(Number):
     system = serializers.CharField()
     name = serializers.CharField()
-    value = serializers.FloatField(help_text="its number, in points")
-    gap = serializers.FloatField(help_text="ours − theirs, in points (> 0 is better when higher is better)")
+    gap = serializers.FloatField(help_text="ours − theirs on the metric's scale (> 0 is better when higher is better)")
+    gap_points = serializers.FloatField(help_text="the same in points")
 
 
-class ResultLine(_Schema):
+class ResultLine(Number):
     metric = serializers.CharField()
     name = serializers.CharField()
-    value = serializers.FloatField(help_text="as stored: 0–1 metrics as 0–1")
-    points = serializers.FloatField(help_text="the number as the site shows it (value × the metric's points)")
-    low = serializers.FloatField(allow_null=True, help_text="the 95% interval, in points")
-    high = serializers.FloatField(allow_null=True)
+    aggregation = serializers.CharField(help_text="`mean` or `corpus`: how the number is formed")
     higher_is_better = serializers.BooleanField()
     rank = serializers.IntegerField(help_text="among the public systems with a number and this one (1 = best)")
     ranked = serializers.IntegerField(help_text="how many systems the rank is among")
@@ -350,10 +415,8 @@ class AgreementInterval(_Schema):
     captions = serializers.IntegerField()
 
 
-class PeopleNumber(_Schema):
+class PeopleNumber(Number):
     value = serializers.FloatField(help_text="the mean rating (rating), or the Bradley–Terry strength 0–100 (arena)")
-    low = serializers.FloatField(allow_null=True, help_text="the 95% interval (images resampled)")
-    high = serializers.FloatField(allow_null=True)
     n = serializers.IntegerField(help_text="ratings (rating) or comparisons (arena)")
     theta = serializers.FloatField(required=False, help_text="arena: the log-strength")
     rank = serializers.IntegerField(required=False, help_text="arena: 1 = strongest")

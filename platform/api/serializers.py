@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import math
-
 from django.conf import settings
-from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from campaigns.models import Campaign
-from campaigns.selectors import campaign_results, campaign_systems_shown
-from catalog.citations import absolute, dataset_bibtex
+from catalog.citations import dataset_bibtex
 from catalog.models import Dataset, Item, System
-from leaderboards.citable import public_metric_slugs, shown_payload, shown_provenance, snapshot_url
 from leaderboards.citations import metric_bibtex
-from leaderboards.models import CitableSnapshot
+from leaderboards.exports import CORRELATION_POINTS
 from scoring.models import CorrelationResult, Metric, Score
+from scoring.shown import Shown, clean
 from submissions.cards import Gap, PendingLine, ResultsCard
 from submissions.models import Submission
 from submissions.services import NAME_MAX_CHARS, URL_MAX_CHARS
@@ -118,6 +113,8 @@ class MetricSerializer(StaffOnlyErrors, serializers.ModelSerializer):
             "name",
             "family",
             "higher_is_better",
+            "points",
+            "aggregation",
             "needs",
             "queue",
             "version",
@@ -161,6 +158,7 @@ class ScoreSerializer(serializers.ModelSerializer):
     READS = (
         "id", "caption_id", "value", "error", "detail", "caption__text", "caption__item__external_id",
         "caption__system__slug", "metric_version__config_hash", "metric_version__metric__slug",
+        "metric_version__metric__points",
     )  # fmt: skip
 
     caption_id = serializers.IntegerField()
@@ -169,6 +167,7 @@ class ScoreSerializer(serializers.ModelSerializer):
     caption = serializers.CharField(source="caption.text")
     metric = serializers.CharField(source="metric_version.metric.slug")
     metric_version = serializers.CharField(source="metric_version.config_hash")
+    points = serializers.FloatField(allow_null=True, help_text="the value in the metric's points, as pages show it")
 
     class Meta:
         model = Score
@@ -181,6 +180,7 @@ class ScoreSerializer(serializers.ModelSerializer):
             "metric",
             "metric_version",
             "value",
+            "points",
             "error",
             "detail",
         ]
@@ -196,15 +196,25 @@ class ScoreSerializer(serializers.ModelSerializer):
             "metric": version.metric.slug,
             "metric_version": version.config_hash,
             "value": instance.value,
+            "points": None if instance.value is None else clean(instance.value * version.metric.points),
             "error": instance.error,
             "detail": instance.detail,
         }
 
 
+NULLABLE_FLOAT = {"type": "number", "format": "float", "nullable": True}
+
+
 class CorrelationSerializer(serializers.ModelSerializer):
+    """A correlation cell: `value`, `low`, `high` as computed (−1 to 1, accuracy 0 to 1) and the
+    same ×100 as the metric board shows them (`points`, `low_points`, `high_points`)."""
+
     dataset = serializers.CharField(source="dataset.slug")
     metric = serializers.CharField(source="metric_version.metric.slug")
     metric_version = serializers.CharField(source="metric_version.config_hash")
+    points = serializers.SerializerMethodField()
+    low_points = serializers.SerializerMethodField()
+    high_points = serializers.SerializerMethodField()
 
     class Meta:
         model = CorrelationResult
@@ -219,11 +229,29 @@ class CorrelationSerializer(serializers.ModelSerializer):
             "value",
             "low",
             "high",
+            "points",
+            "low_points",
+            "high_points",
             "n",
             "left_out",
             "tie_rate",
             "computed_at",
         ]
+
+    def _shown(self, result: CorrelationResult) -> Shown:
+        return Shown(result.value, result.low, result.high, CORRELATION_POINTS)
+
+    @extend_schema_field(NULLABLE_FLOAT)
+    def get_points(self, result: CorrelationResult) -> float | None:
+        return self._shown(result).points
+
+    @extend_schema_field(NULLABLE_FLOAT)
+    def get_low_points(self, result: CorrelationResult) -> float | None:
+        return self._shown(result).low_points
+
+    @extend_schema_field(NULLABLE_FLOAT)
+    def get_high_points(self, result: CorrelationResult) -> float | None:
+        return self._shown(result).high_points
 
 
 class SubmissionSerializer(StaffOnlyErrors, serializers.ModelSerializer):
@@ -354,23 +382,25 @@ class MetricSubmissionSerializer(serializers.ModelSerializer):
 
 
 def results_json(submission: Submission, card: ResultsCard) -> dict:
-    """A submission's results card (submissions.cards) as the API gives it: values as stored, and
-    `points`, `low`, `high` and every gap as the site shows them (×the metric's points)."""
+    """A submission's results card (submissions.cards) as the API gives it (docs/api.md "Numbers"):
+    every number native (`value`, `low`, `high`) and in points (`points`, `low_points`,
+    `high_points`), a gap as `gap` and `gap_points`."""
 
     def gap(found: Gap | None) -> dict | None:
-        return (
-            None
-            if found is None
-            else {"system": found.slug, "name": found.name, "value": found.value, "gap": found.gap}
-        )
+        if found is None:
+            return None
+        return {
+            "system": found.slug,
+            "name": found.name,
+            **found.number.json(),
+            "gap": clean(found.gap.value),
+            "gap_points": found.gap.points,
+        }
 
     def pending(line: PendingLine) -> dict:
         metric = line.metric
         return {"metric": metric.slug, "name": metric.name, "status": line.status, "words": line.words,
                 "done": line.done, "total": line.total}  # fmt: skip
-
-    def scaled(value: float | None, points: float) -> float | None:
-        return None if value is None or not math.isfinite(value) else value * points
 
     return {
         "submission": submission.pk,
@@ -383,10 +413,8 @@ def results_json(submission: Submission, card: ResultsCard) -> dict:
             {
                 "metric": line.metric.slug,
                 "name": line.metric.name,
-                "value": line.value,
-                "points": line.value * line.metric.points,
-                "low": scaled(line.low, line.metric.points),
-                "high": scaled(line.high, line.metric.points),
+                "aggregation": line.metric.aggregation,
+                **line.number.json(),
                 "higher_is_better": line.metric.higher_is_better,
                 "rank": line.rank,
                 "ranked": line.ranked,
@@ -398,141 +426,4 @@ def results_json(submission: Submission, card: ResultsCard) -> dict:
         ],
         "pending": [pending(line) for line in card.pending],
         "missing": [pending(line) for line in card.missing],
-    }
-
-
-class CitableSnapshotSerializer(serializers.ModelSerializer):
-    dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(
-        slug_field="slug", read_only=True, allow_null=True
-    )
-    provenance = serializers.SerializerMethodField(
-        help_text="metric versions, protocol versions and data fingerprints behind its numbers"
-    )
-    page = serializers.SerializerMethodField(help_text="its page (with a BibTeX entry)")
-    json = serializers.SerializerMethodField(help_text="its JSON download")
-    csv = serializers.SerializerMethodField(help_text="its CSV download")
-
-    class Meta:
-        model = CitableSnapshot
-        fields = [
-            "id",
-            "board",
-            "dataset",
-            "number",
-            "created_at",
-            "note",
-            "digest",
-            "provenance",
-            "page",
-            "json",
-            "csv",
-        ]
-
-    def _url(self, snapshot: CitableSnapshot, suffix: str) -> str:
-        return absolute(snapshot_url(snapshot) + suffix)
-
-    @extend_schema_field(OpenApiTypes.OBJECT)
-    def get_provenance(self, snapshot: CitableSnapshot) -> dict:
-        root = self.root  # (a list's serializer: read once per answer, not once per snapshot listed)
-        if getattr(root, "public_metrics", None) is None:
-            root.public_metrics = public_metric_slugs()  # type: ignore[attr-defined]
-        return shown_provenance(snapshot, public_metrics=root.public_metrics)  # type: ignore[attr-defined]
-
-    def get_page(self, snapshot: CitableSnapshot) -> str:
-        return self._url(snapshot, "")
-
-    def get_json(self, snapshot: CitableSnapshot) -> str:
-        return self._url(snapshot, "").rstrip("/") + ".json"
-
-    def get_csv(self, snapshot: CitableSnapshot) -> str:
-        return self._url(snapshot, "").rstrip("/") + ".csv"
-
-
-class CitableSnapshotDetailSerializer(CitableSnapshotSerializer):
-    board_json = serializers.SerializerMethodField(
-        help_text="the board as the API gave it when frozen; a row withdrawn or made private since loses its "
-        "names and links (`withdrawn`: true)"
-    )
-
-    class Meta(CitableSnapshotSerializer.Meta):
-        fields = [*CitableSnapshotSerializer.Meta.fields, "board_json"]
-
-    @extend_schema_field(OpenApiTypes.OBJECT)
-    def get_board_json(self, snapshot: CitableSnapshot) -> dict:
-        return shown_payload(snapshot)
-
-
-class RubricDimensionSerializer(serializers.Serializer):
-    key = serializers.CharField(help_text="the judgment dimension its ratings are stored under")
-    name = serializers.CharField()
-    definition = serializers.CharField(help_text="what annotators are shown beside the rating buttons")
-    low = serializers.IntegerField()
-    high = serializers.IntegerField()
-    labels = serializers.DictField(child=serializers.CharField(), help_text="a rating (as text) -> the word shown")
-
-
-class CampaignSystemSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = System
-        fields = ["id", "slug", "name"]
-
-
-class CampaignSerializer(serializers.ModelSerializer):
-    dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    rubric = RubricDimensionSerializer(many=True, read_only=True, help_text="the dimensions rated (none in an arena)")
-    systems = serializers.SerializerMethodField(help_text="its systems the caller may see")
-    answers = serializers.IntegerField(read_only=True, help_text="tasks answered (gold checks among them)")
-    annotator_count = serializers.IntegerField(read_only=True, help_text="people who answered at least once")
-    url = serializers.SerializerMethodField(help_text="its page")
-
-    class Meta:
-        model = Campaign
-        fields = [
-            "slug",
-            "title",
-            "description",
-            "dataset",
-            "mode",
-            "rubric",
-            "status",
-            "audience",
-            "ratings_wanted",
-            "systems",
-            "answers",
-            "annotator_count",
-            "url",
-        ]
-
-    @extend_schema_field(CampaignSystemSerializer(many=True))
-    def get_systems(self, campaign: Campaign) -> list:
-        request = self.context.get("request")
-        shown = campaign_systems_shown(campaign, request.user if request is not None else None)
-        return list(CampaignSystemSerializer(shown, many=True).data)
-
-    @extend_schema_field(OpenApiTypes.URI)
-    def get_url(self, campaign: Campaign) -> str:
-        return absolute(reverse("campaigns:detail", args=[campaign.slug]))
-
-
-def campaign_results_json(campaign: Campaign, viewer) -> dict | None:
-    """A campaign's stored results as the caller may read them (campaigns.selectors.campaign_results),
-    every key present: null where it does not apply (an arena's agreement, a rating's Bradley–Terry
-    fit) or is withheld (a hidden test set's agreement and annotators are staff's); null before its
-    first refresh."""
-    found = campaign_results(campaign, viewer)
-    if found is None:
-        return None
-    return {
-        "people_dimension": found.get("people_dimension", ""),
-        "people": found.get("people") or {},
-        "agreement": found.get("agreement"),
-        "bradley_terry": found.get("bradley_terry"),
-        "annotators": found.get("annotators"),
-        "answers": found.get("answers", 0),
-        "gold_answers": found.get("gold_answers", 0),
-        "flagged": found.get("flagged", 0),
-        "median_seconds": found.get("median_seconds"),
-        "median_annotator_seconds": found.get("median_annotator_seconds"),
-        "metrics": found.get("metrics", []),
-        "computed_at": serializers.DateTimeField().to_representation(found["computed_at"]),
     }

@@ -56,11 +56,24 @@ class Campaign(models.Model):
     refresh_wanted_at = models.DateTimeField(
         null=True, blank=True, help_text="when its results were last asked to be computed again (an answer, a change)"
     )
+    on_board = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text=(
+            "chosen by an organiser as its dataset's captioner board's people column, shown there once it has "
+            "enough answers (campaigns.selectors.board_people); the dataset's imported judgments stay until then"
+        ),
+    )
 
     objects = CampaignQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset"], condition=models.Q(on_board=True), name="campaign_one_on_board_per_dataset"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.slug

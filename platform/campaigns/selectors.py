@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db.models import Count, Q
 
 from campaigns.models import Annotation, Campaign, CampaignResults
@@ -41,38 +42,87 @@ def campaign_systems_shown(campaign: Campaign, viewer) -> list[System]:
 
 @dataclass(frozen=True)
 class PeopleColumn:
+    """A live campaign as a captioner board's people column: its label, the campaign, each system's
+    cell, how many answers it is made of and the annotators' agreement (α; None in an arena)."""
+
     label: str  # what the board's people header says under "People"
     campaign: Campaign
     cells: dict[int, dict]  # system id -> the board's cell
+    answers: int
+    alpha: dict | None
+    alpha_note: str = ""
 
 
-def board_people(dataset: Dataset) -> PeopleColumn | None:
-    """The people column a captioner board shows from live evaluation: the newest campaign of the
-    dataset whose results have a number for some system (every system's cell, before visibility:
-    the board keeps the rows its viewer may see)."""
-    found = (
-        CampaignResults.objects.filter(campaign__dataset=dataset)
-        .select_related("campaign")
-        .order_by("-campaign__created_at")
-    )
-    for results in found:
-        people = results.payload.get("people") or {}
-        if not people:
-            continue
-        campaign = results.campaign
-        noun = "comparisons" if campaign.is_arena else "ratings"
-        cells = {
-            int(system): {
-                "value": cell["value"],
-                "state": "value",
-                "note": f"{cell['n']:,} {noun} in {campaign.title}",
-                "low": cell.get("low"),
-                "high": cell.get("high"),
-            }
-            for system, cell in people.items()
+@dataclass(frozen=True)
+class BoardPeople:
+    """What a dataset's campaigns give its captioner board: the chosen campaign's column once it is
+    eligible (else None), and, while a chosen campaign is not, why (`pending`)."""
+
+    column: PeopleColumn | None
+    pending: str = ""
+
+
+def board_people(dataset: Dataset) -> BoardPeople:
+    """The campaign an organiser chose for the dataset's board (`Campaign.on_board`), as its people
+    column once it is eligible (people_eligibility): until then, and without a chosen campaign, the
+    board shows the dataset's imported judgments. Every system's cell, before visibility: the board
+    keeps the rows its viewer may see."""
+    campaign = Campaign.objects.filter(dataset=dataset, on_board=True).first()
+    if campaign is None:
+        return BoardPeople(None)
+    results = CampaignResults.objects.filter(campaign=campaign).first()
+    payload = results.payload if results is not None else {}
+    problem = people_eligibility(campaign, payload)
+    if problem:
+        return BoardPeople(None, f"{campaign.title} will replace this column once {problem}")
+    noun = "comparisons" if campaign.is_arena else "ratings"
+    people = payload.get("people") or {}
+    cells = {
+        int(system): {
+            "value": cell["value"],
+            "state": "value",
+            "note": f"{cell['n']:,} {noun} in {campaign.title}",
+            "low": cell.get("low"),
+            "high": cell.get("high"),
         }
-        return PeopleColumn(people_label(campaign), campaign, cells)
-    return None
+        for system, cell in people.items()
+    }
+    agreement = (payload.get("agreement") or {}).get("mean")
+    note = "an arena compares each pair of captions once: no agreement between annotators to estimate"
+    return BoardPeople(
+        PeopleColumn(
+            people_label(campaign),
+            campaign,
+            cells,
+            int(payload.get("answers") or 0),
+            agreement,
+            note if campaign.is_arena else "",
+        )
+    )
+
+
+def people_eligibility(campaign: Campaign, payload: dict) -> str:
+    """What a campaign still lacks to be a board's people column, in words ("" when nothing): every
+    system it ranks needs CAPBENCH_PEOPLE_IMAGES images whose caption got CAPBENCH_PEOPLE_ANSWERS
+    answers (ratings, or comparisons in an arena), and a rating campaign an agreement estimate."""
+    answers, images = settings.CAPBENCH_PEOPLE_ANSWERS, settings.CAPBENCH_PEOPLE_IMAGES
+    people = payload.get("people") or {}
+    if not people:
+        return "it has answers"
+    answered = payload.get("answered") or {}
+    short = [
+        system
+        for system in people
+        if sum(count for times, count in (answered.get(str(system)) or {}).items() if int(times) >= answers) < images
+    ]
+    if short:
+        return (
+            f"every system it ranks has {images} images with {answers} answers each "
+            f"({len(short)} of {len(people)} have fewer)"
+        )
+    if not campaign.is_arena and not (payload.get("agreement") or {}).get("mean"):
+        return "its annotators' agreement can be estimated (captions rated twice or more)"
+    return ""
 
 
 def people_label(campaign: Campaign) -> str:

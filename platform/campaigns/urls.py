@@ -9,5 +9,6 @@ urlpatterns = [
     path("campaigns/<slug:slug>/", views.campaign_detail, name="detail"),
     path("campaigns/<slug:slug>/annotate/", views.annotate, name="annotate"),
     path("campaigns/<slug:slug>/status/", views.campaign_status, name="status"),
+    path("campaigns/<slug:slug>/board/", views.campaign_board, name="board"),
     path("campaigns/<slug:slug>/export.jsonl", views.campaign_export, name="export"),
 ]

@@ -20,6 +20,7 @@ from campaigns.services.assignment import NotAllowed, may_annotate, task_next
 from campaigns.services.creation import (
     CampaignRefused,
     CampaignSpec,
+    campaign_board_set,
     campaign_create,
     campaign_status_set,
     campaign_systems_allowed,
@@ -67,6 +68,7 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "counts": counts,
         "cannot_annotate": may_annotate(campaign, request.user),
         "judgments_shown": references_visible(campaign.dataset, request.user),
+        "board_problem": selectors.people_eligibility(campaign, results or {}),
     }
     return render(request, "campaigns/detail.html", context)
 
@@ -177,6 +179,21 @@ def campaign_status(request: HttpRequest, slug: str) -> HttpResponse:
         return HttpResponse("status: open or closed", status=400, content_type="text/plain")
     campaign_status_set(campaign=campaign, status=wanted)
     messages.success(request, f"The campaign is {wanted}.")
+    return redirect("campaigns:detail", slug=campaign.slug)
+
+
+@staff_member_required
+@require_POST
+@limited("actions", "campaign changes", by="user")
+def campaign_board(request: HttpRequest, slug: str) -> HttpResponse:
+    """Staff: choose the campaign for its dataset's board's people column (`on_board=1`), or stop."""
+    campaign = _campaign(request, slug)
+    chosen = request.POST.get("on_board") == "1"
+    campaign_board_set(campaign=campaign, on_board=chosen)
+    if chosen:
+        messages.success(request, "Chosen for the board's people column: it is shown there once it has enough answers.")
+    else:
+        messages.success(request, "No longer the board's people column: the dataset's own judgments are shown.")
     return redirect("campaigns:detail", slug=campaign.slug)
 
 

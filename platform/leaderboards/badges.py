@@ -3,7 +3,7 @@ shields.io, "CIDEr-D | 88.2 · #1 on Flickr8k-Expert", its right half coloured b
 
 The number and the rank are the board's (the same snapshot, visibility rule, sort, ranking and
 rounding as the page): the number as the board's cell shows it (rendering.points), the rank among
-the systems an anonymous visitor sees, sorted by that metric (selectors.captioner_board, ties share a
+the systems an anonymous visitor sees, sorted by that metric (captioner.captioner_board, ties share a
 rank), with the system itself added when it is its owner's private one (its badge is theirs alone).
 So a public system's badge depends on nothing hidden.
 
@@ -26,8 +26,9 @@ from django.utils.cache import get_conditional_response
 
 from catalog.citations import absolute
 from catalog.models import Dataset, System
+from leaderboards.captioner import captioner_board
 from leaderboards.rendering import points
-from leaderboards.selectors import captioner_board, systems_visible
+from leaderboards.requests import systems_visible
 from leaderboards.snapshots import board_payload
 from scoring.models import Metric
 

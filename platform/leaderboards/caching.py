@@ -11,7 +11,7 @@ snapshot (snapshots.payload_digests), read in the same query as the visibility: 
 the same work whatever happened in private, and none reads the snapshot itself to validate.
 
 The metric board depends on no viewer (it shows public datasets' results only): its table is kept
-under a fingerprint of the tables it is read from (`selectors.metric_board_version`), and its
+under a fingerprint of the tables it is read from (`metric_board.metric_board_version`), and its
 validator is the table's digest.
 
 Only what a request may name is kept: a response under its ETag, made from the query parameters
@@ -42,7 +42,8 @@ from django.utils.cache import get_conditional_response, patch_cache_control, pa
 
 from catalog.models import Dataset
 from catalog.selectors import chosen_subset
-from leaderboards.selectors import PEOPLE, BoardRequestState, board_request_state, captioner_board_params
+from leaderboards.captioner import PEOPLE, captioner_board_params
+from leaderboards.requests import BoardRequestState, board_request_state
 from leaderboards.snapshots import board_payload, digest_of, payload_digests
 
 log = logging.getLogger(__name__)
@@ -175,7 +176,7 @@ def viewer_key(request: BoardRequest) -> str:
     return f"user:{user.pk}:{_digest(*shown)[:16]}"
 
 
-# The query parameters each captioner board response reads (selectors.captioner_board_query, the
+# The query parameters each captioner board response reads (captioner.captioner_board_page, the
 # page's downloads, the API's format): any other, or another value, gives the same response.
 PAGE_PARAMETERS = {"download": ("json", "csv")}
 API_PARAMETERS = {"format": ("json", "api")}
@@ -185,7 +186,7 @@ ORDERS = ("asc", "desc")
 def board_query(request: BoardRequest, column_slugs: AbstractSet[str], *, api: bool = False) -> dict[str, str]:
     """The part of the query string that changes a board response: `sort` when it names a column
     (or the people column), `order`, the search and the filter as the board reads them
-    (selectors.captioner_board_params), and the page's `download` or the API's `format` when it is
+    (captioner.captioner_board_params), and the page's `download` or the API's `format` when it is
     one they know."""
     query = {}
     sort = request.GET.get("sort")
@@ -207,7 +208,7 @@ def board_query(request: BoardRequest, column_slugs: AbstractSet[str], *, api: b
 def board_validators(request: BoardRequest, state: BoardRequestState, *, variant: str = "", api: bool = False) -> str:
     """The ETag of the captioner board response this request gets; `state`: the dataset, its
     snapshot's version and digests, and the ids of the systems this viewer may see
-    (selectors.board_request_state), read once per request and passed on to the board.
+    (requests.board_request_state), read once per request and passed on to the board.
 
     Made from what the viewer is shown (the digests of the snapshot's columns and of its visible
     rows, the query parameters the board reads), never from the snapshot's time: a private

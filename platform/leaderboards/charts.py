@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import plotly.graph_objects as go
 
-from leaderboards.selectors import MetricOnDataset
+if TYPE_CHECKING:  # (metric_page builds the figures from it)
+    from leaderboards.metric_page import MetricOnDataset
 
 BINS = 10
 # Human ratings on at most this many whole-number levels (a 0–10 scale) get a heatmap row each; other

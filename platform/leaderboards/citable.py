@@ -19,11 +19,13 @@ from capbench import bibtex
 from capbench.spreadsheets import spreadsheet_row
 from catalog.citations import absolute
 from catalog.models import Dataset, System
-from leaderboards import selectors
-from leaderboards.exports import board_csv_text, board_json, metric_board_json
+from leaderboards.captioner import captioner_board_page
+from leaderboards.exports import CORRELATION_POINTS, board_csv_text, board_json, metric_board_json
+from leaderboards.metric_board import LEVELS, PROTOCOLS, MetricBoardQuery
 from leaderboards.models import CitableSnapshot
 from leaderboards.snapshots import board_refresh
 from scoring.models import CorrelationResult, Metric
+from scoring.shown import Shown
 
 NOTE_MAX_CHARS = 2000
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # (a NUL is no text PostgreSQL stores)
@@ -69,13 +71,12 @@ def snapshot_freeze(*, dataset: Dataset | None, by: str, note: str = "") -> Cita
 
 
 def _captioner_board(dataset: Dataset) -> tuple[dict, dict]:
+    """The board as the live page's JSON gives it to an anonymous visitor (the same page model,
+    numbers and intervals; the people column with whose ratings it froze)."""
     payload = board_refresh(dataset_id=dataset.pk)
-    columns, rows = selectors.captioner_board_query(dataset, {}, viewer=AnonymousUser(), payload=payload)
-    people = payload.get("people") if any(row.people for row in rows) else None
-    board = board_json(
-        dataset, columns, rows, staff=False, people=people, people_campaign=payload.get("people_campaign")
-    )
-    metrics = _metric_versions(column.slug for column in columns)
+    page = captioner_board_page(dataset, {}, viewer=AnonymousUser(), payload=payload)
+    board = board_json(page, staff=False)
+    metrics = _metric_versions(column.slug for column in page.columns)
     provenance = {
         "datasets": {dataset.slug: _dataset_provenance(dataset)},
         "metrics": metrics,
@@ -86,9 +87,9 @@ def _captioner_board(dataset: Dataset) -> tuple[dict, dict]:
 
 def _metric_board() -> tuple[dict, dict]:
     boards = []
-    for protocol in selectors.PROTOCOLS:
-        for level in selectors.LEVELS:
-            found = metric_board_json(selectors.MetricBoardQuery(protocol, level))
+    for protocol in PROTOCOLS:
+        for level in LEVELS:
+            found = metric_board_json(MetricBoardQuery(protocol, level))
             boards.append({"level": level, **found})
     slugs = {row["metric"] for found in boards for row in found["metrics"]}
     datasets = {column["dataset"] for found in boards for column in found["columns"]}
@@ -147,7 +148,7 @@ def shown_payload(snapshot: CitableSnapshot) -> dict:
             else {**row, "system": "", "name": WITHDRAWN, "paper_url": "", "code_url": "", "withdrawn": True}
             for row in payload["systems"]
         ]
-        return {**payload, "systems": systems}
+        return with_points({**payload, "systems": systems})
     visible = public_metric_slugs()
     boards = [
         {
@@ -160,6 +161,29 @@ def shown_payload(snapshot: CitableSnapshot) -> dict:
         for found in payload["boards"]
     ]
     return {"boards": boards}
+
+
+def with_points(board: dict) -> dict:
+    """A captioner board frozen before its cells carried their points (docs/api.md "Numbers"): each
+    cell's value and interval also in points, from the frozen metric's `points`; the frozen numbers
+    themselves unchanged (the digest is of the payload as frozen)."""
+    scale = {metric["slug"]: metric.get("points", 1.0) for metric in board["metrics"]}
+
+    def cell(found: dict | None, times: float) -> dict | None:
+        if found is None or "points" in found:
+            return found
+        shown = Shown(found.get("value"), found.get("low"), found.get("high"), times)
+        return {**found, "points": shown.points, "low_points": shown.low_points, "high_points": shown.high_points}
+
+    systems = [
+        {
+            **row,
+            "scores": {slug: cell(found, scale.get(slug, 1.0)) for slug, found in row["scores"].items()},
+            **({"people": cell(row["people"], 1.0)} if row.get("people") else {}),
+        }
+        for row in board["systems"]
+    ]
+    return {**board, "systems": systems}
 
 
 def columns_with_numbers(board: dict) -> tuple[list[dict], list[str]]:
@@ -204,21 +228,31 @@ def snapshot_json(snapshot: CitableSnapshot) -> dict:
 
 def snapshot_csv(snapshot: CitableSnapshot) -> str:
     """The snapshot as CSV: the captioner board's columns (as the live board's CSV), or for the
-    metric board one row per cell (protocol, level, metric, dataset, dimension, statistic, value,
-    interval, n, significance cluster, and the column's protocol key: a live campaign's own)."""
+    metric board one row per cell (protocol, level, metric, dataset, dimension, statistic, value and
+    interval as computed and ×100 as the board shows them, n, significance cluster, and the column's
+    protocol key: a live campaign's own)."""
     shown = shown_payload(snapshot)
     if snapshot.board == CitableSnapshot.Board.CAPTIONER:
         return board_csv_text(shown)
     out = io.StringIO()
     writer = csv.writer(out)
     head = ["protocol", "level", "metric", "family", "dataset", "dimension", "statistic", "value", "low", "high"]
-    writer.writerow(spreadsheet_row([*head, "n", "rank", "protocol_key"]))
+    writer.writerow(spreadsheet_row([*head, "points", "low_points", "high_points", "n", "rank", "protocol_key"]))
     for found in shown["boards"]:
         for row in found["metrics"]:
             for column, cell in zip(found["columns"], row["cells"], strict=True):
                 if cell is None:
                     continue
-                values = [cell[key] for key in ("value", "low", "high", "n", "rank")]
+                number = Shown(cell["value"], cell["low"], cell["high"], CORRELATION_POINTS)  # (×100, as the board)
+                values = [
+                    cell["value"],
+                    cell["low"],
+                    cell["high"],
+                    number.points,
+                    number.low_points,
+                    number.high_points,
+                ]
+                values += [cell["n"], cell["rank"]]
                 writer.writerow(
                     spreadsheet_row(
                         [

@@ -20,6 +20,7 @@ class Column:
     citation: str
     reference_free: bool
     points: float = 100.0  # shown ×points (evaluation.metrics.base.Metric.points)
+    aggregation: str = "mean"  # how a system's number is formed: "mean" or "corpus" (Metric.aggregation)
     available: bool = True  # the registry can compute it on this deployment
     submitted_by: str = ""  # a submitted metric's owner (its scores were uploaded, not computed here)
     paper_url: str = ""
@@ -34,6 +35,13 @@ class Column:
     @property
     def goodness(self) -> str:
         return "higher is better" if self.higher_is_better else "lower is better"
+
+    @property
+    def formed(self) -> str:
+        """How a system's number is formed from its captions' scores, in words."""
+        if self.aggregation == "corpus":
+            return "corpus statistic of the system's summed per-caption statistics"
+        return "mean of the system's per-caption scores"
 
 
 def metric_columns() -> list[Column]:
@@ -63,6 +71,7 @@ def _column(m: Metric, submission: MetricSubmission | None = None) -> Column:
         m.citation,
         "references" not in (m.needs or []),
         m.points,
+        m.aggregation,
         m.available,
     )
     if submission is not None:

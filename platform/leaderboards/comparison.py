@@ -1,25 +1,29 @@
-"""Two systems of a dataset side by side: per metric the difference on the images both captioned,
-with a paired bootstrap interval and p-value (evaluation.metaeval.paired), and the images where the
-two differ most or where a metric and people disagree about which caption is better."""
+"""Two systems of a dataset side by side: per metric each system's number exactly as the board shows
+it (its value and 95% interval), and the paired difference a − b formed the same way (the mean of
+per-caption scores, or a corpus metric's statistic of its summed statistics: scoring.services.numbers)
+over the images both captioned, with a paired bootstrap interval and p-value
+(evaluation.metaeval.system_value); and the images where the two differ most or where a metric
+disagrees with people about which caption is better."""
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 from django.db.models import Avg
 
 from catalog.models import Caption, Dataset, Item, Judgment, System
-from evaluation import metrics as registry
-from evaluation.metaeval.paired import PairedDifference, image_weights, mean_statistic, paired_difference
+from evaluation.metaeval.paired import PairedDifference, image_weights
+from evaluation.metaeval.system_value import ImageTotals, paired_system_difference
 from leaderboards.caching import deployment_digest, kept_get, kept_set
 from leaderboards.columns import Column
 from leaderboards.snapshots import board_payload, digest_of
 from scoring.models import Score
 from scoring.selectors import system_values_shown
+from scoring.services.numbers import metric_aggregation, totals_of
+from scoring.shown import Shown
 
 SIGNIFICANCE = 0.05
 EXPLORER_PAGE = 20
@@ -33,11 +37,18 @@ class SystemsNotComparable(ValueError):
 @dataclass
 class MetricDifference:
     column: Column
-    a: float | None  # each system's number on the shared images (the metric's corpus number or mean)
-    b: float | None
-    difference: PairedDifference | None
-    basis: str = ""  # "corpus" (the board's number, resampled) or "mean" (mean of per-caption scores)
+    a: Shown | None  # each system's number as the board shows it (value, interval, the metric's points)
+    b: Shown | None
+    difference: PairedDifference | None  # a − b on the images both captioned, on the metric's scale
     reason: str = ""  # why there is no difference, in plain words
+
+    @property
+    def difference_shown(self) -> Shown | None:
+        """The difference and its interval as pages show them (the metric's points)."""
+        found = self.difference
+        if found is None:
+            return None
+        return Shown(found.value, _finite(found.low), _finite(found.high), self.column.points)
 
     @property
     def better(self) -> str | None:
@@ -50,20 +61,23 @@ class MetricDifference:
         return "a" if (found.value > 0) == self.column.higher_is_better else "b"
 
 
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
 @dataclass
 class ExploredImage:
     item: Item
     a: list[Caption]
     b: list[Caption]
-    scores: list[tuple[Column, float | None, float | None]]  # per metric: a's and b's mean score on the image
+    scores: list[tuple[Column, float | None, float | None]]  # per metric: a's and b's number on the image
     people: tuple[float, float] | None = None  # a's and b's mean human rating on the image
     key: float = 0.0  # what the explorer sorts by (descending)
 
 
 @dataclass
 class _PerImage:
-    values: dict[int, float] = field(default_factory=dict)  # item id -> mean score
-    statistics: dict[int, list | None] = field(default_factory=dict)  # item id -> summed statistics
+    values: dict[int, float] = field(default_factory=dict)  # item id -> the metric's number on the image
 
 
 @dataclass
@@ -74,9 +88,17 @@ class Comparison:
     images: int  # images both systems captioned
     metrics: list[MetricDifference] = field(default_factory=list)
     people_dimension: str | None = None
-    # What the explorer reads (comparison_inputs): per (system id, metric slug) the per-image scores.
+    # What the explorer reads (comparison_inputs): per (system id, metric slug) the per-image numbers.
     per_image: dict[tuple[int, str], _PerImage] = field(default_factory=dict)
     versions: dict[tuple[int, str], int] = field(default_factory=dict)
+
+    @property
+    def compared(self) -> list[MetricDifference]:
+        return [m for m in self.metrics if m.difference is not None]
+
+    @property
+    def not_compared(self) -> list[MetricDifference]:
+        return [m for m in self.metrics if m.difference is None]
 
 
 def systems_for_comparison(dataset: Dataset, a: str | None, b: str | None, viewer) -> tuple[System, System]:
@@ -93,53 +115,6 @@ def systems_for_comparison(dataset: Dataset, a: str | None, b: str | None, viewe
     return found[a], found[b]
 
 
-def _scores_by_image(systems: list[System], versions: dict[tuple[int, str], int]) -> dict[tuple[int, str], _PerImage]:
-    """(system id, metric slug) -> per image: the mean of the system's finite scores on it and their
-    summed statistics, under the metric version its board number comes from."""
-    wanted = set(versions.values())
-    rows = (
-        Score.objects.filter(caption__system__in=systems, metric_version_id__in=wanted, value__isnull=False)
-        .order_by()
-        .values_list("caption__system_id", "metric_version_id", "caption__item_id", "value", "statistics")
-    )
-    slug_of = {(system, version): slug for (system, slug), version in versions.items()}
-    collected: dict[tuple[int, str], dict[int, list]] = defaultdict(lambda: defaultdict(list))
-    for system_id, version_id, item_id, value, statistics in rows.iterator():
-        slug = slug_of.get((system_id, version_id))
-        if slug is not None and value is not None and math.isfinite(value):
-            collected[(system_id, slug)][item_id].append((value, statistics))
-    out: dict[tuple[int, str], _PerImage] = {}
-    for key, by_item in collected.items():
-        shown = out[key] = _PerImage()
-        for item_id, pairs in by_item.items():
-            shown.values[item_id] = sum(value for value, _ in pairs) / len(pairs)
-            shown.statistics[item_id] = _summed([statistics for _, statistics in pairs])
-    return out
-
-
-def _summed(statistics: list) -> list | None:
-    """Numeric per-caption statistics summed field by field (several captions of one image); None
-    when a caption has none or they are not lists of numbers."""
-    if any(not isinstance(s, list) or not all(isinstance(x, int | float) for x in s) for s in statistics):
-        return None
-    if len({len(s) for s in statistics}) != 1:
-        return None
-    return [sum(column) for column in zip(*statistics, strict=True)]
-
-
-def metric_statistic(slug: str, values: np.ndarray, statistics: list) -> tuple[Callable, str]:
-    """How a system's number is made from weighted images: the metric's own corpus number when it
-    can be resampled (BLEU from its summed counts, every mean metric), else the mean of per-image
-    scores."""
-    try:
-        metric = registry.get(slug)
-        stats = None if any(s is None for s in statistics) else statistics
-        metric.resampled(values, stats, None)
-    except (KeyError, NotImplementedError, ValueError):
-        return mean_statistic(values), "mean"
-    return (lambda weights: metric.resampled(values, stats, weights)), "corpus"
-
-
 @dataclass
 class ComparisonInputs:
     """What a comparison is computed from, read in a few queries (the bootstrap is the cost)."""
@@ -149,7 +124,8 @@ class ComparisonInputs:
     b: System
     columns: list[Column]
     versions: dict[tuple[int, str], int]  # (system id, metric slug) -> the version its board number is from
-    per_image: dict[tuple[int, str], _PerImage]
+    board: dict[tuple[int, str], Shown]  # (system id, metric slug) -> its number as the board shows it
+    totals: dict[tuple[int, str], ImageTotals]  # each system's scored captions summed per image
     shared: list[int]  # item ids both systems captioned
     replicates: int
 
@@ -157,8 +133,11 @@ class ComparisonInputs:
     def key(self) -> str:
         """Where the result is kept: it depends on nothing else (the bootstrap's seed is fixed)."""
         scored = sorted((system, slug, version) for (system, slug), version in self.versions.items())
+        numbers = sorted(
+            (system, slug, shown.value, shown.low, shown.high) for (system, slug), shown in self.board.items()
+        )
         return "comparison:" + digest_of(
-            [deployment_digest(), self.a.pk, self.b.pk, scored, self.shared, self.replicates]
+            [deployment_digest(), self.a.pk, self.b.pk, scored, numbers, self.shared, self.replicates]
         )
 
 
@@ -166,14 +145,31 @@ def comparison_inputs(
     dataset: Dataset, a: System, b: System, *, replicates: int = 1000, payload: dict | None = None
 ) -> ComparisonInputs:
     payload = payload if payload is not None else board_payload(dataset)
-    shown = system_values_shown(dataset=dataset)
-    versions = {key: value.metric_version_id for key, value in shown.items() if key[0] in (a.pk, b.pk)}
+    columns = [Column(**column) for column in payload["columns"]]
+    scale = {column.slug: column.points for column in columns}
+    shown = {key: found for key, found in system_values_shown(dataset=dataset).items() if key[0] in (a.pk, b.pk)}
+    versions = {key: found.metric_version_id for key, found in shown.items()}
+    # The board's own cells where the board ranks the system; a caption source it does not rank
+    # (comparable all the same) has its numbers from where the board's come from.
+    board = {key: Shown(found.value, found.low, found.high, scale.get(key[1], 1.0)) for key, found in shown.items()}
+    for row in payload["rows"]:
+        if row["system"]["id"] in (a.pk, b.pk):
+            for slug, cell in row["cells"].items():
+                if cell["state"] == "value":
+                    board[(row["system"]["id"], slug)] = Shown(cell["value"], cell["low"], cell["high"], scale[slug])
+    wanted = {(system, version): slug for (system, slug), version in versions.items()}
+    scores = Score.objects.filter(caption__system__in=[a, b], metric_version_id__in={v for _, v in wanted})
+    summed = totals_of(scores, wanted)
+    totals = {
+        (system, slug): found
+        for (system, slug), version in versions.items()
+        if (found := summed.get((system, version))) is not None
+    }
     shared = sorted(
         set(Caption.objects.filter(system=a).values_list("item_id", flat=True))
         & set(Caption.objects.filter(system=b).values_list("item_id", flat=True))
     )
-    columns = [Column(**column) for column in payload["columns"]]
-    return ComparisonInputs(dataset, a, b, columns, versions, _scores_by_image([a, b], versions), shared, replicates)
+    return ComparisonInputs(dataset, a, b, columns, versions, board, totals, shared, replicates)
 
 
 def comparison_kept(inputs: ComparisonInputs) -> Comparison | None:
@@ -192,51 +188,60 @@ def comparison(inputs: ComparisonInputs) -> Comparison:
 
 def _comparison(inputs: ComparisonInputs, metrics: list[MetricDifference]) -> Comparison:
     found = Comparison(inputs.dataset, inputs.a, inputs.b, len(inputs.shared), metrics, inputs.dataset.people_dimension)
-    found.per_image = inputs.per_image
+    found.per_image = {key: _per_image(key[1], totals) for key, totals in inputs.totals.items()}
     found.versions = inputs.versions
     return found
 
 
+def _per_image(slug: str, totals: ImageTotals) -> _PerImage:
+    """The metric's number on each image alone (the mean of its captions' scores, or the corpus
+    statistic of their statistics: one caption's own score), for the explorer."""
+    values = metric_aggregation(slug).from_totals(totals.totals) if len(totals.images) else np.array([])
+    return _PerImage(
+        {
+            int(item): float(value)
+            for item, value in zip(totals.images.tolist(), values, strict=True)
+            if math.isfinite(value)
+        }
+    )
+
+
 def _differences(inputs: ComparisonInputs) -> list[MetricDifference]:
-    a, b, per_image, shared = inputs.a, inputs.b, inputs.per_image, inputs.shared
+    a, b, shared = inputs.a, inputs.b, inputs.shared
     metrics: list[MetricDifference] = []
     if not shared:
         return metrics
     position = {item: i for i, item in enumerate(shared)}
     weights = image_weights(len(shared), replicates=inputs.replicates)
     for column in inputs.columns:
-        version_a, version_b = inputs.versions.get((a.pk, column.slug)), inputs.versions.get((b.pk, column.slug))
-        if version_a is None or version_b is None:
-            metrics.append(MetricDifference(column, None, None, None, reason="not scored for both systems"))
+        key_a, key_b = (a.pk, column.slug), (b.pk, column.slug)
+        number_a, number_b = inputs.board.get(key_a), inputs.board.get(key_b)
+        reason = _not_comparable(inputs, key_a, key_b)
+        if reason:
+            metrics.append(MetricDifference(column, number_a, number_b, None, reason=reason))
             continue
-        if version_a != version_b:
-            reason = "the two systems were scored with different versions of this metric"
-            metrics.append(MetricDifference(column, None, None, None, reason=reason))
-            continue
-        scores_a, scores_b = per_image.get((a.pk, column.slug)), per_image.get((b.pk, column.slug))
-        both = [i for i in shared if scores_a and scores_b and i in scores_a.values and i in scores_b.values]
+        totals_a, totals_b = inputs.totals[key_a], inputs.totals[key_b]
+        both = sorted(set(totals_a.images.tolist()) & set(totals_b.images.tolist()) & set(position))
         if not both:
-            metrics.append(MetricDifference(column, None, None, None, reason="no image scored for both"))
+            metrics.append(MetricDifference(column, number_a, number_b, None, reason="no image scored for both"))
             continue
-        assert scores_a is not None and scores_b is not None  # (both is empty otherwise)
-        columns_of = [position[i] for i in both]
-        statistic_a, basis_a = metric_statistic(
-            column.slug, np.array([scores_a.values[i] for i in both]), [scores_a.statistics[i] for i in both]
-        )
-        statistic_b, basis_b = metric_statistic(
-            column.slug, np.array([scores_b.values[i] for i in both]), [scores_b.statistics[i] for i in both]
-        )
-        if basis_a != basis_b:
-            statistic_a = mean_statistic(np.array([scores_a.values[i] for i in both]))
-            statistic_b = mean_statistic(np.array([scores_b.values[i] for i in both]))
-            basis_a = "mean"
-        drawn = weights if len(columns_of) == len(shared) else weights[:, columns_of]
-        difference = paired_difference(statistic_a, statistic_b, drawn)
-        metrics.append(
-            MetricDifference(column, float(statistic_a(None)), float(statistic_b(None)), difference, basis=basis_a)
-        )
+        drawn = weights if len(both) == len(shared) else weights[:, [position[i] for i in both]]
+        difference = paired_system_difference(metric_aggregation(column.slug), totals_a, totals_b, drawn, both)
+        metrics.append(MetricDifference(column, number_a, number_b, difference))
     metrics.sort(key=lambda m: (m.difference is None, m.column.family, m.column.name.lower()))
     return metrics
+
+
+def _not_comparable(inputs: ComparisonInputs, key_a: tuple[int, str], key_b: tuple[int, str]) -> str:
+    """Why the two systems' numbers under a metric cannot be compared, or ""."""
+    version_a, version_b = inputs.versions.get(key_a), inputs.versions.get(key_b)
+    if version_a is None or version_b is None or key_a not in inputs.board or key_b not in inputs.board:
+        return "not scored for both systems"
+    if version_a != version_b:
+        return "the two systems were scored with different versions of this metric"
+    if key_a not in inputs.totals or key_b not in inputs.totals:
+        return "a system's per-caption statistics are missing"
+    return ""
 
 
 def explored_images(

@@ -460,11 +460,18 @@ def _readings(
             metric_version__metric__in=metrics.exclude(pk=exclude.pk),
         )
         .order_by()
-        .values_list("caption_id", "metric_version__metric__slug", "metric_version__metric__name", "value", "error")
+        .values_list(
+            "caption_id",
+            "metric_version__metric__slug",
+            "metric_version__metric__name",
+            "value",
+            "error",
+            "metric_version__metric__points",
+        )
     )
     readings = {
-        (caption, slug): Reading(slug=slug, name=name, value=value, error=error)
-        for caption, slug, name, value, error in rows
+        (caption, slug): Reading(slug=slug, name=name, value=value, error=error, scale=scale)
+        for caption, slug, name, value, error, scale in rows
     }
     columns = sorted({(r.slug, r.name) for r in readings.values()}, key=lambda c: (c[1].lower(), c[0]))
     return readings, columns

@@ -1,5 +1,6 @@
 """A board as JSON and as CSV made from that JSON: the page's downloads, the API's answers and a
-citable snapshot's files are the same text for the same board."""
+citable snapshot's files are the same text for the same board (docs/api.md, "Numbers": every
+number native and in points side by side; the CSV in points, as the pages show them)."""
 
 from __future__ import annotations
 
@@ -8,36 +9,26 @@ import io
 from collections.abc import Set as AbstractSet
 
 from capbench.spreadsheets import spreadsheet_row
-from leaderboards import selectors
+from leaderboards.captioner import CaptionerBoardPage, Cell, PeopleColumn
+from leaderboards.metric_board import MetricBoardQuery, metric_board
+from scoring.shown import Shown, clean
 
 
-def _clean(value: float | None) -> float | None:
-    """A number without float noise (12 significant digits: 7.407407407401921e-19 → 7.4074074074e-19
-    stays a number, 0.30000000000000004 → 0.3)."""
-    return None if value is None else float(f"{value:.12g}")
-
-
-def board_json(
-    dataset,
-    columns,
-    rows,
-    *,
-    staff: bool = False,
-    people: str | None = None,
-    people_campaign: dict | None = None,
-    subset: str | None = None,
-) -> dict:
-    """The board as JSON: raw values (0–1 metrics as 0–1) with `points`, what the pages multiply
-    them by, and each value's 95% interval; a cell's note (the job's error) only for staff.
-    `domain`: the subset of images the numbers are computed over (null: all). `people_dimension`:
-    what the people column shows (a dimension of the imported judgments, or a live campaign's
-    label), `people_campaign` that campaign (slug, title, mode) or null."""
+def board_json(page: CaptionerBoardPage, *, staff: bool = False) -> dict:
+    """The board as JSON: each cell's value and 95% interval on the metric's scale and in points
+    (what the pages show), its state, its rank by the sorted column; a cell's note (the job's
+    error) only for staff. `domain`: the subset of images the numbers are over (null: all).
+    `people_column`: what the people column shows and whose ratings it is made of."""
+    people = page.people
     return {
-        "dataset": dataset.slug,
-        "domain": subset,
-        "headline_metric": dataset.headline_metric,
-        "people_dimension": people,
-        "people_campaign": people_campaign if people else None,
+        "dataset": page.dataset.slug,
+        "domain": page.subset,
+        "headline_metric": page.dataset.headline_metric,
+        "sorted_by": page.sort,
+        "people_dimension": people.label if people else None,
+        "people_campaign": people.campaign if people else None,
+        "people_column": people_json(people),
+        "people_pending": page.people_pending or None,
         "metrics": [
             {
                 "slug": c.slug,
@@ -45,8 +36,9 @@ def board_json(
                 "family": c.family,
                 "higher_is_better": c.higher_is_better,
                 "points": c.points,
+                "aggregation": c.aggregation,
             }
-            for c in columns
+            for c in page.columns
         ],
         "systems": [
             {
@@ -55,34 +47,51 @@ def board_json(
                 "name": row.system.name,
                 "kind": row.system.kind,
                 "baseline": row.system.is_baseline,
-                "paper_url": getattr(row.submission, "paper_url", "") if row.submission else "",
-                "code_url": getattr(row.submission, "code_url", "") if row.submission else "",
-                **({"people": _json_cell(row.people, staff=False)} if people and row.people else {}),
-                "scores": {slug: _json_cell(cell, staff=staff) for slug, cell in row.cells.items()},
+                "paper_url": row.submission.paper_url if row.submission else "",
+                "code_url": row.submission.code_url if row.submission else "",
+                **({"people": cell_json(row.people, staff=False)} if people and row.people else {}),
+                "scores": {slug: cell_json(cell, staff=staff) for slug, cell in row.cells.items()},
             }
-            for row in rows
+            for row in page.rows
         ],
     }
 
 
-def _json_cell(cell: selectors.Cell, *, staff: bool) -> dict:
+def people_json(people: PeopleColumn | None) -> dict | None:
+    if people is None:
+        return None
     return {
-        "value": _clean(cell.value),
-        "state": cell.state,
-        **({"note": cell.note} if cell.note and staff else {}),
-        **({"low": _clean(cell.low), "high": _clean(cell.high)} if cell.low is not None else {}),
+        "shows": people.label,
+        "kind": people.source,
+        "who": people.who,
+        "ratings": people.ratings,
+        "alpha": None if people.alpha is None else people.alpha.json(),
+        "alpha_note": people.alpha_note,
+        "campaign": people.campaign,
     }
 
 
-def metric_board_json(query: selectors.MetricBoardQuery, *, extra: AbstractSet[str] = frozenset()) -> dict:
-    """Each cell's value, interval, n and significance cluster (`rank`, 1 = best); a submitted
-    metric's owner, links and whether only the caller sees it (`private`: its rank is where it would
-    stand among the public metrics)."""
-    headers, rows = selectors.metric_board(
+def cell_json(cell: Cell, *, staff: bool) -> dict:
+    """A board cell: its number (scoring.shown: value, low, high, and the three in points; null
+    without a number), its state, its rank where the board is sorted by it, and the note for staff."""
+    return {
+        **cell.shown.json(),
+        "state": cell.state,
+        **({"rank": cell.rank} if cell.rank is not None else {}),
+        **({"note": cell.note} if cell.note and staff else {}),
+    }
+
+
+def metric_board_json(query: MetricBoardQuery, *, extra: AbstractSet[str] = frozenset()) -> dict:
+    """Each cell's correlation and interval (native, and ×100 as the board shows it), n and
+    significance cluster (`rank`, 1 = best); a submitted metric's owner, links and whether only the
+    caller sees it (`private`: its rank is where it would stand among the public metrics)."""
+    headers, rows = metric_board(
         protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference, extra=extra
     )
     return {
         "protocol": query.protocol,
+        "level": query.level,
         "columns": [
             {
                 "dataset": h.dataset.slug,
@@ -107,7 +116,9 @@ def metric_board_json(query: selectors.MetricBoardQuery, *, extra: AbstractSet[s
                     "trained_on": [h.dataset.slug for h in headers if h.dataset.pk in row.column.trained_on],
                 },
                 "cells": [
-                    None if r is None else {"value": r.value, "low": r.low, "high": r.high, "n": r.n, "rank": rank}
+                    None
+                    if r is None
+                    else {**Shown(r.value, r.low, r.high, CORRELATION_POINTS).json(), "n": r.n, "rank": rank}
                     for r, rank in zip(row.values, row.ranks, strict=True)
                 ],
             }
@@ -116,10 +127,13 @@ def metric_board_json(query: selectors.MetricBoardQuery, *, extra: AbstractSet[s
     }
 
 
+CORRELATION_POINTS = 100.0  # a correlation or accuracy as the metric board shows it (×100)
+
+
 def board_csv_text(board: dict) -> str:
-    """One row per system: rank, names, then per metric its number as the page shows it (×points,
-    4 decimals) and its interval's ends (empty where it has none); the people column where shown.
-    Text cells are neutralised against formula injection; scores are written as numbers."""
+    """One row per system: rank, names, then per metric its number in points, as the page shows it,
+    and its interval's ends (empty where it has none); the people column where shown. Text cells
+    are neutralised against formula injection; numbers are written as numbers."""
     out = io.StringIO()
     writer = csv.writer(out)
     people = board.get("people_dimension")
@@ -141,6 +155,16 @@ def board_csv_text(board: dict) -> str:
 
 
 def _cell(cell: dict | None, scale: float) -> list:
+    """A cell's number and interval in points, 4 decimals (a snapshot frozen before cells carried
+    their points: from the value × the metric's points)."""
     if cell is None or cell.get("value") is None or cell.get("state") != "value":
         return ["", "", ""]
-    return [round(cell[key] * scale, 4) if cell.get(key) is not None else "" for key in ("value", "low", "high")]
+    shown = []
+    for native, displayed in (("value", "points"), ("low", "low_points"), ("high", "high_points")):
+        number = cell.get(displayed) if displayed in cell else _times(cell.get(native), scale)
+        shown.append("" if number is None else round(number, 4))
+    return shown
+
+
+def _times(value: float | None, scale: float) -> float | None:
+    return None if value is None else clean(value * scale)

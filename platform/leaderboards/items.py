@@ -1,5 +1,6 @@
 """One item as a metric researcher reads it: the picture, the references, every candidate with its
-human judgments and its scores under the current metric versions, and what the metrics wrote about
+human judgments and its scores under the current metric versions (in the metrics' points, as the
+boards show numbers), and what the metrics wrote about
 it (a judge's reasoning and score distribution, VisCE²'s visual context of the image)."""
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Reading:
     generated_image: str = ""  # the key of the picture a cycle metric generated from the caption
     phrases: list = field(default_factory=list)  # HICE-S: each phrase's correctness
     regions: list = field(default_factory=list)  # HICE-S: each region's completeness and box
+    scale: float = 1.0  # the metric's points: the page shows the value ×scale, as the boards do
 
     @property
     def wrote(self) -> bool:
@@ -111,6 +113,7 @@ def item_page(*, item: Item, viewer=None, number=1) -> ItemPage:
                 detail.get(PICTURE, ""),
                 phrases,
                 regions,
+                metric.points,
             )
         )
     page.columns = sorted({(r.slug, r.name) for c in page.candidates for r in c.readings}, key=lambda c: c[1].lower())

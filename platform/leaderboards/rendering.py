@@ -14,7 +14,9 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from leaderboards.selectors import PEOPLE, BoardRow, Cell, Column, SubmissionInfo
+from leaderboards.captioner import FILTERS, PEOPLE, BoardRow, CaptionerBoardPage, Cell, SubmissionInfo
+from leaderboards.columns import Column
+from scoring.shown import points_text
 from scoring.wording import unavailable_words
 
 STATE_WORDS = {
@@ -33,10 +35,9 @@ def metric_value(value: float | None) -> str:
     return f"{value:.4f}" if abs(value) < 10 else f"{value:.2f}"
 
 
-def points(value: float, scale: float) -> str:
-    """A board number as papers report it: ×scale, one decimal (two below 10 on a ×1 scale)."""
-    shown = value * scale
-    return f"{shown:.2f}" if scale == 1 and abs(shown) < 10 else f"{shown:.1f}"
+def points(value: float | None, scale: float) -> str:
+    """A number as papers report it: ×scale, one decimal (two below 10 on a ×1 scale; scoring.shown)."""
+    return points_text(value, scale)
 
 
 def cell_html(cell: Cell | None, scale: float, *, staff: bool, extra: str = "") -> str:
@@ -46,6 +47,8 @@ def cell_html(cell: Cell | None, scale: float, *, staff: bool, extra: str = "") 
         interval = ""
         if cell.low is not None and cell.high is not None:
             interval = f'<small class="interval">{points(cell.low, scale)}–{points(cell.high, scale)}</small>'
+        else:  # (a number without an interval: one image, or none of its replicates had a number)
+            interval = '<small class="interval" title="no 95% interval: fewer than two images">no interval</small>'
         return f'<td class="num state-value"{extra}>{points(cell.value, scale)}{interval}</td>'
     text, words = STATE_WORDS.get(cell.state, (cell.state, cell.state))
     title = cell.note if staff and cell.note else words
@@ -137,6 +140,7 @@ def _header(
     aria = ("descending" if values_descend else "ascending") if sorted_here else "none"
     if column is not None:
         title = f"{column.name}: {column.description}" + (f" — {column.citation}" if column.citation else "")
+        title += f"; a system's number: the {column.formed}"
         if column.points != 1:
             title += f" (shown ×{column.points:g})"
     elif not title:
@@ -150,3 +154,65 @@ def _header(
         aria,
         empty,
     )
+
+
+@dataclass(frozen=True)
+class ColumnGroup:
+    family: str
+    columns: list[Column]
+
+
+def column_groups(
+    columns: list[Column], rows: list[BoardRow], *, keep: str | None = None
+) -> tuple[list[ColumnGroup], list[Column]]:
+    """The columns the board shows first, grouped by family (families in name order), and those
+    with no number on any of `rows` (unavailable, failed or not scored), shown only when asked;
+    `keep` (the sorted column) is shown first whatever it holds."""
+    shown: dict[str, list[Column]] = {}
+    empty = []
+    for column in sorted(columns, key=lambda c: (c.family, c.name.lower())):
+        if column.slug == keep or any(row.cells[column.slug].state == "value" for row in rows):
+            shown.setdefault(column.family, []).append(column)
+        else:
+            empty.append(column)
+    return [ColumnGroup(family, found) for family, found in shown.items()], empty
+
+
+def board_context(page: CaptionerBoardPage, *, staff: bool, subsets: list[str]) -> dict:
+    """What the captioner board's template renders: the page model, its columns grouped, the
+    sortable headers and the rows as HTML."""
+    groups, empty = column_groups(page.columns, page.rows, keep=page.sort)
+    shown = [column for group in groups for column in group.columns]
+    people = page.people
+    params = {"q": page.query.search, "only": page.query.only or "", "domain": page.subset or ""}
+    best_first = page.best_first
+    return {
+        "page": page,
+        "dataset": page.dataset,
+        "groups": groups,
+        "empty": empty,
+        "rows": page.rows,
+        "query": page.query,
+        "filters": FILTERS,
+        "sort_name": page.sort_name,
+        "best_first": best_first,
+        "people": people,
+        "people_header": people_header(
+            people.label, sort=page.sort, best_first=best_first, query=params, campaign=people.campaign
+        )
+        if people
+        else None,
+        "headers": headers(shown, empty, sort=page.sort, best_first=best_first, query=params),
+        "people_first": page.people_first,
+        "table_rows": board_rows_html(
+            shown,
+            empty,
+            page.rows,
+            people=None if not people else "first" if page.people_first else "last",
+            staff=staff,
+            dataset_slug=page.dataset.slug,
+        ),
+        "compare_default": page.compare_default,
+        "subsets": subsets,
+        "subset": page.subset,
+    }

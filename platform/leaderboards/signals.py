@@ -15,13 +15,14 @@ from campaigns.models import Campaign
 from catalog.models import Dataset, System
 from leaderboards.models import BoardSnapshot
 from leaderboards.snapshots import board_refresh
-from scoring.events import job_ended
+from scoring.events import job_ended, numbers_changed
 from submissions.events import submission_changed
 
 log = logging.getLogger(__name__)
 
 
 @receiver(job_ended)
+@receiver(numbers_changed)
 @receiver(submission_changed)
 @receiver(results_changed)
 def rebuild_board(sender, dataset_id: int, **_) -> None:

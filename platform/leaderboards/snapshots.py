@@ -4,22 +4,27 @@ read is one row, not 8,000 scores."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
+from collections import Counter
 from dataclasses import asdict
 from typing import Any, Literal, overload
 
 import numpy as np
+import redis
+from django.core.cache import cache
 from django.db.models import F, Q
 
 from campaigns.selectors import board_people
 from catalog.models import Dataset, Judgment, System
+from evaluation.metaeval.agreement import krippendorff_alpha_interval
 from leaderboards.columns import metric_columns
 from leaderboards.models import BoardSnapshot
 from scoring.models import EvaluationJob
 from scoring.selectors import system_values_shown
-from scoring.services.finalize import mean_interval
+from scoring.services.numbers import mean_interval
 
 
 @overload
@@ -57,7 +62,7 @@ def payload_digests(payload: dict) -> dict:
     stay the same)."""
     return {
         "columns": digest_of(payload["columns"]),
-        "people": digest_of([payload.get("people"), payload.get("people_campaign")]),
+        "people": digest_of([payload.get("people"), payload.get("people_campaign"), payload.get("people_source")]),
         "slugs": [column["slug"] for column in payload["columns"]],
         "rows": [[row["system"]["id"], digest_of(row)] for row in payload["rows"]],
     }
@@ -118,32 +123,95 @@ def board_build(dataset: Dataset) -> dict:
         shown = rows.get(system_id)
         if shown and slug in shown["cells"] and value is not None and not math.isnan(value):
             shown["cells"][slug].update(value=value, state="value", note="", low=low, high=high)
-    # A live campaign's column, where one has numbers, stands for people; else the imported judgments.
-    live = board_people(dataset)
-    people = {system: cell for system, cell in live.cells.items() if system in rows} if live else {}
-    campaign = live.campaign if live and people else None
-    label = live.label if live and people else None
-    if not people:
-        people = people_cells(dataset, list(rows))
-        label = dataset.people_dimension if people else None
+    people, source = _people(dataset, list(rows))
     for system_id, cell in people.items():
         rows[system_id]["people"] = cell
     return {
         "columns": [asdict(column) for column in columns],
         "rows": list(rows.values()),
-        "people": label,  # what the board says under its "People" header
-        "people_campaign": None
-        if campaign is None
-        else {"slug": campaign.slug, "title": campaign.title, "mode": campaign.mode},
+        **source,
     }
 
 
-def people_cells(dataset: Dataset, system_ids: list[int]) -> dict[int, dict]:
+def _people(dataset: Dataset, system_ids: list[int]) -> tuple[dict[int, dict], dict]:
+    """The people column's cells and what it is made of: a campaign an organiser chose for the
+    board once it is eligible (campaigns.selectors.board_people), else the dataset's imported
+    judgments. `people` is what the header says, `people_campaign` the campaign (or None),
+    `people_source` whose ratings, how many, their agreement, and a chosen campaign still short of
+    the minimum (`pending`)."""
+    chosen = board_people(dataset)
+    live = chosen.column
+    cells = {system: cell for system, cell in live.cells.items() if system in system_ids} if live else {}
+    if live is not None and cells:
+        campaign = live.campaign
+        source = {
+            "source": "campaign",
+            "who": f"annotators of the live {'arena' if campaign.is_arena else 'campaign'} {campaign.title}",
+            "ratings": live.answers,
+            "alpha": _alpha_json(live.alpha),
+            "alpha_note": live.alpha_note,
+        }
+        return cells, {
+            "people": live.label,
+            "people_campaign": {"slug": campaign.slug, "title": campaign.title, "mode": campaign.mode},
+            "people_source": source,
+        }
+    cells, ratings = people_cells(dataset, system_ids)
+    if not cells:
+        pending = {"pending": chosen.pending} if chosen.pending else None
+        return {}, {"people": None, "people_campaign": None, "people_source": pending}
+    source = {
+        "source": "judgments",
+        "who": f"the judgments imported with {dataset.title}",
+        "ratings": ratings,
+        **_imported_agreement(dataset, system_ids),
+        **({"pending": chosen.pending} if chosen.pending else {}),
+    }
+    return cells, {"people": dataset.people_dimension, "people_campaign": None, "people_source": source}
+
+
+def _alpha_json(found: dict | None) -> dict | None:
+    return None if not found else {key: found.get(key) for key in ("value", "low", "high")}
+
+
+def _imported_agreement(dataset: Dataset, system_ids: list[int]) -> dict:
+    """Krippendorff's α (interval level, captions as units) of the imported ratings the people
+    column is made of, with its 95% interval; computed once per import of the dataset (kept in the
+    cache under its content), not at every rebuild of its board."""
+    dimension = dataset.people_dimension
+    key = f"people-agreement:{dataset.pk}:{dataset.content_sha256 or dataset.updated_at.isoformat()}:{dimension}"
+    try:
+        kept = cache.get(key)
+    except redis.RedisError:
+        kept = None
+    if kept is not None:
+        return kept
+    ratings: list[tuple[int, str, float]] = []
+    seen: Counter = Counter()
+    found = Judgment.objects.filter(caption__system_id__in=system_ids, dimension=dimension).order_by("id")
+    for caption, annotator, value in found.values_list("caption_id", "annotator", "value").iterator():
+        seen[caption] += 1
+        ratings.append((caption, annotator or f"#{seen[caption]}", value))  # unnamed annotators: one each
+    interval = krippendorff_alpha_interval(ratings, "interval") if ratings else None
+    if interval is None or not math.isfinite(interval.value):
+        agreement: dict[str, Any] = {
+            "alpha": None,
+            "alpha_note": "one rating per caption: no agreement between annotators to estimate",
+        }
+    else:
+        bounds = [bound if math.isfinite(bound) else None for bound in (interval.low, interval.high)]
+        agreement = {"alpha": {"value": interval.value, "low": bounds[0], "high": bounds[1]}, "alpha_note": ""}
+    with contextlib.suppress(redis.RedisError):
+        cache.set(key, agreement, timeout=30 * 24 * 3600)  # (a re-import keys it anew)
+    return agreement
+
+
+def people_cells(dataset: Dataset, system_ids: list[int]) -> tuple[dict[int, dict], int]:
     """Per system whose captions people rated (on the dataset's people_dimension): the mean rating
-    with its 95% interval, images resampled (scoring's mean_interval)."""
+    with its 95% interval, images resampled (scoring's mean_interval); and the ratings counted."""
     dimension = dataset.people_dimension
     if dimension is None:
-        return {}
+        return {}, 0
     ratings: dict[int, list[tuple[float, int]]] = {}
     found = (
         Judgment.objects.filter(caption__system_id__in=system_ids, dimension=dimension)
@@ -155,9 +223,7 @@ def people_cells(dataset: Dataset, system_ids: list[int]) -> dict[int, dict]:
     cells = {}
     for system_id, pairs in ratings.items():
         values = np.array([value for value, _ in pairs], dtype=float)
-        low = high = None
-        if len({item for _, item in pairs}) > 1:
-            low, high = mean_interval(values, [item for _, item in pairs])
+        low, high = mean_interval(values, [item for _, item in pairs])
         cells[system_id] = {
             "value": float(values.mean()),
             "state": "value",
@@ -165,4 +231,4 @@ def people_cells(dataset: Dataset, system_ids: list[int]) -> dict[int, dict]:
             "low": low,
             "high": high,
         }
-    return cells
+    return cells, sum(len(pairs) for pairs in ratings.values())

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from django.db.models import Max
 
 from catalog.models import Dataset, System
-from leaderboards.selectors import PEOPLE, BoardRow, Cell, Column, captioner_board, rank_rows, sort_rows
+from leaderboards.captioner import PEOPLE, BoardRow, Cell, PeopleColumn, captioner_board_page, rank_rows, sort_rows
+from leaderboards.columns import Column
 from leaderboards.snapshots import board_payload
 from scoring.models import SystemScore
 
@@ -26,8 +27,7 @@ class SystemPage:
     system: System
     row: BoardRow | None  # None when the board does not rank this system (a caption source)
     numbers: list[SystemNumber] = field(default_factory=list)
-    people_dimension: str | None = None  # what the people column shows (the board's label)
-    people_campaign: dict | None = None  # the live campaign it comes from (slug, title, mode), if one
+    people: PeopleColumn | None = None  # what the people column shows and whose ratings it is made of
     scored_at: object = None
     compare_with: str | None = None  # the board's top system (or the next, when this is it)
 
@@ -37,8 +37,10 @@ class SystemPage:
 
 
 def system_page(dataset: Dataset, system: System, *, viewer) -> SystemPage:
-    payload = board_payload(dataset)
-    columns, rows = captioner_board(dataset, viewer=viewer, payload=payload)
+    """The system's row of the board as `viewer` sees it (captioner.captioner_board_page): every
+    number as the board shows it, each ranked among the systems the viewer sees."""
+    board = captioner_board_page(dataset, {}, viewer=viewer, payload=board_payload(dataset))
+    columns, rows = board.columns, board.rows
     page = SystemPage(system, next((row for row in rows if row.system.id == system.pk), None))
     page.scored_at = SystemScore.objects.filter(system=system).aggregate(at=Max("computed_at"))["at"]
     others = [row for row in rows if row.system.id != system.pk]
@@ -46,8 +48,7 @@ def system_page(dataset: Dataset, system: System, *, viewer) -> SystemPage:
     if page.row is None:
         return page
     if page.row.people is not None:
-        page.people_dimension = payload.get("people")
-        page.people_campaign = payload.get("people_campaign")
+        page.people = board.people
         page.numbers.append(_number(None, PEOPLE, rows, page.row, True))
     for column in sorted(columns, key=lambda c: (c.family, c.name.lower())):
         page.numbers.append(_number(column, column.slug, rows, page.row, column.higher_is_better))

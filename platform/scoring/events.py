@@ -21,3 +21,7 @@ jobs_swept = Signal()
 # Sent by planning.versions_rescore before it plans: each receiver returns the ids of systems whose
 # caption sets must not be re-scored under a new metric version (submissions: the withdrawn ones).
 rescore_excluded = Signal()
+
+# Sent (after commit) with `dataset_id` when the sweep computed a dataset's system numbers again
+# (scoring.services.numbers, after a change of how a number is formed): leaderboards rebuild its board.
+numbers_changed = Signal()

@@ -59,6 +59,13 @@ class Metric(models.Model):
     points = models.FloatField(
         default=100.0, db_default=100.0, help_text="what a number is multiplied by where people read it"
     )
+    aggregation = models.CharField(
+        max_length=10,
+        choices=[("mean", "mean of the per-caption scores"), ("corpus", "corpus statistic of summed statistics")],
+        default="mean",
+        db_default="mean",
+        help_text="how a system's number is formed from its captions' scores (evaluation Metric.aggregation)",
+    )
     citation = models.TextField(blank=True)
     description = models.TextField(blank=True)
     notes = models.JSONField(default=list, blank=True, help_text="implementation choices, shown on the metric page")
@@ -307,18 +314,29 @@ class Score(models.Model):
         return f"caption {self.caption_id} × metric version {self.metric_version_id}: {self.value}"
 
 
+# How a system's number is formed (scoring.services.numbers) changed with each of these; a SystemScore
+# of an older definition is computed again by the periodic sweep. 2: every metric's number with its
+# interval, a corpus metric's resampled from its summed statistics (there was none before).
+NUMBER_DEFINITION = 2
+
+
 class SystemScore(models.Model):
-    """A system's number under a metric version on its dataset: the corpus value the metric's
-    reference reports (corpus BLEU, Meteor's aggregate, else the mean) and the plain mean."""
+    """A system's number under a metric version on its dataset, as every page, download and
+    correlation reads it (scoring.services.numbers, docs/metrics.md "A system's number"): the mean of
+    its per-caption scores or the metric's corpus statistic, on the metric's native scale, with the
+    95% interval of its images resampled."""
 
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="system_scores")
     metric_version = models.ForeignKey(MetricVersion, on_delete=models.CASCADE, related_name="system_scores")
     value = models.FloatField(null=True, blank=True)
-    mean = models.FloatField(null=True, blank=True)
-    low = models.FloatField(null=True, blank=True, help_text="95% interval (items resampled) where defined")
+    low = models.FloatField(null=True, blank=True, help_text="95% interval (images resampled)")
     high = models.FloatField(null=True, blank=True)
-    count = models.PositiveIntegerField(default=0)
+    count = models.PositiveIntegerField(default=0, help_text="captions with a score")
+    images = models.PositiveIntegerField(default=0, db_default=0, help_text="images the number is over")
     failed = models.PositiveIntegerField(default=0)
+    definition = models.PositiveSmallIntegerField(
+        default=NUMBER_DEFINITION, db_default=0, help_text="NUMBER_DEFINITION it was computed under"
+    )
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -433,7 +451,7 @@ class ResultsRevision(models.Model):
     """One row counting the writes of correlation and significance results: every statement that
     inserts, updates or deletes some moves it, in its transaction, by a PostgreSQL trigger
     (migration scoring 0009), whoever writes (the services, the admin, a cascade, a bulk update).
-    The metric board's table is kept under it (leaderboards.selectors.metric_board_version): a
+    The metric board's table is kept under it (leaderboards.metric_board.metric_board_version): a
     database-side counter, so neither commit order nor the clocks of workers on other machines can
     hide a write."""
 

@@ -1,7 +1,8 @@
-"""A submission's results card: per metric its number (shown as papers report it: ×100 for 0–1 metrics)
-with its 95% interval, its rank among the public systems of the board (ties share a rank), and the
-gap to the best of them and to each baseline; the metrics without a number listed apart, in plain
-words (what went wrong in detail is for staff)."""
+"""A submission's results card: per metric its number as the board shows it (the same stored
+number and 95% interval, scoring.services.numbers; pages show it in points, ×100 for 0–1 metrics),
+its rank among the public systems of the board (ties share a rank), and the gap to the best of them
+and to each baseline; the metrics without a number listed apart, in plain words (what went wrong in
+detail is for staff)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.db.models import F
 from catalog.models import System
 from scoring.models import EvaluationJob, Metric
 from scoring.selectors import system_values_shown
+from scoring.shown import Shown
 from scoring.wording import unavailable_words
 from submissions.models import Submission
 
@@ -29,16 +31,14 @@ PLAIN_WORDS: dict[str, str] = {
 class Gap:
     name: str  # the other system
     slug: str
-    value: float  # its number (points)
-    gap: float  # ours − theirs (points); > 0 is better when higher is better
+    number: Shown  # its number, as the board shows it
+    gap: Shown  # ours − theirs (> 0 is better when higher is better)
 
 
 @dataclass
 class CardLine:
     metric: Metric
-    value: float  # as stored (0–1 metrics as 0–1): pages show it ×metric.points, as the board does
-    low: float | None
-    high: float | None
+    number: Shown  # the board's number: value and interval on the metric's scale, shown ×metric.points
     rank: int  # among the public systems with a number and this one (1 = best; ties share)
     tied: bool
     ranked: int  # how many systems the rank is among
@@ -125,31 +125,30 @@ def results_card(*, submission: Submission) -> ResultsCard:
 
 
 def _line(metric: Metric, ours, shown: dict, public: dict[int, System]) -> CardLine:
-    points = metric.points
+    scale = metric.points
     others = []
     for system_id, system in public.items():
         theirs = shown.get((system_id, metric.slug))
         if theirs is not None and theirs.value is not None and math.isfinite(theirs.value):
-            others.append((system, theirs.value))
+            others.append((system, theirs))
     better = (lambda x, y: x > y) if metric.higher_is_better else (lambda x, y: x < y)
-    rank = 1 + sum(1 for _, value in others if better(value, ours.value))
-    tied = any(value == ours.value for _, value in others)
+    rank = 1 + sum(1 for _, theirs in others if better(theirs.value, ours.value))
+    tied = any(theirs.value == ours.value for _, theirs in others)
 
-    def gap(system: System, value: float) -> Gap:
-        return Gap(system.name, system.slug, value * points, (ours.value - value) * points)
+    def gap(system: System, theirs) -> Gap:
+        number = Shown(theirs.value, theirs.low, theirs.high, scale)
+        return Gap(system.name, system.slug, number, Shown(ours.value - theirs.value, scale=scale))
 
     best = None
     if others:
-        top = max(others, key=lambda pair: pair[1] if metric.higher_is_better else -pair[1])
+        top = max(others, key=lambda pair: pair[1].value if metric.higher_is_better else -pair[1].value)
         best = gap(*top)
     return CardLine(
         metric,
-        ours.value,
-        ours.low,
-        ours.high,
+        Shown(ours.value, ours.low, ours.high, scale),
         rank,
         tied,
         len(others) + 1,
         best,
-        [gap(system, value) for system, value in sorted(others, key=lambda p: p[0].name) if system.is_baseline],
+        [gap(system, theirs) for system, theirs in sorted(others, key=lambda p: p[0].name) if system.is_baseline],
     )

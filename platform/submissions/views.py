@@ -18,6 +18,7 @@ from capbench.limits import limited
 from capbench.spreadsheets import spreadsheet_row
 from catalog.visibility import references_visible
 from scoring.models import Score
+from scoring.shown import Shown
 from submissions import selectors
 from submissions.cards import results_card
 from submissions.formats import SubmissionFileError
@@ -140,7 +141,8 @@ def withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 
 
 def scores_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    """Every per-caption score of the submission (one row per caption and metric), streamed."""
+    """Every per-caption score of the submission (one row per caption and metric), streamed: its
+    value on the metric's scale and in points, as the pages show it (docs/api.md, "Numbers")."""
     submission = selectors.submission_shown(pk=pk, viewer=request.user)
     rows = (
         Score.objects.visible_to(request.user)
@@ -152,16 +154,20 @@ def scores_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
             "metric_version__metric__slug",
             "metric_version__config_hash",
             "value",
+            "metric_version__metric__points",
             "error",
         )
     )
     buffer = _Echo()
     writer = csv.writer(buffer)
-    header = ["image_id", "caption", "metric", "metric_version", "value", "error"]
-    # spreadsheet_row: captions, ids, errors never become a live formula
-    lines = itertools.chain(
-        [writer.writerow(header)], (writer.writerow(spreadsheet_row(row)) for row in rows.iterator())
-    )
+    header = ["image_id", "caption", "metric", "metric_version", "value", "points", "error"]
+
+    def line(row: tuple) -> str:
+        *named, value, scale, error = row
+        # spreadsheet_row: captions, ids, errors never become a live formula
+        return writer.writerow(spreadsheet_row([*named, value, Shown(value, scale=scale).points, error]))
+
+    lines = itertools.chain([writer.writerow(header)], (line(row) for row in rows.iterator()))
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-scores.csv"'
     return response

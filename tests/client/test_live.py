@@ -83,7 +83,8 @@ def test_a_researchers_day_on_the_command_line(
     assert {"rouge_l", "bleu_4"} <= set(lines)
     for line in (lines["rouge_l"], lines["bleu_4"]):
         assert 0 < line["value"] < 1 and line["points"] == pytest.approx(100 * line["value"])
-        assert line["low"] is None or line["low"] <= line["points"] <= line["high"]
+        assert line["low"] <= line["value"] <= line["high"]  # the interval on the value's scale
+        assert line["low_points"] <= line["points"] <= line["high_points"]  # and in points
         assert 1 <= line["rank"] <= line["ranked"]
 
     # The board as CSV: our system is a row with the same number.
@@ -97,6 +98,7 @@ def test_a_researchers_day_on_the_command_line(
     assert code == 0, err
     head, *_, ours_line = [line for line in out.splitlines() if "Ada's captioner" in line or "ROUGE-L" in line]
     assert "ROUGE-L" in head and f"{lines['rouge_l']['points']:.1f}" in ours_line  # the metrics with numbers
+    assert f"({lines['rouge_l']['low_points']:.1f}–{lines['rouge_l']['high_points']:.1f})" in ours_line  # its interval
 
     # Every per-caption score of the system, 30 a page: the cursor followed to the end.
     code, out, err = capbench(

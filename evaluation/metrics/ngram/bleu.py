@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from evaluation.metrics.base import CaptionRow, Metric, MetricResult
+from evaluation.metrics.base import CORPUS, CaptionRow, Metric, MetricResult
 from evaluation.metrics.ngram.corpus import MEMO_BATCHES, TokenizedCorpus, shared_corpus
 from evaluation.metrics.ngram.tokenizer import warm as tokenizer_warm
 from evaluation.metrics.registry import register
@@ -75,11 +75,6 @@ def flat_stats(stats: BleuStats) -> list[int]:
     return [stats.testlen, stats.reflen, *stats.correct, *stats.guess]
 
 
-def summed_stats(rows: Sequence[Sequence[int]]) -> BleuStats:
-    total = [sum(column) for column in zip(*rows, strict=True)] if rows else [0] * (2 + 2 * MAX_N)
-    return BleuStats(total[0], total[1], total[2 : 2 + MAX_N], total[2 + MAX_N :])
-
-
 class BleuFamily:
     """All four orders come from the same statistics: computed once per batch."""
 
@@ -122,6 +117,7 @@ class Bleu(Metric):
 
     order: ClassVar[int]
     family = "ngram"
+    aggregation = CORPUS
     citation = "K. Papineni, S. Roukos, T. Ward and W.-J. Zhu (2002). BLEU. ACL."
     description = "n-gram precision with a brevity penalty (pycocoevalcap, per caption without smoothing)."
 
@@ -137,26 +133,31 @@ class Bleu(Metric):
             scores=[s[self.order - 1] for s in per_row], corpus=corpus[self.order - 1], statistics=statistics
         )
 
-    def aggregate(self, scores: Sequence[float], statistics: Sequence | None = None) -> float | None:
-        """Corpus BLEU from the summed statistics, as pycocoevalcap reports it."""
-        if statistics is None:
+    def caption_totals(self, scores: np.ndarray, statistics: Sequence | None) -> np.ndarray:
+        """Each caption's counts as `flat_stats` lists them: corpus BLEU sums them."""
+        if statistics is None or any(row is None for row in statistics):
             raise ValueError("corpus BLEU needs the per-row statistics")
-        if not statistics:
-            return None
-        return bleu_scores(summed_stats(statistics))[self.order - 1]
+        return np.asarray(statistics, dtype=float).reshape(len(statistics), 2 + 2 * MAX_N)
 
-    def resampled(self, scores: np.ndarray, statistics: list | None, weights: np.ndarray | None) -> float | np.ndarray:
-        """Corpus BLEU from the statistics summed with the rows' weights (a weighted sum of counts)."""
-        if not statistics:
-            raise ValueError("corpus BLEU needs the per-row statistics")
-        matrix = np.asarray(statistics, dtype=float)
-        if weights is None:
-            return self._from_totals(matrix.sum(axis=0))
-        return np.array([self._from_totals(total) for total in weights @ matrix])
+    def from_totals(self, totals: np.ndarray) -> np.ndarray:
+        """Corpus BLEU-n of summed counts, as pycocoevalcap reports it (bleu_scores, row by row)."""
+        return corpus_bleu(np.atleast_2d(np.asarray(totals, dtype=float)), self.order)
 
-    def _from_totals(self, total: np.ndarray) -> float:
-        stats = BleuStats(total[0], total[1], list(total[2 : 2 + MAX_N]), list(total[2 + MAX_N :]))
-        return bleu_scores(stats)[self.order - 1]
+
+def corpus_bleu(totals: np.ndarray, order: int) -> np.ndarray:
+    """BLEU-`order` of each row of (n × 10) summed `flat_stats`: bleu_scores' arithmetic in the same
+    order of operations, its powers and exponentials Python's own (numpy's differ in the last bit),
+    so that a corpus number is pycocoevalcap's to the bit."""
+    product = np.ones(len(totals))
+    for k in range(order):
+        product = product * ((totals[:, 2 + k] + TINY) / (totals[:, 2 + MAX_N + k] + SMALL))
+    ratio = (totals[:, 0] + TINY) / (totals[:, 1] + SMALL)
+    return np.array(
+        [
+            value ** (1.0 / order) * (math.exp(1 - 1 / short) if short < 1 else 1.0)
+            for value, short in zip(product.tolist(), ratio.tolist(), strict=True)
+        ]
+    )
 
 
 @register("bleu_1")

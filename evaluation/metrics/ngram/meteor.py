@@ -4,7 +4,14 @@
 Each distinct (candidate, references) row is aligned once (`SCORE` lines, written by a feeder
 thread while the answers are read, so the pipes never fill up); one `EVAL` over every row's
 statistics, duplicates included, gives the per-row scores and the corpus METEOR that Meteor
-aggregates itself, as the reference reports it."""
+aggregates itself, as the reference reports it.
+
+A system's METEOR over rows scored in other batches (and each bootstrap replicate of it) is Meteor's
+corpus score of their summed statistics, computed here (`meteor_from_totals`, the scorer's formula
+with the `-l en` "rank" task's parameters): no JVM, and equal to Meteor's own EVAL to 1e-16
+(tests/evaluation/metrics/test_ngram.py). Meteor's aggregate counts no fragmentation chunk for a
+row that matched its reference exactly (one chunk, every word): `meteor_caption_totals` drops it,
+without which a corpus holding exact matches drifts from Meteor's by up to a few points."""
 
 from __future__ import annotations
 
@@ -16,7 +23,9 @@ import threading
 from collections.abc import Sequence
 from typing import IO
 
-from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
+import numpy as np
+
+from evaluation.metrics.base import CORPUS, CaptionRow, Metric, MetricResult, MetricUnavailable
 from evaluation.metrics.ngram.corpus import shared_corpus
 from evaluation.metrics.ngram.java import coco_resource, java_executable
 from evaluation.metrics.ngram.tokenizer import warm as tokenizer_warm
@@ -92,25 +101,6 @@ class MeteorProcess:
         values = [float(answer) for answer in answers]
         return values[:-1], values[-1], [compact_statistics(stats[i]) for i in expand]
 
-    def aggregate(self, statistics: Sequence[str]) -> float:
-        """Meteor's corpus score over statistics lines kept from earlier batches (compacted or as
-        Meteor printed them: it reads each field as a double either way)."""
-        with self._lock:
-            for attempt in (1, 2):
-                try:
-                    answers = self._exchange(
-                        self._running(), ["EVAL ||| " + " ||| ".join(statistics)], expected=len(statistics) + 1
-                    )
-                    return float(answers[-1])
-                except (BrokenPipeError, ValueError, OSError):
-                    self._stop()
-                    if attempt == 2:
-                        raise
-                except BaseException:
-                    self._stop()
-                    raise
-        raise AssertionError("unreachable: the second attempt returns or raises")
-
     def _exchange(self, process: subprocess.Popen[bytes], lines: list[str], expected: int | None = None) -> list[str]:
         assert process.stdout is not None  # (started with stdout=PIPE)
         feeder = threading.Thread(target=self._feed, args=(process, lines), daemon=True)
@@ -174,6 +164,7 @@ class Meteor(Metric):
     slug = "meteor"
     name = "METEOR"
     family = "ngram"
+    aggregation = CORPUS
     version = "1.5"
     cost = 1.5  # a warm JVM, bench/pipeline.py; BLEU's four orders together take about 0.6
     # One JVM scoring a 5,000-caption submission in one go (about 6 s) while the other worker
@@ -205,7 +196,48 @@ class Meteor(Metric):
         scores, total, statistics = self.process.score(corpus.candidates, corpus.references, corpus.row_to_distinct)
         return MetricResult(scores=scores, corpus=total, statistics=statistics)
 
-    def aggregate(self, scores: Sequence[float], statistics: Sequence | None = None) -> float | None:
-        if statistics is None:
-            raise ValueError("corpus METEOR needs the per-row statistics")
-        return self.process.aggregate(statistics) if statistics else None
+    def caption_totals(self, scores: np.ndarray, statistics: Sequence | None) -> np.ndarray:
+        return meteor_caption_totals(statistics)
+
+    def from_totals(self, totals: np.ndarray) -> np.ndarray:
+        return meteor_from_totals(totals)
+
+
+# Meteor 1.5's scorer for `-l en` (task "rank", docs/metrics.md §2): α, β, γ, δ and the weights of
+# its four matching stages (exact, stem, synonym, paraphrase).
+ALPHA, BETA, GAMMA, DELTA = 0.85, 0.20, 0.60, 0.75
+STAGE_WEIGHTS = np.array([1.0, 0.6, 0.8, 0.6])
+# A statistics line: test and reference length, their function words, per stage (test content,
+# reference content, test function, reference function) matches, chunks, test and reference matches.
+FIELDS = 23
+CHUNKS, TEST_MATCHES, REFERENCE_MATCHES = 20, 21, 22
+
+
+def meteor_caption_totals(statistics: Sequence | None) -> np.ndarray:
+    """(rows × 23) the statistics lines as numbers, as Meteor's aggregate sums them: a row that
+    matched its reference exactly (every word, one chunk) counts no chunk."""
+    if statistics is None or any(not isinstance(line, str) for line in statistics):
+        raise ValueError("corpus METEOR needs the per-row statistics lines")
+    rows = np.array([line.split() for line in statistics], dtype=float).reshape(len(statistics), FIELDS)
+    exact = (rows[:, TEST_MATCHES] == rows[:, 0]) & (rows[:, REFERENCE_MATCHES] == rows[:, 1]) & (rows[:, CHUNKS] == 1)
+    rows[exact, CHUNKS] = 0
+    return rows
+
+
+def meteor_from_totals(totals: np.ndarray) -> np.ndarray:
+    """Meteor's score of each row of (n × 23) summed statistics: δ-weighted precision and recall of
+    the stage-weighted matches, their α-weighted harmonic mean, times 1 − γ·(chunks / mean
+    matches)^β; 0 where nothing matched."""
+    totals = np.atleast_2d(np.asarray(totals, dtype=float))
+    stages = totals[:, 4:CHUNKS].reshape(len(totals), 4, 4)
+    test_matched = (STAGE_WEIGHTS * (DELTA * stages[:, :, 0] + (1 - DELTA) * stages[:, :, 2])).sum(axis=1)
+    reference_matched = (STAGE_WEIGHTS * (DELTA * stages[:, :, 1] + (1 - DELTA) * stages[:, :, 3])).sum(axis=1)
+    test_length = DELTA * (totals[:, 0] - totals[:, 2]) + (1 - DELTA) * totals[:, 2]
+    reference_length = DELTA * (totals[:, 1] - totals[:, 3]) + (1 - DELTA) * totals[:, 3]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision, recall = test_matched / test_length, reference_matched / reference_length
+        f_mean = precision * recall / (ALPHA * precision + (1 - ALPHA) * recall)
+        fragmentation = totals[:, CHUNKS] / ((totals[:, TEST_MATCHES] + totals[:, REFERENCE_MATCHES]) / 2)
+    fragmentation = np.where(totals[:, CHUNKS] == 0, 0.0, fragmentation)
+    score = f_mean * (1 - GAMMA * fragmentation**BETA)
+    return np.where((precision > 0) & (recall > 0), np.maximum(score, 0.0), 0.0)

@@ -1,4 +1,4 @@
-"""Creating a campaign (staff only) and closing it."""
+"""Creating a campaign (staff only), closing it, and choosing it for its dataset's board."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
+from campaigns.events import results_changed
 from campaigns.models import Campaign
 from campaigns.rubrics import RubricError, rubric_dimensions
 from catalog.models import Dataset, System
@@ -50,23 +51,43 @@ def campaign_systems_allowed(dataset: Dataset) -> list[System]:
 def campaign_create(*, spec: CampaignSpec, created_by) -> Campaign:
     if not getattr(created_by, "is_staff", False):
         raise PermissionError("only staff create campaigns")
-    problems: dict[str, str] = {}
     try:
         dimensions = rubric_dimensions(spec.rubric_name, spec.custom_rubric)
+        problems: dict[str, str] = {}
     except RubricError as error:
-        problems["rubric"] = str(error)
-        dimensions = []
-    allowed = {system.pk for system in campaign_systems_allowed(spec.dataset)}
+        dimensions, problems = [], {"rubric": str(error)}
     chosen = list({system.pk: system for system in spec.systems}.values())
+    problems.update(_system_problems(spec, chosen))
+    problems.update(_setting_problems(spec))
+    if problems:
+        raise CampaignRefused(problems)
+    try:
+        with transaction.atomic():
+            campaign = _campaign_insert(spec, dimensions, created_by)
+    except IntegrityError:  # the same slug created meanwhile
+        raise CampaignRefused({"slug": f"a campaign named {spec.slug!r} exists"}) from None
+    campaign.systems.set(chosen)
+    if spec.audience == Campaign.Audience.INVITED:
+        campaign.annotators.set(spec.annotators)
+    return campaign
+
+
+def _system_problems(spec: CampaignSpec, chosen: list[System]) -> dict[str, str]:
+    allowed = {system.pk for system in campaign_systems_allowed(spec.dataset)}
     hidden = [system.name for system in chosen if system.pk not in allowed]
     if hidden:
-        problems["systems"] = (
-            f"not shown to everyone, so not to annotators either: {', '.join(sorted(hidden))} "
+        return {
+            "systems": f"not shown to everyone, so not to annotators either: {', '.join(sorted(hidden))} "
             "(a submission must be public and not withdrawn)"
-        )
+        }
     minimum = 2 if spec.mode == Campaign.Mode.ARENA else 1
     if len(chosen) < minimum:
-        problems.setdefault("systems", f"choose at least {minimum} system{'s' if minimum > 1 else ''}")
+        return {"systems": f"choose at least {minimum} system{'s' if minimum > 1 else ''}"}
+    return {}
+
+
+def _setting_problems(spec: CampaignSpec) -> dict[str, str]:
+    problems = {}
     if spec.slug in RESERVED_SLUGS:
         problems["slug"] = f"{spec.slug!r} is a page of its own (/campaigns/{spec.slug}/): choose another"
     elif Campaign.objects.filter(slug=spec.slug).exists():
@@ -79,17 +100,7 @@ def campaign_create(*, spec: CampaignSpec, created_by) -> Campaign:
         problems["gold_pass"] = "between 0 and 1"
     if spec.audience == Campaign.Audience.INVITED and not spec.annotators:
         problems["annotators"] = "an invited-only campaign needs at least one annotator"
-    if problems:
-        raise CampaignRefused(problems)
-    try:
-        with transaction.atomic():
-            campaign = _campaign_insert(spec, dimensions, created_by)
-    except IntegrityError:  # the same slug created meanwhile
-        raise CampaignRefused({"slug": f"a campaign named {spec.slug!r} exists"}) from None
-    campaign.systems.set(chosen)
-    if spec.audience == Campaign.Audience.INVITED:
-        campaign.annotators.set(spec.annotators)
-    return campaign
+    return problems
 
 
 def _campaign_insert(spec: CampaignSpec, dimensions: list, created_by) -> Campaign:
@@ -114,4 +125,22 @@ def _campaign_insert(spec: CampaignSpec, dimensions: list, created_by) -> Campai
 def campaign_status_set(*, campaign: Campaign, status: str) -> Campaign:
     campaign.status = status
     campaign.save(update_fields=["status"])
+    return campaign
+
+
+def campaign_board_set(*, campaign: Campaign, on_board: bool) -> Campaign:
+    """Choose the campaign as its dataset's captioner board's people column, or stop (staff). One
+    campaign per dataset: choosing one unchooses the other. The board shows it once it is eligible
+    (campaigns.selectors.people_eligibility), the dataset's imported judgments until then; it is
+    rebuilt after the commit either way."""
+    with transaction.atomic():
+        Dataset.objects.select_for_update().filter(pk=campaign.dataset_id).first()  # one choice at a time
+        if on_board:
+            Campaign.objects.filter(dataset_id=campaign.dataset_id, on_board=True).exclude(pk=campaign.pk).update(
+                on_board=False
+            )
+        campaign.on_board = on_board
+        campaign.save(update_fields=["on_board"])
+        dataset_id = campaign.dataset_id
+        transaction.on_commit(lambda: results_changed.send(Campaign, dataset_id=dataset_id, campaign_id=campaign.pk))
     return campaign

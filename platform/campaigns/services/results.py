@@ -20,7 +20,7 @@ withdrawn leaves the results at the next one (and its ratings stay stored).
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import numpy as np
 from django.db import connection, transaction
@@ -48,7 +48,7 @@ from scoring.services.correlations import (
     pairwise_cells,
     rating_dimension_cells,
 )
-from scoring.services.finalize import mean_interval
+from scoring.services.numbers import mean_interval
 
 REFRESH_LOCK = 21_001  # the advisory lock class of campaign refreshes (the second key is the campaign)
 MEAN = "mean"  # the dimension that averages a rating's rubric dimensions
@@ -128,7 +128,24 @@ def _rating_results(campaign: Campaign, captions: dict, excluded: set[str]) -> d
         low, high = mean_interval(values, items) if len(set(items)) > 1 else (None, None)
         people[system] = {"value": float(values.mean()), "low": low, "high": high, "n": len(values)}
     cells_source = {d: [row[:5] for row in rows_] for d, rows_ in by_dimension.items()}
-    return {"agreement": agreement, "people": people, "rows": cells_source}
+    complete = Counter(
+        caption for caption, _annotator in per_rating if len(per_rating[(caption, _annotator)]) == len(rubric)
+    )
+    answered = _answered(captions, complete)
+    return {"agreement": agreement, "people": people, "rows": cells_source, "answered": answered}
+
+
+def _answered(captions: dict[int, tuple[int, int]], answers: Counter) -> dict[str, dict[str, int]]:
+    """Per system, how many images got how many answers (their caption's most): {"3": 40, …}, what
+    a board's people column is allowed from (campaigns.selectors.people_eligibility)."""
+    most: dict[tuple[int, int], int] = {}
+    for caption, count in answers.items():
+        item, system = captions[caption]
+        most[(system, item)] = max(most.get((system, item), 0), count)
+    histograms: dict[str, Counter] = defaultdict(Counter)
+    for (system, _item), count in most.items():
+        histograms[str(system)][str(count)] += 1
+    return {system: dict(found) for system, found in histograms.items()}
 
 
 def _interval_json(interval) -> dict | None:
@@ -154,10 +171,11 @@ def _arena_comparisons(campaign: Campaign, captions: dict, excluded_users: set[i
     ]
 
 
-def _arena_results(campaign: Campaign, comparisons: list[tuple]) -> dict:
+def _arena_results(campaign: Campaign, comparisons: list[tuple], captions: dict[int, tuple[int, int]]) -> dict:
     systems = sorted(campaign.systems.values_list("id", flat=True))
     if not comparisons:
-        return {"people": {}, "bradley_terry": None}
+        return {"people": {}, "bradley_terry": None, "answered": {}}
+    answered = _answered(captions, Counter(caption for row in comparisons for caption in row[:2]))
     fitted = bradley_terry(
         [(left_system, right_system, winner, item) for _, _, winner, item, left_system, right_system in comparisons],
         systems,
@@ -179,6 +197,7 @@ def _arena_results(campaign: Campaign, comparisons: list[tuple]) -> dict:
         }
     return {
         "people": people,
+        "answered": answered,
         "bradley_terry": {
             "alpha": fitted.alpha,
             "comparisons": fitted.comparisons,
@@ -281,7 +300,7 @@ def _compute(campaign_id: int) -> tuple[Campaign, dict, dict[Metric, list[dict]]
     payload: dict = {}
     if campaign.is_arena:
         comparisons = _arena_comparisons(campaign, captions, excluded_users)
-        payload = _arena_results(campaign, comparisons)
+        payload = _arena_results(campaign, comparisons, captions)
         for metric, metric_scores in scores.items():
             cells[metric] = _arena_cells(chosen, comparisons, metric_scores)
         people_dimension = ARENA
@@ -293,7 +312,7 @@ def _compute(campaign_id: int) -> tuple[Campaign, dict, dict[Metric, list[dict]]
             cells[metric] = [
                 cell
                 for dimension, dimension_rows in rows.items()
-                for cell in rating_dimension_cells(dimension, chosen, dimension_rows, metric_scores, system_kinds=())
+                for cell in rating_dimension_cells(dimension, chosen, dimension_rows, metric_scores)
             ]
         people_dimension = MEAN
     for metric in scores:

@@ -360,6 +360,11 @@ CAPBENCH_RATES = {
 # before they are computed again, and how long a shared client address links two accounts.
 CAPBENCH_CAMPAIGN_REFRESH_SECONDS = config.typed("CAPBENCH_CAMPAIGN_REFRESH_SECONDS", int)
 CAPBENCH_LINKED_ADDRESS_DAYS = config.typed("CAPBENCH_LINKED_ADDRESS_DAYS", int)
+# A campaign an organiser chose for a captioner board's people column replaces the dataset's imported
+# judgments there only once every system it ranks has this many images whose caption got this many
+# answers (and, rating, an agreement estimate): campaigns.selectors.board_people.
+CAPBENCH_PEOPLE_ANSWERS = config.typed("CAPBENCH_PEOPLE_ANSWERS", int)
+CAPBENCH_PEOPLE_IMAGES = config.typed("CAPBENCH_PEOPLE_IMAGES", int)
 # Addresses or networks of our reverse proxies (comma-separated, e.g. "10.0.0.5,172.18.0.0/16"): only
 # a request from one of them has its X-Forwarded-For read (capbench.limits.client_address).
 CAPBENCH_TRUSTED_PROXIES = config.typed("CAPBENCH_TRUSTED_PROXIES", list)

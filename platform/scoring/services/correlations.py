@@ -10,9 +10,16 @@ from catalog.models import Caption, Dataset, Judgment, PairJudgment, System
 from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
 from evaluation.metaeval.kendall import pair_counts
 from evaluation.metaeval.pairwise import pairwise_accuracy
-from evaluation.metaeval.protocols import PROTOCOLS, RATING_STATISTICS, Protocol, rating_cells_with_draws
+from evaluation.metaeval.protocols import (
+    GENERIC_VERSION,
+    PROTOCOLS,
+    RATING_STATISTICS,
+    Protocol,
+    rating_cells_with_draws,
+)
 from evaluation.metaeval.significance import paired_draws_p_values, significance_clusters
-from evaluation.metaeval.system_level import MIN_SYSTEMS, system_level_intervals
+from evaluation.metaeval.system_level import MIN_SYSTEMS, JudgedRows, ScoredRows, system_level_cells
+from evaluation.metrics.base import CORPUS
 from scoring.models import (
     CorrelationDraws,
     CorrelationResult,
@@ -22,6 +29,7 @@ from scoring.models import (
     SignificanceResult,
     protocol_parts,
 )
+from scoring.services.numbers import metric_aggregation
 from scoring.services.training import SPLITS, item_split
 
 PAIRWISE_STATISTICS = ("accuracy", "accuracy_ties_half")
@@ -36,8 +44,9 @@ def dataset_protocols(dataset: Dataset) -> list[Protocol]:
         known = [p for p in known if p.name == "canonical"]
     if known:
         return sorted(known, key=lambda p: p.name != "paper")
-    statistics = PAIRWISE_STATISTICS if dataset.kind != Dataset.Kind.RATING else RATING_STATISTICS
-    return [Protocol(dataset.slug, "canonical", "1", statistics, "one row per judgment", "the item's references")]
+    rating = dataset.kind == Dataset.Kind.RATING
+    statistics, version = (RATING_STATISTICS, GENERIC_VERSION) if rating else (PAIRWISE_STATISTICS, "1")
+    return [Protocol(dataset.slug, "canonical", version, statistics, "one row per judgment", "the item's references")]
 
 
 def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> list[CorrelationResult]:
@@ -46,20 +55,51 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
         .filter(metric_version=metric_version, caption__item__dataset=dataset)
         .values_list("caption_id", "value")
     )
-    if not metric_version.metric.higher_is_better:  # correlations read "higher agrees with people"
-        scores = {caption: None if value is None else -value for caption, value in scores.items()}
+    sign = 1.0 if metric_version.metric.higher_is_better else -1.0  # correlations read "higher agrees with people"
+    scores = {caption: None if value is None else sign * value for caption, value in scores.items()}
     held_out, split = _held_out(dataset, metric_version)
     if held_out:
         scores = _split_only(dataset, scores, split)
+    board = BoardNumbers(dataset, metric_version, set(scores), sign)
     cells = []
-    for chosen in dataset_protocols(dataset):
+    protocols = dataset_protocols(dataset)
+    for chosen in protocols:
         if dataset.kind == Dataset.Kind.RATING:
-            cells += _rating_cells(dataset, chosen, scores)
+            cells += _rating_cells(dataset, chosen, scores, board)
         else:
             cells += _pairwise_cells(dataset, chosen, scores)
     for cell in cells if held_out else []:
         cell["detail"] = {**cell.get("detail", {}), "held_out": held_out}
-    return correlations_store(dataset=dataset, metric_version=metric_version, cells=cells)
+    stored = correlations_store(dataset=dataset, metric_version=metric_version, cells=cells)
+    # Cells of a protocol version no longer current (its rules changed): the new version replaces them.
+    CorrelationResult.objects.filter(
+        dataset=dataset, metric_version=metric_version, protocol_name__in=[p.name for p in protocols]
+    ).exclude(protocol__in=[p.key for p in protocols]).delete()
+    return stored
+
+
+def correlations_refresh_stale(*, limit: int = 3) -> set[int]:
+    """Compute again the correlations of up to `limit` (dataset, metric version) pairs whose cells
+    were made under a protocol version no longer current (an upgrade changed its rules), then those
+    datasets' significance clusters: the sweep's work. Returns the datasets."""
+    stale: list[tuple[int, int]] = []
+    current = CorrelationResult.objects.filter(protocol_name__in=("paper", "canonical"))
+    for dataset in Dataset.objects.filter(pk__in=current.values("dataset_id")).order_by("pk"):
+        keys = [p.key for p in dataset_protocols(dataset)]
+        found = current.filter(dataset=dataset).exclude(protocol__in=keys)
+        stale += sorted(set(found.values_list("dataset_id", "metric_version_id")))
+        if len(stale) >= limit:
+            break
+    datasets = set()
+    for dataset_id, version_id in stale[:limit]:
+        dataset = Dataset.objects.get(pk=dataset_id)
+        dataset_correlations(
+            dataset=dataset, metric_version=MetricVersion.objects.select_related("metric").get(pk=version_id)
+        )
+        datasets.add(dataset_id)
+    for dataset_id in sorted(datasets):
+        dataset_significance(dataset=Dataset.objects.get(pk=dataset_id))
+    return datasets
 
 
 def correlations_store(
@@ -110,7 +150,9 @@ def _split_only(dataset: Dataset, scores: dict[int, float | None], split: str) -
     return {pk: value for pk, value in scores.items() if item_split(dataset.slug, items[pk]) == split}
 
 
-def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | None]) -> list[dict]:
+def _rating_cells(
+    dataset: Dataset, chosen: Protocol, scores: dict[int, float | None], board: BoardNumbers
+) -> list[dict]:
     cells = []
     for dimension in dataset.dimensions or ["overall"]:
         rows = list(
@@ -119,8 +161,52 @@ def _rating_cells(dataset: Dataset, chosen: Protocol, scores: dict[int, float | 
             .order_by("id")
             .values_list("caption_id", "value", "caption__item_id", "caption__system_id", "caption__system__kind")
         )
-        cells += rating_dimension_cells(dimension, chosen, rows, scores)
+        cells += rating_dimension_cells(dimension, chosen, rows, scores, board=board)
     return cells
+
+
+REAL_SYSTEMS = (System.Kind.MODEL, System.Kind.HUMAN)  # the kinds a system-level cell ranks (not a mixed pool)
+
+
+class BoardNumbers:
+    """The systems' captions of a dataset as their board numbers are formed from them, for the
+    system level: read once per metric version, when a dimension first needs them. `captions`: the
+    captions compared (a held-out split's only); `sign`: -1 where lower is better."""
+
+    def __init__(self, dataset: Dataset, version: MetricVersion, captions: set[int], sign: float) -> None:
+        self.dataset, self.version, self.captions, self.sign = dataset, version, captions, sign
+        self.metric = metric_aggregation(version.metric.slug)
+        self._rows: ScoredRows | None = None
+        self._read = False
+
+    def rows(self) -> ScoredRows | None:
+        """Every scored caption of the dataset's real systems (caption_totals, system, item); None
+        when a corpus metric lacks a caption's statistics."""
+        if not self._read:
+            self._read, self._rows = True, self._scored_rows()
+        return self._rows
+
+    def _scored_rows(self) -> ScoredRows | None:
+        corpus = self.metric.aggregation == CORPUS
+        found = (
+            Score.objects.own()
+            .filter(
+                metric_version=self.version,
+                caption__item__dataset=self.dataset,
+                caption__system__kind__in=REAL_SYSTEMS,
+                value__isnull=False,
+            )
+            .order_by("caption_id")
+            .values_list("caption_id", "value", "caption__system_id", "caption__item_id", "statistics")
+        )
+        kept = [row for row in found if row[0] in self.captions and row[1] is not None and np.isfinite(row[1])]
+        try:
+            totals = self.metric.caption_totals(
+                np.array([row[1] for row in kept], dtype=float), [row[4] for row in kept] if corpus else None
+            )
+        except ValueError:
+            return None
+        return ScoredRows(totals, np.array([row[2] for row in kept]), np.array([row[3] for row in kept]))
 
 
 def rating_dimension_cells(
@@ -129,11 +215,12 @@ def rating_dimension_cells(
     rows: list,
     scores: dict[int, float | None],
     *,
-    system_kinds: tuple[str, ...] = (System.Kind.MODEL, System.Kind.HUMAN),
+    board: BoardNumbers | None = None,
 ) -> list[dict]:
-    """One dimension's caption-level cells (every statistic of `chosen`, with draws) and, where the
-    rows hold enough systems of `system_kinds`, its system-level ones. `rows`: (caption id, human
-    value, item id, system id, system kind), one per judgment; `scores`: caption id -> metric score."""
+    """One dimension's caption-level cells (every statistic of `chosen`, with draws) and, given the
+    dataset's `board` numbers and where the rows hold enough real systems, its system-level ones.
+    `rows`: (caption id, human value, item id, system id, system kind), one per judgment; `scores`:
+    caption id -> metric score."""
     if not rows:
         return []
     human_values = [row[1] for row in rows]
@@ -141,7 +228,6 @@ def rating_dimension_cells(
     cluster_ids = [row[2] for row in rows]
     human = np.array(human_values, dtype=float)
     metric = np.array(metric_values, dtype=float)
-    clusters = np.array(cluster_ids)
     kept = ~np.isnan(metric)
     if kept.sum() < 3:
         return []
@@ -164,19 +250,26 @@ def rating_dimension_cells(
         }
         for statistic, interval in intervals.items()
     ]
-    real = np.array([row[4] in system_kinds for row in rows])
-    return cells + _system_cells(dimension, chosen, rows, human, metric, clusters, real)
+    return cells + (_system_cells(dimension, chosen, rows, metric, board) if board is not None else [])
 
 
-def _system_cells(dimension: str, chosen: Protocol, rows: list, human, metric, clusters, real) -> list[dict]:
-    """Where the rows hold real systems (`real`: not one mixed pool): their means, ranked."""
+def _system_cells(dimension: str, chosen: Protocol, rows: list, metric: np.ndarray, board: BoardNumbers) -> list[dict]:
+    """Where the rows hold real systems (not one mixed pool): each system's mean rating against its
+    number as the captioner board forms it (scoring.services.numbers), ranked."""
+    real = np.array([row[4] in REAL_SYSTEMS for row in rows])
     systems = np.array([row[3] for row in rows])
     if len(set(systems[real].tolist())) < MIN_SYSTEMS or np.isnan(metric[real]).all():
         return []
-    intervals = system_level_intervals(
-        human[real], metric[real], systems[real], clusters[real], replicates=chosen.replicates, seed=chosen.seed
+    scored = board.rows()
+    if scored is None or len(set(scored.systems.tolist()) & set(systems[real].tolist())) < MIN_SYSTEMS:
+        return []
+    judged = JudgedRows(
+        np.array([row[1] for row in rows], dtype=float)[real], systems[real], np.array([row[2] for row in rows])[real]
     )
-    count = len(set(systems[real & ~np.isnan(metric)].tolist()))
+    intervals = system_level_cells(
+        judged, scored, board.metric, sign=board.sign, replicates=chosen.replicates, seed=chosen.seed
+    )
+    count = len(set(judged.systems.tolist()) & set(scored.systems.tolist()))
     return [
         {
             "dimension": dimension,
@@ -189,7 +282,12 @@ def _system_cells(dimension: str, chosen: Protocol, rows: list, human, metric, c
             "n": count,
             "left_out": int((real & np.isnan(metric)).sum()),
             "tie_rate": None,
-            "detail": {"replicates": interval.replicates, "resample": chosen.resample, "systems": count},
+            "detail": {
+                "replicates": interval.replicates,
+                "resample": chosen.resample,
+                "systems": count,
+                "metric_number": board.metric.aggregation,  # how each system's number was formed
+            },
         }
         for statistic, interval in intervals.items()
     ]

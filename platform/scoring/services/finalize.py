@@ -1,17 +1,13 @@
-"""Finalising a job once its last batch is recorded: the per-system numbers (the corpus value, the
-mean and its interval) and, on a meta-evaluation dataset, the metric's correlations with people."""
+"""Finalising a job once its last batch is recorded: the per-system numbers with their intervals
+(scoring.services.numbers) and, on a meta-evaluation dataset, the metric's correlations with people."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from catalog.models import System
-from evaluation import metrics as registry
-from evaluation.metaeval.bootstrap import cluster_bootstrap
-from evaluation.metrics import Metric
-from scoring.models import EvaluationJob, JobBatch, Score, SystemScore
+from scoring.models import EvaluationJob, JobBatch, SystemScore
 from scoring.services.correlations import dataset_correlations, dataset_significance
 from scoring.services.lifecycle import job_end
+from scoring.services.numbers import system_number_store
 
 
 def job_finalize(*, job_id: int) -> EvaluationJob:
@@ -32,49 +28,11 @@ def job_finalize(*, job_id: int) -> EvaluationJob:
 
 
 def system_scores_compute(*, job: EvaluationJob) -> list[SystemScore]:
-    implementation = registry.get(job.metric_version.metric.slug)
-    systems = [job.system] if job.system else list(System.objects.own().filter(dataset=job.dataset))
-    results = []
-    for system in systems:
-        rows = list(
-            Score.objects.filter(metric_version=job.metric_version, caption__system=system)
-            .order_by("caption_id")
-            .values_list("value", "statistics", "caption__item_id")
-        )
-        if not rows:
-            continue
-        values = [value for value, _, _ in rows if value is not None]
-        statistics = [s for value, s, _ in rows if value is not None]
-        low = high = None
-        if type(implementation).aggregate is Metric.aggregate and len(values) > 1:  # the number is a mean
-            items = [item for value, _, item in rows if value is not None]
-            low, high = mean_interval(np.array(values), items)
-        try:
-            corpus = implementation.aggregate(values, None if None in statistics else statistics)
-        except ValueError:  # statistics missing (scores stored before the metric kept them)
-            corpus = None
-        results.append(
-            SystemScore.objects.update_or_create(
-                system=system,
-                metric_version=job.metric_version,
-                defaults={
-                    "value": corpus,
-                    "mean": sum(values) / len(values) if values else None,
-                    "low": low,
-                    "high": high,
-                    "count": len(values),
-                    "failed": len(rows) - len(values),
-                },
-            )[0]
-        )
-    return results
-
-
-def mean_interval(values: np.ndarray, items: list, replicates: int = 1000, seed: int = 12345) -> tuple[float, float]:
-    """95% percentile interval of a system's mean score, resampling its items."""
-
-    def statistic(weights):
-        return [float(np.average(values, weights=weights))] if weights is not None else [float(values.mean())]
-
-    interval = cluster_bootstrap(statistic, items, replicates=replicates, seed=seed)[0]
-    return interval.low, interval.high
+    """The numbers of the job's systems (its own, or every caption source of its dataset)."""
+    systems = (
+        [job.system_id]
+        if job.system_id
+        else list(System.objects.own().filter(dataset=job.dataset).values_list("pk", flat=True))
+    )
+    stored = [system_number_store(system_id=system_id, version=job.metric_version) for system_id in systems]
+    return [found for found in stored if found is not None]

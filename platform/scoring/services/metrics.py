@@ -59,6 +59,7 @@ def _metric_fields(implementation) -> dict:
         "queue": implementation.queue,
         "corpus_dependent": implementation.corpus_dependent,
         "points": implementation.points,
+        "aggregation": implementation.aggregation,
         "citation": implementation.citation,
         "description": implementation.description,
         "notes": list(implementation.notes),

@@ -1,6 +1,7 @@
 """Recovery and the periodic sweep: batches a dead worker held go back to the queue, and the reaper
 finalises complete jobs, re-sends or fails stuck batches, fails overdue jobs, lets submissions settle
-(scoring.events.jobs_swept) and re-scores under new metric versions."""
+(scoring.events.jobs_swept), re-scores under new metric versions and computes again the system
+numbers kept under an older definition (scoring.services.numbers)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from django.utils import timezone
 from capbench import heartbeat
 from scoring.events import jobs_swept
 from scoring.models import EvaluationJob, JobBatch
+from scoring.services.correlations import correlations_refresh_stale
 from scoring.services.finalize import job_finalize
 from scoring.services.lifecycle import batch_attempt_failed, job_end
 from scoring.services.metrics import metrics_sync
+from scoring.services.numbers import system_numbers_refresh
 from scoring.services.planning import batches_enqueue, versions_rescore
 
 log = logging.getLogger(__name__)
@@ -65,7 +68,9 @@ def _each(items, action, counts: dict, key: str) -> None:
 
 
 def _sweep(now) -> dict[str, int]:
-    counts = dict.fromkeys(("finalised", "requeued", "failed", "resent", "settled", "rescoring", "errors"), 0)
+    counts = dict.fromkeys(
+        ("finalised", "requeued", "failed", "resent", "settled", "rescoring", "renumbered", "errors"), 0
+    )
     open_jobs = EvaluationJob.objects.open()
     limit = settings.CAPBENCH_JOB_TIME_LIMIT
 
@@ -123,4 +128,8 @@ def _sweep(now) -> dict[str, int]:
     )
     _each([None], lambda _: metrics_sync() and 0, counts, "rescoring")
     _each([None], lambda _: len(versions_rescore()), counts, "rescoring")
+    # Numbers kept under an older definition of a system's number (an upgrade): a slice per sweep.
+    _each([None], lambda _: len(system_numbers_refresh()), counts, "renumbered")
+    # Correlations made under a protocol version no longer current: a few (dataset, metric) a sweep.
+    _each([None], lambda _: len(correlations_refresh_stale()), counts, "renumbered")
     return counts

@@ -70,10 +70,12 @@ def test_bleu_resampled_from_its_counts_equals_the_corpus_number_of_the_drawn_ro
     assert drawn == pytest.approx([first, second])
 
 
-def test_a_mean_metric_resamples_its_mean_and_meteor_says_it_cannot():
+def test_a_mean_metric_resamples_its_mean_and_a_corpus_metric_needs_its_statistics():
     scores = np.array([0.2, 0.4, 0.9])
     rouge = registry.get("rouge_l")
     assert rouge.resampled(scores, None, None) == pytest.approx(0.5)
     assert rouge.resampled(scores, None, np.array([[3, 0, 0], [0, 1, 2]])) == pytest.approx([0.2, (0.4 + 1.8) / 3])
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(ValueError, match="statistics"):
         registry.get("meteor").resampled(scores, [], None)
+    with pytest.raises(ValueError, match="statistics"):
+        registry.get("bleu_4").resampled(scores, None, None)

@@ -2,6 +2,7 @@
 
 import random
 
+import numpy as np
 import pytest
 
 from evaluation.metrics import CaptionRow, get, register, slugs
@@ -128,4 +129,45 @@ def test_meteor_statistics_are_kept_short_and_aggregate_as_printed():
     assert all(".0" not in line and len(line.split()) > 20 for line in result.statistics)
     printed = [" ".join(f"{float(field):.1f}" for field in line.split()) for line in result.statistics]
     assert meteor.aggregate(result.scores, result.statistics) == meteor.aggregate(result.scores, printed)
-    assert meteor.aggregate(result.scores, result.statistics) == result.corpus
+    assert meteor.aggregate(result.scores, result.statistics) == pytest.approx(result.corpus, abs=1e-15)
+
+
+def test_meteor_from_summed_statistics_is_meteors_own_aggregate():
+    """A system's METEOR (and each bootstrap replicate of it) is computed from summed statistics in
+    numpy, never by the JVM: equal to Meteor's own EVAL over the same lines, rows and subsets alike,
+    among them exact matches (Meteor counts no chunk for those), empty and unmatched candidates."""
+    import random
+
+    from evaluation.metrics.ngram.meteor import MeteorProcess
+
+    draw = random.Random(3)
+    words = ["a", "the", "man", "dog", "cat", "runs", "sits", "on", "in", "grass", "water", "red", "ball"]
+
+    def sentence(shortest: int = 0) -> str:
+        return " ".join(draw.choice(words) for _ in range(draw.randint(shortest, 6)))
+
+    rows = []
+    for i in range(300):
+        references = tuple(sentence(1) for _ in range(draw.randint(1, 4)))
+        candidate = draw.choice(references) if draw.random() < 0.3 else sentence()
+        rows.append(CaptionRow(str(i), candidate, references))
+    meteor = get("meteor")
+    result = meteor.score(rows)
+    totals = meteor.caption_totals(np.array(result.scores), result.statistics)
+    assert meteor.from_totals(totals) == pytest.approx(result.scores, abs=1e-15)
+    assert meteor.aggregate(result.scores, result.statistics) == pytest.approx(result.corpus, abs=1e-15)
+    process = MeteorProcess()
+    try:
+        for _ in range(20):
+            chosen = [draw.randrange(len(rows)) for _ in range(draw.randint(1, 40))]
+            lines = [result.statistics[i] for i in chosen]
+            answers = process._exchange(process._running(), ["EVAL ||| " + " ||| ".join(lines)], len(lines) + 1)
+            assert meteor.aggregate([], lines) == pytest.approx(float(answers[-1]), abs=1e-15)
+        weights = np.array([[draw.randint(0, 2) for _ in rows] for _ in range(5)])
+        drawn = meteor.resampled(np.array(result.scores), result.statistics, weights)
+        for weight, value in zip(weights, drawn, strict=True):
+            lines = [line for line, times in zip(result.statistics, weight, strict=True) for _ in range(times)]
+            answers = process._exchange(process._running(), ["EVAL ||| " + " ||| ".join(lines)], len(lines) + 1)
+            assert value == pytest.approx(float(answers[-1]), abs=1e-15)
+    finally:
+        process.close()

@@ -92,7 +92,7 @@ def test_every_answer_conforms_to_the_schema(world, django_user_model, settings)
         status_code_conformance,
     )
 
-    from catalog.models import Item
+    from catalog.models import Item, System
     from leaderboards.citable import snapshot_freeze
     from scoring.models import CorrelationResult, Score
     from workbench.services import MetricInfo, ScoresFile, metric_submit
@@ -121,6 +121,7 @@ def test_every_answer_conforms_to_the_schema(world, django_user_model, settings)
     score_id = Score.objects.filter(caption__system=public.system).values_list("pk", flat=True).first()
     correlation_id = CorrelationResult.objects.values_list("pk", flat=True).first()
     submission, system = public.pk, public.system_id
+    own_system = System.objects.own().filter(dataset=dataset).values_list("slug", flat=True).first()
     frozen = snapshot_freeze(dataset=dataset, by="curator", note="for the schema").pk
     _campaigns(dataset, public.system, staff, world["stranger"])
     items = Item.objects.filter(dataset=dataset).order_by("id").values("external_id")
@@ -173,6 +174,10 @@ def test_every_answer_conforms_to_the_schema(world, django_user_model, settings)
         Call("get", "/api/v1/leaderboards/{slug}/", 200, "member", path_parameters={"slug": dataset.slug},
              query={"only": "paper", "q": "cmd"}),
         Call("get", "/api/v1/leaderboards/{slug}/", 404, path_parameters={"slug": "no-such-dataset"}),
+        Call("get", "/api/v1/leaderboards/{slug}/compare/", 200, path_parameters={"slug": dataset.slug},
+             query={"a": public.system.slug, "b": own_system}),
+        Call("get", "/api/v1/leaderboards/{slug}/compare/", 400, path_parameters={"slug": dataset.slug},
+             query={"a": public.system.slug, "b": world["private"].system.slug}),
         Call("get", "/api/v1/leaderboards/metrics/", 200, query={"protocol": "paper", "level": "caption"}),
         Call("get", "/api/v1/leaderboards/metrics/", 200, "member", query={"reference": "based"}),
         Call("get", "/api/v1/leaderboards/metrics/", 404, query={"protocol": "mine"}),

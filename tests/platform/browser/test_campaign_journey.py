@@ -1,8 +1,9 @@
 """Live human evaluation in a real browser against a live server and a real worker: staff opens an
 ACCR campaign on the demo dataset with two public submissions; two annotators rate through the
-annotation page by keyboard only; the worker's throttled refresh puts a people column with intervals
-on the captioner board, the campaign's correlations on the metric board's live tab, and
-Krippendorff's α on the campaign page.
+annotation page by keyboard only; the worker's throttled refresh puts the campaign's correlations on
+the metric board's live tab and Krippendorff's α on the campaign page, while the captioner board's
+people column stays the dataset's own judgments until staff choose the campaign for it (it has the
+minimum of answers here), then shows the campaign's ratings with intervals.
 
 The time from loading the annotation page to the stored rating is measured for all 50 answers; the
 median is printed and kept in test-artifacts/browser/campaign-timing.json with the screenshots."""
@@ -55,8 +56,10 @@ def test_staff_opens_a_campaign_two_annotators_rate_by_keyboard_and_the_boards_s
     live_server, workers, browser_page, demo_dataset, artefacts, django_user_model, settings
 ):
     settings.CAPBENCH_CAMPAIGN_REFRESH_SECONDS = 1
+    # 50 answers, two per caption: a dozen images per system reach the minimum lowered to this.
+    settings.CAPBENCH_PEOPLE_ANSWERS, settings.CAPBENCH_PEOPLE_IMAGES = 2, 5
     page, base = browser_page, live_server.url
-    workers.start("campaigns")
+    workers.start("campaigns", CAPBENCH_PEOPLE_ANSWERS="2", CAPBENCH_PEOPLE_IMAGES="5")
     users = {
         name: django_user_model.objects.create_user(name, password=PASSWORD, is_staff=name == "sam")
         for name in ("sam", "ada", "bob", "ann", "ned")
@@ -143,8 +146,19 @@ def test_staff_opens_a_campaign_two_annotators_rate_by_keyboard_and_the_boards_s
     page.screenshot(path=str(artefacts / "campaign-3-results.png"), full_page=True)
 
     page.goto(f"{base}/datasets/demo/leaderboard/")
+    header = page.inner_text("th:has(a[data-metric=people])")  # not chosen: the dataset's own judgments
+    assert "overall" in header and "Demo ACCR" not in header, header
+    assert "judgments imported with Demo" in page.inner_text("#people-source")
+    _log_in(page, base, "sam")
+    page.goto(f"{base}/campaigns/demo-accr/")
+    page.click("#board-column button[type=submit]")  # staff choose it for the board
+    page.wait_for_url(f"{base}/campaigns/demo-accr/")
+    assert "The people column of" in page.inner_text("#board-column")
+    page.goto(f"{base}/datasets/demo/leaderboard/")
     header = page.inner_text("th:has(a[data-metric=people])")
     assert "Demo ACCR" in header, header
+    source = page.inner_text("#people-source")
+    assert f"{2 * ANSWERS_EACH} ratings" in source and "Krippendorff" in source, source
     people = {
         name: page.inner_text(f"tr:has(a:text-is('{name}')) td[data-metric=people]")
         for name in ("Careful captioner", "Careless captioner")
@@ -192,5 +206,13 @@ def test_staff_opens_a_campaign_two_annotators_rate_by_keyboard_and_the_boards_s
     page.goto(f"{base}/campaigns/demo-arena/")
     strengths = page.locator("#people-ranking tbody tr td.num:first-of-type").all_inner_texts()
     assert len(strengths) == 2 and float(strengths[0]) > 50 > float(strengths[1]), strengths
+    page.goto(f"{base}/datasets/demo/leaderboard/")  # a newer campaign does not replace the one chosen
+    assert "Demo ACCR" in page.inner_text("th:has(a[data-metric=people])")
+    _log_in(page, base, "sam")
+    page.goto(f"{base}/campaigns/demo-arena/")
+    page.click("#board-column button[type=submit]")  # chosen instead, but 12 comparisons are below the minimum
+    page.wait_for_url(f"{base}/campaigns/demo-arena/")
+    assert "shown there once every system it ranks has 5 images with 2 answers" in page.inner_text("#board-column")
     page.goto(f"{base}/datasets/demo/leaderboard/")
-    assert "arena strength" in page.inner_text("th:has(a[data-metric=people])")
+    assert "overall" in page.inner_text("th:has(a[data-metric=people])")  # the dataset's own judgments meanwhile
+    assert "Demo arena will replace this column once" in page.inner_text("#people-pending")

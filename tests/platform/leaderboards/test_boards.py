@@ -13,7 +13,8 @@ from django.test.utils import CaptureQueriesContext
 
 import tests.platform.scoring.plugins  # noqa: F401  (test_words and friends)
 from catalog.models import Item
-from leaderboards.selectors import captioner_board, metric_board
+from leaderboards.captioner import captioner_board
+from leaderboards.metric_board import metric_board
 from scoring.models import EvaluationJob
 from scoring.services.lifecycle import job_end
 from scoring.services.planning import dataset_plan
@@ -91,14 +92,18 @@ def test_the_owner_sees_a_private_submission(demo_dataset, board):
 def test_downloads_carry_the_same_numbers(client, demo_dataset, board):
     data = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?sort=test_words&download=json").json()
     assert [s["name"] for s in data["systems"]][:2] == ["Long captions", "Broken"]
-    assert data["systems"][0]["scores"]["test_words"] == {"value": 6.0, "state": "value", "low": 6.0, "high": 6.0}
+    assert data["systems"][0]["scores"]["test_words"] == {
+        "value": 6.0, "low": 6.0, "high": 6.0,  # on the metric's own scale
+        "points": 600.0, "low_points": 600.0, "high_points": 600.0,  # as the page shows them (×100)
+        "state": "value", "rank": 1,  # the board is sorted by it
+    }  # fmt: skip
     assert data["systems"][0]["paper_url"] == "https://example.org/paper"
     response = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?download=csv")
     table = list(csv.DictReader(io.StringIO(response.content.decode())))
     short = {row["name"]: row for row in table}["Short captions"]
     # As the page shows it (×points) with the interval's ends as columns of their own.
     assert (short["test_words"], short["test_words_low"], short["test_words_high"]) == ("200.0", "200.0", "200.0")
-    assert {row["name"]: row["test_words"] for row in table}["Long captions"] == "600.0"  # JSON: 6.0 (raw)
+    assert {row["name"]: row["test_words"] for row in table}["Long captions"] == "600.0"  # JSON: 6.0 and 600.0
 
 
 def test_method_names_are_escaped(client, demo_dataset, settings):
@@ -167,7 +172,7 @@ def test_heatmap_rows_are_shares_of_each_human_rating():
     import numpy as np
 
     from leaderboards.charts import heatmap
-    from leaderboards.selectors import MetricOnDataset
+    from leaderboards.metric_page import MetricOnDataset
 
     human = np.array([1, 1, 1, 1, 2, 2, 2, 2], dtype=float)
     metric = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8])

@@ -106,7 +106,7 @@ def test_the_anonymous_board_query_built_once_reads_as_the_orm_does(demo_dataset
 
     from catalog.models import Dataset, System
     from leaderboards.models import BoardSnapshot
-    from leaderboards.selectors import _board_state_queryset, board_request_state
+    from leaderboards.requests import _board_state_queryset, board_request_state
 
     state = board_request_state(demo_dataset.slug, AnonymousUser())
     rule = set(System.objects.visible_to(None).filter(dataset=demo_dataset).values_list("id", flat=True))
@@ -287,7 +287,7 @@ def test_a_response_made_from_a_newer_snapshot_than_its_validator_is_not_kept(cl
     """The ETag is made from the snapshot's digests read with the visibility; if the snapshot is
     rebuilt before the board is read, the body is newer than the ETag: it goes out without one and
     is never kept under it (it would come back the day the board returns to the old content)."""
-    import leaderboards.caching as caching
+    import leaderboards.responses as caching  # (where the board's request reads its state)
     from leaderboards.snapshots import board_refresh
 
     before = client.get(url(demo_dataset))

@@ -1,7 +1,9 @@
-"""The boards and live human evaluation: a campaign's people column on the captioner board (its
-label, numbers, intervals and a link to the campaign; rows only for the systems the viewer may see),
-rebuilt when the campaign's results change; the metric board's live tab, a column per campaign
-labelled by it, never merged with another campaign's or the dataset's own protocols."""
+"""The boards and live human evaluation: a campaign's people column on the captioner board only once
+an organiser chose it and it has enough answers (the dataset's imported judgments until then, the
+column saying whose ratings it shows, how many and their agreement), its label, numbers, intervals
+and a link to the campaign; rows only for the systems the viewer may see, rebuilt when the
+campaign's results change; the metric board's live tab, a column per campaign labelled by it, never
+merged with another campaign's or the dataset's own protocols."""
 
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ from campaigns.services.answers import annotation_answer
 from campaigns.services.assignment import task_next
 from campaigns.services.results import campaign_refresh
 from catalog.models import Item
+from leaderboards.captioner import captioner_board
+from leaderboards.metric_board import PROTOCOLS, metric_board
 from leaderboards.models import BoardSnapshot
-from leaderboards.selectors import PROTOCOLS, captioner_board, metric_board
 from leaderboards.snapshots import board_refresh
 from scoring.models import CorrelationResult, Metric, SignificanceResult
 from scoring.services.metrics import metrics_sync
@@ -92,14 +95,42 @@ def three(demo_dataset, captioner):
     }
 
 
-def test_a_campaigns_people_column_takes_the_board(client, demo_dataset, three, django_capture_on_commit_callbacks):
+def test_a_new_campaign_never_replaces_the_imported_judgments_by_itself(
+    client, demo_dataset, three, django_capture_on_commit_callbacks, settings
+):
+    """Answers in a new campaign leave the board's people column to the dataset's own judgments,
+    which it says it shows (how many, their agreement); chosen by staff, the campaign takes the
+    column only once every system it ranks has the minimum of answers (CAPBENCH_PEOPLE_*)."""
     good, poor, hidden = (three[k].system for k in ("good", "poor", "later private"))
     before = board_refresh(dataset_id=demo_dataset.pk)
-    assert before["people_campaign"] is None  # the imported judgments', where there are any
+    assert before["people"] == "overall" and before["people_campaign"] is None
+    source = before["people_source"]
+    assert source["source"] == "judgments" and source["ratings"] > 0 and "imported" in source["who"]
     campaign = live_campaign(demo_dataset, [good, poor, hidden], {good.pk: 4, poor.pk: 2, hidden.pk: 5})
     with django_capture_on_commit_callbacks(execute=True):
-        campaign_refresh(campaign_id=campaign.pk)  # results_changed, after commit: the board is rebuilt
+        campaign_refresh(campaign_id=campaign.pk)
+    assert BoardSnapshot.objects.get(dataset=demo_dataset).payload["people"] == "overall"  # not chosen: unchanged
+    page = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/").content.decode()
+    assert f"People: {source['who']}, {source['ratings']} ratings" in page
+
+    staff = get_user_model().objects.get(username="curator")
+    client.force_login(staff)
+    with django_capture_on_commit_callbacks(execute=True):  # the board is rebuilt after the commit
+        response = client.post(f"/campaigns/{campaign.slug}/board/", {"on_board": "1"})
+    assert response.status_code == 302 and Campaign.objects.get(pk=campaign.pk).on_board
+    client.logout()
+    pending = BoardSnapshot.objects.get(dataset=demo_dataset).payload  # chosen, below the minimum of 30 images
+    assert (
+        pending["people"] == "overall"
+        and "Live ratings will replace this column once" in (pending["people_source"]["pending"])
+    )
+    assert "30 images with 3 answers each" in client.get(f"/campaigns/{campaign.slug}/").content.decode()
+
+    settings.CAPBENCH_PEOPLE_IMAGES = 3  # every system of the campaign has three images rated thrice
+    board_refresh(dataset_id=demo_dataset.pk)
     payload = BoardSnapshot.objects.get(dataset=demo_dataset).payload
+    assert payload["people_source"]["source"] == "campaign" and payload["people_source"]["alpha"] is not None
+    assert payload["people_source"]["ratings"] == CampaignResults.objects.get(campaign=campaign).payload["answers"]
     assert payload["people"] == "Live ratings: mean rating (1-5)"
     assert payload["people_campaign"] == {"slug": "live", "title": "Live ratings", "mode": "rating"}
     stored = CampaignResults.objects.get(campaign=campaign).payload["people"]
@@ -156,16 +187,20 @@ def test_a_campaigns_people_column_takes_the_board(client, demo_dataset, three, 
     assert after["people"] == before["people"] and after["people_campaign"] is None
 
 
-def test_an_arena_is_labelled_as_one(demo_dataset, three):
+def test_an_arena_is_labelled_as_one(demo_dataset, three, settings):
+    settings.CAPBENCH_PEOPLE_ANSWERS, settings.CAPBENCH_PEOPLE_IMAGES = 1, 3  # (75 answers over 100 images)
     good, poor = three["good"].system, three["poor"].system
     campaign = live_campaign(
         demo_dataset, [good, poor], {good.pk: 4, poor.pk: 2}, slug="duel", title="Duel", mode="arena"
     )
     campaign_refresh(campaign_id=campaign.pk)
+    Campaign.objects.filter(pk=campaign.pk).update(on_board=True)
     payload = board_refresh(dataset_id=demo_dataset.pk)
     assert payload["people"] == "Duel: arena strength (0-100)" and payload["people_campaign"]["mode"] == "arena"
     _, rows = captioner_board(demo_dataset, sort="people")
     assert [row.system.id for row in rows[:2]] == [good.pk, poor.pk] and rows[0].people.value > 50
+    source = payload["people_source"]
+    assert source["alpha"] is None and "compares each pair of captions once" in source["alpha_note"]
 
 
 def test_the_metric_board_has_a_live_column_per_campaign(client, demo_dataset, three):

@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 from leaderboards.charts import category_bars, distribution, heatmap, rating_rows, scatter
-from leaderboards.selectors import MetricOnDataset
+from leaderboards.metric_page import MetricOnDataset
 
 
 def test_a_category_without_an_interval_gets_no_error_bar():

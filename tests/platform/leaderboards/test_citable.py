@@ -154,11 +154,11 @@ def test_the_metric_board_frozen_with_every_protocol_and_level(client, staff_cli
     boards = {(b["protocol"], b["level"]): b for b in frozen["board_json"]["boards"]}
     assert set(boards) == {(p, level) for p in ("paper", "canonical", "live") for level in ("caption", "system")}
     paper = boards["paper", "caption"]
-    assert {k: paper[k] for k in ("protocol", "columns", "metrics")} == live
+    assert {k: paper[k] for k in ("protocol", "level", "columns", "metrics")} == live
     assert frozen["provenance"]["protocols"] == ["flickr8k-expert/paper@1"]
     assert frozen["provenance"]["metrics"]["bleu_4"]["config_hash"] == version.config_hash
     csv_lines = client.get("/metrics/snapshots/1.csv").content.decode().splitlines()
-    assert csv_lines[1].startswith("paper,caption,bleu_4,") and ",0.3,0.2,0.4,100," in csv_lines[1]
+    assert csv_lines[1].startswith("paper,caption,bleu_4,") and ",0.3,0.2,0.4,30.0,20.0,40.0,100," in csv_lines[1]
     page = client.get("/metrics/snapshots/1/").content.decode()
     assert "30.0" in page and 'id="live-board"' in page
     assert client.get("/metrics/snapshots/latest/")["Location"] == "/metrics/snapshots/1/"
@@ -166,3 +166,30 @@ def test_the_metric_board_frozen_with_every_protocol_and_level(client, staff_cli
     assert [s["number"] for s in listed] == [1] and listed[0]["page"].endswith("/metrics/snapshots/1/")
     detail = client.get(f"/api/v1/snapshots/{listed[0]['id']}/").json()
     assert detail["board_json"] == frozen["board_json"] and detail["digest"] == frozen["digest"]
+
+
+def test_a_snapshot_frozen_before_cells_had_points_shows_them_from_its_frozen_numbers(client, demo_dataset):
+    """Its payload is never changed (its digest is of it); what it is shown as gets each number's
+    points from the frozen metric's `points`, as a new snapshot carries them (docs/api.md)."""
+    payload = {
+        "dataset": demo_dataset.slug, "domain": None, "headline_metric": "cider_d", "people_dimension": None,
+        "people_campaign": None,
+        "metrics": [{"slug": "cider_d", "name": "CIDEr-D", "family": "ngram", "higher_is_better": True, "points": 100.0}],
+        "systems": [{"rank": 1, "system": "gone", "name": "Gone", "kind": "submission", "baseline": False,
+                     "paper_url": "", "code_url": "", "scores": {"cider_d": {"value": 0.0875, "state": "value",
+                                                                             "low": 0.072, "high": 0.106}}}],
+    }  # fmt: skip
+    provenance = {"datasets": {demo_dataset.slug: {"title": "Demo"}}, "metrics": {}, "protocols": []}
+    CitableSnapshot.objects.create(
+        board="captioner", dataset=demo_dataset, number=1, created_by="curator", payload=payload,
+        provenance=provenance, digest="0" * 64,
+    )  # fmt: skip
+    shown = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/1.json").json()["board_json"]
+    cell = shown["systems"][0]["scores"]["cider_d"]
+    assert (cell["value"], cell["low"], cell["high"]) == (0.0875, 0.072, 0.106)  # as frozen
+    assert (cell["points"], cell["low_points"], cell["high_points"]) == (8.75, 7.2, 10.6)
+    rows = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/1.csv").content.decode().splitlines()
+    assert rows[1].endswith(",8.75,7.2,10.6")
+    page = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/1/").content.decode()
+    assert '<td class="num" data-metric="cider_d">8.8<br><small>7.2–10.6</small></td>' in page
+    assert CitableSnapshot.objects.get().payload == payload  # never changed

@@ -30,7 +30,8 @@ def test_the_paired_difference_the_explorer_and_the_links(client, demo_dataset, 
     assert found.images == Item.objects.filter(dataset=demo_dataset).count()
     words = next(m for m in found.metrics if m.column.slug == "test_words")
     # Six words against two on every image: no spread, so the interval is the difference itself.
-    assert (words.a, words.b, words.difference.value) == (6.0, 2.0, 4.0)
+    assert (words.a.value, words.b.value, words.difference.value) == (6.0, 2.0, 4.0)
+    assert (words.a.low, words.a.high) == (6.0, 6.0)  # the board's own interval
     assert (words.difference.low, words.difference.high) == (4.0, 4.0)
     assert words.difference.p_value == 0.0 and words.better == "a"
     broken = next(m for m in found.metrics if m.column.slug == "test_broken")
@@ -38,6 +39,7 @@ def test_the_paired_difference_the_explorer_and_the_links(client, demo_dataset, 
     page = client.get(url(demo_dataset, long_one, short_one)).content.decode()
     row = re.search(r'<tr data-metric="test_words">.*?</tr>', page, re.S).group(0)
     assert "600.0" in row and "200.0" in row and "400.0 to 400.0" in row and "&lt; 0.002" in row and "A better" in row
+    assert '600.0<small class="interval">600.0–600.0</small>' in row  # each number with its board interval
     assert re.search(r"Not compared, not scored for both systems: [^<]*Test: always raises", page)
 
     # The explorer: the shared images where the two differ most, with both captions and every score.

@@ -47,7 +47,7 @@ def test_visce2_context_and_replies_are_shown_and_failures_say_why(client, llava
     table = page[page.index('id="scores"') : page.index("</table>", page.index('id="scores"'))]
     assert ">BLEU-4</a></th>" in table and ">VisCE²</a></th>" in table and table.count('<tr id="caption-') == 2
     bleu = Score.objects.get(metric_version__metric__slug="bleu_4", caption=scores[0].caption)
-    assert f">{bleu.value:.4f}</td>" in table
+    assert f">{100 * bleu.value:.1f}</td>" in table  # in points, as the boards show BLEU
     assert f'id="caption-{scores[0].caption_id}-visce2"' in page  # VisCE² wrote something: it is shown
     assert f'id="caption-{scores[0].caption_id}-bleu_4"' not in page  # BLEU-4 only has its number
     from django.utils.html import escape
@@ -107,5 +107,5 @@ def test_many_systems_captions_are_shown_a_page_at_a_time_with_their_scores(clie
     shown = [name for name in (f"caption of System {n:02d}" for n in range(30)) if name in first]
     assert len(shown) == CANDIDATES_PER_PAGE - 2  # by system name: Model A's two captions come first
     assert "Candidates 1–20 of 32" in first and "?page=2" in first
-    assert "caption of System 29" in last and "caption of System 00" not in last and "0.5000" in last
+    assert "caption of System 29" in last and "caption of System 00" not in last and ">50.0</td>" in last
     assert client.get(f"/datasets/tiny/items/{one_item.pk}/?page=x").status_code == 200

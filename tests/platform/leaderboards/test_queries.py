@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboards.selectors import MetricBoardQuery, UnknownProtocol, metric_board_query
+from leaderboards.metric_board import MetricBoardQuery, UnknownProtocol, metric_board_query
 
 
 def test_metric_board_query_reads_and_coerces():

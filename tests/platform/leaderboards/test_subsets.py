@@ -13,8 +13,9 @@ from catalog.models import Caption, Dataset, Item
 from catalog.selectors import HIDDEN_SUBSET_MIN_ITEMS, item_subsets
 from catalog.services.imports import dataset_import
 from leaderboards.snapshots import board_refresh
-from scoring.models import EvaluationJob, Metric, Score, SystemScore
+from scoring.models import EvaluationJob, Metric, Score
 from scoring.services.metrics import metrics_sync
+from scoring.services.numbers import system_number_store
 from submissions.services import MethodInfo, submission_create
 
 pytestmark = pytest.mark.django_db
@@ -48,9 +49,7 @@ def nocaps(captioner, settings, tmp_path):
         Score(caption=c, metric_version=version, value=values[c.pk], input_key=f"k{c.pk}".encode()) for c in captions
     )
     everything = sum(values.values()) / len(values)
-    SystemScore.objects.create(
-        system=submission.system, metric_version=version, value=everything, mean=everything, count=len(values)
-    )
+    system_number_store(system_id=submission.system_id, version=version)  # as a finished job computes it
     board_refresh(dataset_id=dataset.pk)
     by_domain: dict[str, list[float]] = {}
     for caption in captions:
@@ -63,13 +62,19 @@ def test_the_board_of_one_domain_averages_that_domains_captions_again(client, no
     assert item_subsets(dataset) == ["in-domain", "near-domain", "out-domain"]
     whole = client.get(f"/api/v1/leaderboards/{dataset.slug}/").json()
     assert whole["domain"] is None
-    assert whole["systems"][0]["scores"]["cider_d"]["value"] == pytest.approx(everything)
+    whole_cell = whole["systems"][0]["scores"]["cider_d"]
+    assert whole_cell["value"] == pytest.approx(everything) and whole_cell["points"] == pytest.approx(100 * everything)
+    assert whole_cell["low"] < everything < whole_cell["high"]
     for domain, mean in means.items():
         board = client.get(f"/api/v1/leaderboards/{dataset.slug}/?domain={domain}").json()
         cell = board["systems"][0]["scores"]["cider_d"]
         assert board["domain"] == domain and cell["value"] == pytest.approx(mean)
+        assert cell["points"] == pytest.approx(100 * mean)
         if domain != "out-domain":  # (one image: no interval)
             assert cell["low"] <= mean <= cell["high"] and cell["low"] < cell["high"]
+            assert cell["low_points"] == pytest.approx(100 * cell["low"])
+        else:
+            assert cell["low"] is None and cell["low_points"] is None
     page = client.get(f"/datasets/{dataset.slug}/leaderboard/?domain=near-domain").content.decode()
     assert "over the <strong>near-domain</strong> images only" in page
     assert f"{means['near-domain'] * 100:.1f}" in page

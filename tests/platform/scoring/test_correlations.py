@@ -36,7 +36,7 @@ def test_flickr8k_expert_correlations_match_the_papers(judgment_data):
             cells[("flickr8k-expert/canonical@1", "tau_b")].value == cells[("flickr8k-expert/paper@1", "tau_b")].value
         )
     # On the whole dataset the board puts the papers' numbers beside ours.
-    from leaderboards.selectors import metric_board
+    from leaderboards.metric_board import metric_board
 
     _, rows = metric_board(protocol_name="paper")
     assert sorted(p for row in rows if row.column.slug == "cider_d" for p in row.published) == [43.6, 43.9]

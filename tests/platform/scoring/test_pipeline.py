@@ -309,7 +309,12 @@ def test_a_metric_gone_from_the_code_fails_planning_instead_of_retrying(demo_dat
     )
 
 
-def test_corpus_numbers_get_no_resampled_interval_but_means_do(demo_dataset, captioner):
+def test_corpus_and_mean_numbers_both_get_their_resampled_interval(demo_dataset, captioner):
+    """Corpus BLEU from the captions' summed counts, its interval from the counts of each draw of
+    images; ROUGE-L the mean of its captions' scores, its interval likewise (scoring.services.numbers)."""
+    from evaluation import metrics as registry
+    from scoring.models import NUMBER_DEFINITION, Score
+
     submission = submit(
         captioner,
         demo_dataset,
@@ -319,5 +324,9 @@ def test_corpus_numbers_get_no_resampled_interval_but_means_do(demo_dataset, cap
     run_jobs(EvaluationJob.objects.filter(system=submission.system))
     bleu = SystemScore.objects.get(system=submission.system, metric_version__metric__slug="bleu_4")
     rouge = SystemScore.objects.get(system=submission.system, metric_version__metric__slug="rouge_l")
-    assert bleu.low is None and bleu.high is None  # corpus BLEU is not a mean of caption scores
+    counts = list(Score.objects.filter(metric_version=bleu.metric_version).values_list("statistics", flat=True))
+    assert bleu.value == pytest.approx(registry.get("bleu_4").aggregate([], counts), rel=1e-12)  # corpus BLEU
+    assert bleu.low < bleu.value < bleu.high
+    items = demo_dataset.items.count()
+    assert (bleu.images, bleu.count, bleu.definition) == (items, items, NUMBER_DEFINITION)
     assert rouge.low < rouge.value < rouge.high

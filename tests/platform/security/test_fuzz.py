@@ -163,7 +163,9 @@ def world(demo_dataset, captioner, django_user_model):
         total=100,
         done=100,
     )
-    SystemScore.objects.create(system=public.system, metric_version=version, value=-1.5, mean=-1.5, count=100)
+    SystemScore.objects.create(
+        system=public.system, metric_version=version, value=-1.5, low=-1.6, high=-1.4, count=100, images=100
+    )
     withdrawn = submission_create(
         owner=captioner,
         dataset=demo_dataset,
@@ -582,9 +584,11 @@ def test_downloads_neutralise_formulas_and_keep_numbers(world, client):
         "metric": "bleu_4",
         "metric_version": world["metric"].current_version.config_hash,
         "value": "-0.25",
+        "points": "-25.0",
         "error": "'-not a formula",
     }
     assert float(formula["value"]) == -0.25  # a number, not text a spreadsheet shows quoted
+    assert float(formula["points"]) == -25.0  # and in points, as the pages show it
     board = client.get(f"/datasets/{world['dataset'].slug}/leaderboard/", {"download": "csv", "sort": "bleu_4"})
     assert board.status_code == 200 and board["Content-Type"].startswith("text/csv")
     lines = board.content.decode().splitlines()

@@ -88,7 +88,7 @@ def _scores(captions, system: System | None, dataset: Dataset) -> None:
         )
         if system is not None:
             SystemScore.objects.create(
-                system=system, metric_version=version, value=0.5, mean=0.5, low=0.4, high=0.6, count=len(captions)
+                system=system, metric_version=version, value=0.5, low=0.4, high=0.6, count=len(captions)
             )
         else:
             dataset_correlations(dataset=dataset, metric_version=version)

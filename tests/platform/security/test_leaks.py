@@ -108,7 +108,6 @@ def _scores(submission: Submission, marker: str, version: MetricVersion, tmp_pat
         system=submission.system,
         metric_version=version,
         value=value,
-        mean=value,
         low=value - 0.1,
         high=value + 0.1,
         count=100,

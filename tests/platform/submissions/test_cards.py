@@ -20,14 +20,17 @@ def test_ranks_share_ties_and_gaps_are_measured_against_the_best_and_the_baselin
     card = results_card(submission=board["short"])
     words = next(line for line in card.lines if line.metric.slug == "test_words")
     # Public: Long (6 words), Broken (3), Also short (2, baseline); the private one (9) is not counted.
-    assert (words.value, words.low, words.high) == (2.0, 2.0, 2.0)  # as stored; the page shows ×100
+    number = words.number  # as the board shows it: native, and ×100 where people read it
+    assert (number.value, number.low, number.high, number.points, number.low_points) == (2.0, 2.0, 2.0, 200.0, 200.0)
     assert (words.rank, words.tied, words.ranked) == (3, True, 4)
-    assert (words.best.name, words.best.gap) == ("Long captions", -400.0)
-    assert [(gap.name, gap.gap) for gap in words.baselines] == [("Also short", 0.0)]
+    assert (words.best.name, words.best.number.points, words.best.gap.value, words.best.gap.points) == (
+        "Long captions", 600.0, -4.0, -400.0,
+    )  # fmt: skip
+    assert [(gap.name, gap.gap.points) for gap in words.baselines] == [("Also short", 0.0)]
     assert card.public_systems == 4  # and the dataset's own human captions (no word count: not ranked here)
     best = results_card(submission=board["long"])
     top = next(line for line in best.lines if line.metric.slug == "test_words")
-    assert (top.rank, top.tied, top.best.name, top.best.gap) == (1, False, "Broken", 300.0)
+    assert (top.rank, top.tied, top.best.name, top.best.gap.points) == (1, False, "Broken", 300.0)
 
 
 def test_what_has_no_number_is_said_in_plain_words_and_the_detail_is_for_staff(client, demo_dataset, board):  # noqa: F811

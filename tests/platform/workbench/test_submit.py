@@ -233,7 +233,7 @@ def test_uploading_again_makes_a_new_version_and_the_same_scores_are_refused(sco
     with pytest.raises(MetricRefused, match="was submitted as higher is better"):
         submit(captioner, scored, jsonl(builtin_scores(scored, "rouge_l")), name="Mine", higher_is_better=False)
     # The metric board shows the newest version's numbers (cider_d's), the page lists both.
-    from leaderboards.selectors import metric_board
+    from leaderboards.metric_board import metric_board
 
     _, rows = metric_board(protocol_name="paper", extra={"mine"})
     row = next(row for row in rows if row.column.slug == "mine")

@@ -1,0 +1,61 @@
+"""A captioner board request answered one way for every surface that serves it: the page and its
+CSV/JSON downloads, the API in JSON, CSV and its browsable form. The dataset and the viewer's
+systems are read once (requests.board_request_state); a conditional request gets its 304 before any
+table is built (caching); a subset's board not built before is a bootstrap per cell, counted against
+the address's rate of such computations; then the one page model (captioner.CaptionerBoardPage) is
+built and handed to the surface's `render`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import cast
+
+from django.http import Http404, HttpRequest, HttpResponse
+
+from capbench import limits
+from catalog.models import Dataset
+from catalog.selectors import chosen_subset
+from leaderboards.caching import BoardRequest, board_validators, conditional_response, searched
+from leaderboards.captioner import CaptionerBoardPage, captioner_board_page
+from leaderboards.requests import board_request_state
+from leaderboards.snapshots import board_payload
+from leaderboards.subsets import subset_kept, subset_payload
+
+
+def captioner_board_response(
+    request: BoardRequest,
+    slug: str,
+    render: Callable[[CaptionerBoardPage], HttpResponse],
+    *,
+    variant: str = "",
+    api: bool = False,
+    keep: bool = True,
+) -> HttpResponse:
+    """The response of `render(page)` for the board of the dataset `slug` as this request's viewer
+    may see it (404 for a dataset they may not), under the board's validator (`variant`: what else
+    the response depends on, the API's format). An anonymous response is kept whole unless `keep`
+    is false or the request searches."""
+    try:
+        state = board_request_state(slug, request.user)
+    except Dataset.DoesNotExist:
+        raise Http404("no such dataset") from None
+    etag = board_validators(request, state, variant=variant, api=api)
+    subset = chosen_subset(request.GET, state.dataset)
+    http = cast(HttpRequest, getattr(request, "_request", request))  # (a REST framework request wraps Django's)
+
+    def respond() -> tuple[HttpResponse, bool]:
+        payload, built = board_payload(state.dataset, with_version=True)
+        if subset is not None:
+            kept = subset_kept(state.dataset, payload, subset)
+            if kept is None:  # a bootstrap per cell: counted like comparisons
+                decision = limits.hit("comparisons", f"address:{limits.client_address(http)}")
+                if not decision.allowed:
+                    return limits.too_many(http, decision, "board computations"), False
+                kept = subset_payload(state.dataset, payload, subset)
+            payload = kept
+        page = captioner_board_page(
+            state.dataset, request.GET, viewer=request.user, visible=state.visible, payload=payload, subset=subset
+        )
+        return render(page), built is not None and built == state.version
+
+    return conditional_response(http, etag, respond, keep=keep and not searched(request))

@@ -1,0 +1,64 @@
+"""A metric board column's significance clusters as one page model: the metrics best first, their
+values, clusters and one-sided p-values of paired bootstrap draws (scoring's dataset_significance),
+as far as the viewer may see the metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from catalog.models import Dataset
+from scoring.models import Metric, SignificanceResult
+
+
+class NoSuchColumn(LookupError):
+    """The protocol, dimension and statistic asked for name no clusters of the dataset."""
+
+
+@dataclass
+class SignificancePage:
+    dataset: Dataset
+    result: SignificanceResult | None  # None: no clusters computed yet
+    rows: list[dict] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+
+
+def significance_page(dataset: Dataset, viewer, params) -> SignificancePage:
+    """`?protocol=&dimension=&statistic=&level=` (default: the dataset's first clusters, its own
+    protocols' before a live campaign's), `?metric=` a private submitted metric the viewer may see
+    (its own clusters: the public metrics and it). NoSuchColumn for a column that has none."""
+    # `?metric=` a private submitted metric the viewer may see: its own clusters (the public metrics and it).
+    subject = Metric.objects.visible_to(viewer).filter(slug=params.get("metric", ""), submission__isnull=False)
+    own = SignificanceResult.objects.filter(subject__in=subject)
+    results = own if own.filter(dataset=dataset).exists() else SignificanceResult.objects.filter(subject__isnull=True)
+    results = results.filter(dataset=dataset, level=params.get("level", "caption"))
+    if not any(params.get(name) for name in ("protocol", "dimension", "statistic")):
+        ordered = results.order_by("protocol", "dimension", "statistic")
+        result = ordered.exclude(protocol_name="live").first() or ordered.first()
+        if result is None:
+            return SignificancePage(dataset, None)
+    else:
+        result = results.filter(
+            protocol=params.get("protocol", ""),
+            dimension=params.get("dimension", ""),
+            statistic=params.get("statistic", ""),
+        ).first()
+        if result is None:
+            raise NoSuchColumn()
+    names = dict(Metric.objects.visible_to(viewer).filter(slug__in=result.metrics).values_list("slug", "name"))
+    # A metric hidden or withdrawn since the clusters were computed is left out until they are again.
+    shown = [i for i, slug in enumerate(result.metrics) if slug in names]
+    result.metrics = [result.metrics[i] for i in shown]
+    result.values = [result.values[i] for i in shown]
+    result.ranks = [result.ranks[i] for i in shown]
+    result.p_values = [[result.p_values[i][j] for j in shown] for i in shown]
+    rows = [
+        {
+            "slug": slug,
+            "name": names.get(slug, slug),
+            "value": value,
+            "rank": rank,
+            "p": [None if j <= i else result.p_values[i][j] for j in range(len(result.metrics))],
+        }
+        for i, (slug, value, rank) in enumerate(zip(result.metrics, result.values, result.ranks, strict=True))
+    ]
+    return SignificancePage(dataset, result, rows, [names.get(slug, slug) for slug in result.metrics])
