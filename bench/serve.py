@@ -44,10 +44,12 @@ from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
 from catalog.models import Dataset, Item, System  # noqa: E402
+from evaluation.metaeval.protocols import protocol  # noqa: E402
 from leaderboards.snapshots import board_refresh  # noqa: E402
 from scoring.models import CorrelationResult, EvaluationJob, Metric, MetricVersion, SystemScore  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+PAPER = protocol("thumb")
 PREFIX = "bench-serve"
 DATASETS, SYSTEMS, METRICS = 10, 200, 40
 
@@ -78,7 +80,8 @@ def build() -> tuple[str, int]:
         Metric.objects.bulk_update(metrics, ["current_version"])
         datasets = Dataset.objects.bulk_create(
             [
-                Dataset(slug=f"{PREFIX}-{d}", title=f"Serving benchmark {d}", source_format="bench", is_public=True)
+                # THumB's protocols: the metric board shows the cells of a dataset's current protocols only.
+                Dataset(slug=f"{PREFIX}-{d}", title=f"Serving benchmark {d}", source_format="thumb", is_public=True)
                 for d in range(DATASETS)
             ]
         )
@@ -125,9 +128,9 @@ def build() -> tuple[str, int]:
                     dataset=dataset,
                     dimension="overall",
                     statistic="tau_b",
-                    protocol="bench/paper@1",
+                    protocol=PAPER.key,
                     protocol_name="paper",
-                    protocol_version="1",
+                    protocol_version=PAPER.version,
                     value=float(rng.random()),
                     n=100,
                 )

@@ -20,7 +20,7 @@ import numpy as np
 
 from evaluation.metaeval.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, cluster_draws
 from evaluation.metaeval.paired import PairedDifference, Statistic, paired_difference
-from evaluation.metrics.base import MEAN
+from evaluation.metrics.base import MEAN, mean_caption_totals, mean_from_totals
 
 
 class Aggregation(Protocol):
@@ -40,13 +40,10 @@ class _MeanOfScores:
     aggregation = MEAN
 
     def caption_totals(self, scores: np.ndarray, statistics: Sequence | None) -> np.ndarray:
-        values = np.asarray(scores, dtype=float)
-        return np.column_stack([values, np.ones(len(values))])
+        return mean_caption_totals(scores)
 
     def from_totals(self, totals: np.ndarray) -> np.ndarray:
-        totals = np.atleast_2d(np.asarray(totals, dtype=float))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return totals[:, 0] / totals[:, 1]
+        return mean_from_totals(totals)
 
 
 MEAN_OF_SCORES: Aggregation = _MeanOfScores()

@@ -127,15 +127,12 @@ class Metric(ABC):
         statistics). A mean metric: each caption's score and 1 (the sum and the count); a corpus
         metric overrides it with its per-caption statistics. `scores` are finite; `statistics` are
         aligned with them (a corpus metric's; None for a mean metric)."""
-        values = np.asarray(scores, dtype=float)
-        return np.column_stack([values, np.ones(len(values))])
+        return mean_caption_totals(scores)
 
     def from_totals(self, totals: np.ndarray) -> np.ndarray:
         """The system numbers of (n × k) summed caption_totals, one per row: the mean, or a corpus
         metric's corpus statistic. Vectorised: a bootstrap's thousand replicates are one call."""
-        totals = np.atleast_2d(np.asarray(totals, dtype=float))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return totals[:, 0] / totals[:, 1]
+        return mean_from_totals(totals)
 
     def aggregate(self, scores: Sequence[float], statistics: Sequence | None = None) -> float | None:
         """The system number over rows scored in any number of batches (from_totals of their summed
@@ -166,3 +163,16 @@ class Metric(ABC):
         if weights is None:
             return float(self.from_totals(totals.sum(axis=0))[0])
         return self.from_totals(np.asarray(weights, dtype=float) @ totals)
+
+
+def mean_caption_totals(scores: Sequence[float] | np.ndarray) -> np.ndarray:
+    """A mean's sums per caption: each score and 1 (Metric.caption_totals unless overridden)."""
+    values = np.asarray(scores, dtype=float)
+    return np.column_stack([values, np.ones(len(values))])
+
+
+def mean_from_totals(totals: np.ndarray) -> np.ndarray:
+    """Means of (n × 2) summed (score, 1) totals (Metric.from_totals unless overridden)."""
+    totals = np.atleast_2d(np.asarray(totals, dtype=float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return totals[:, 0] / totals[:, 1]

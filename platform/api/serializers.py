@@ -12,7 +12,7 @@ from catalog.models import Dataset, Item, System
 from leaderboards.citations import metric_bibtex
 from leaderboards.exports import CORRELATION_POINTS
 from scoring.models import CorrelationResult, Metric, Score
-from scoring.shown import Shown, clean
+from scoring.shown import Shown
 from submissions.cards import Gap, PendingLine, ResultsCard
 from submissions.models import Submission
 from submissions.services import NAME_MAX_CHARS, URL_MAX_CHARS
@@ -196,7 +196,7 @@ class ScoreSerializer(serializers.ModelSerializer):
             "metric": version.metric.slug,
             "metric_version": version.config_hash,
             "value": instance.value,
-            "points": None if instance.value is None else clean(instance.value * version.metric.points),
+            "points": Shown(instance.value, scale=version.metric.points).points,
             "error": instance.error,
             "detail": instance.detail,
         }
@@ -393,7 +393,7 @@ def results_json(submission: Submission, card: ResultsCard) -> dict:
             "system": found.slug,
             "name": found.name,
             **found.number.json(),
-            "gap": clean(found.gap.value),
+            "gap": found.gap.value,
             "gap_points": found.gap.points,
         }
 

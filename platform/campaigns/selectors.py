@@ -48,9 +48,14 @@ class PeopleColumn:
     label: str  # what the board's people header says under "People"
     campaign: Campaign
     cells: dict[int, dict]  # system id -> the board's cell
-    answers: int
+    answers: dict[int, int]  # system id -> the ratings (or comparisons) its cell is made of
     alpha: dict | None
     alpha_note: str = ""
+    comparisons: int = 0  # an arena's: each one is two systems' answer
+
+    def answers_over(self, systems) -> int:
+        """The ratings the cells of `systems` are made of (an arena: its comparisons)."""
+        return self.comparisons if self.campaign.is_arena else sum(self.answers.get(s, 0) for s in systems)
 
 
 @dataclass(frozen=True)
@@ -94,11 +99,19 @@ def board_people(dataset: Dataset) -> BoardPeople:
             people_label(campaign),
             campaign,
             cells,
-            int(payload.get("answers") or 0),
+            {int(system): int(cell.get("n") or 0) for system, cell in people.items()},
             agreement,
             note if campaign.is_arena else "",
+            int((payload.get("bradley_terry") or {}).get("comparisons") or 0),
         )
     )
+
+
+def board_status(campaign: Campaign) -> str:
+    """What the campaign still lacks to be its board's people column (people_eligibility), read
+    from its stored results as the board reads them (not a viewer's filtered copy)."""
+    results = CampaignResults.objects.filter(campaign=campaign).values_list("payload", flat=True).first()
+    return people_eligibility(campaign, results or {})
 
 
 def people_eligibility(campaign: Campaign, payload: dict) -> str:

@@ -68,7 +68,7 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "counts": counts,
         "cannot_annotate": may_annotate(campaign, request.user),
         "judgments_shown": references_visible(campaign.dataset, request.user),
-        "board_problem": selectors.people_eligibility(campaign, results or {}),
+        "board_problem": selectors.board_status(campaign),
     }
     return render(request, "campaigns/detail.html", context)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from catalog.models import Dataset
 from catalog.visibility import references_visible
@@ -189,8 +189,7 @@ def captioner_board_page(
     if payload is None:
         payload = board_payload(dataset)
     query = captioner_board_params(params)
-    keys: list[str | None] = []
-    columns, rows = captioner_board(
+    columns, rows, key = _board_rows(
         dataset,
         sort=query.sort,
         descending=query.descending,
@@ -199,11 +198,13 @@ def captioner_board_page(
         payload=payload,
         search=query.search,
         only=query.only,
-        sorted_by=keys,
     )
     people = PeopleColumn.of(payload) if any(row.people for row in rows) else None
+    if people is not None and people.alpha is not None and not references_visible(dataset, viewer):
+        # A hidden test set's agreement between annotators is staff's, as the campaign's own is.
+        people = replace(people, alpha=None, alpha_note="withheld on a hidden test set")
     pending = (payload.get("people_source") or {}).get("pending", "")
-    return CaptionerBoardPage(dataset, columns, rows, keys[0] if keys else None, query, people, subset, pending)
+    return CaptionerBoardPage(dataset, columns, rows, key, query, people, subset, pending)
 
 
 def captioner_board(
@@ -216,15 +217,38 @@ def captioner_board(
     payload: dict | None = None,
     search: str = "",
     only: str | None = None,
-    sorted_by: list[str | None] | None = None,
 ) -> tuple[list[Column], list[BoardRow]]:
     """The board from the dataset's precomputed snapshot (`payload`, when the caller has read it),
     keeping the systems `viewer` may see (catalog.visibility, read live: a change of visibility
     shows at once; `visible`: those ids, when the caller has already read them for the same viewer)
     whose name holds `search` and that pass the filter `only`, sorted by `sort` (default: the
     dataset's headline metric, else the first column with a number) with ranks by goodness:
-    `descending` against the column's direction lists the worst first, still ranked from the best.
-    `sorted_by`: a list the key used is appended to."""
+    `descending` against the column's direction lists the worst first, still ranked from the best."""
+    columns, rows, _ = _board_rows(
+        dataset,
+        sort=sort,
+        descending=descending,
+        viewer=viewer,
+        visible=visible,
+        payload=payload,
+        search=search,
+        only=only,
+    )
+    return columns, rows
+
+
+def _board_rows(
+    dataset: Dataset,
+    *,
+    sort: str | None,
+    descending: bool | None,
+    viewer,
+    visible: AbstractSet[int] | None,
+    payload: dict | None,
+    search: str,
+    only: str | None,
+) -> tuple[list[Column], list[BoardRow], str | None]:
+    """captioner_board, and the key the rows are ranked by (None when no row has a number)."""
     if payload is None:
         payload = board_payload(dataset)
     columns = [Column(**column) for column in payload["columns"]]
@@ -245,8 +269,6 @@ def captioner_board(
     # Sorted and ranked among every system the viewer sees, then searched and filtered: a system
     # found by its name keeps its place on the whole board.
     key = board_sort(dataset, columns, ordered, sort)
-    if sorted_by is not None:
-        sorted_by.append(key)
     if key is not None:
         better = True if key == PEOPLE else next(c.higher_is_better for c in columns if c.slug == key)
         ordered = sort_rows(ordered, key, better)
@@ -255,7 +277,7 @@ def captioner_board(
             valued = [row for row in ordered if row.rank is not None]
             valued.sort(key=lambda row: (-(row.rank or 0), row.system.name.lower()))  # ties still in name order
             ordered = valued + ordered[len(valued) :]
-    return columns, [row for row in ordered if _passes(row, search.casefold(), only)]
+    return columns, [row for row in ordered if _passes(row, search.casefold(), only)], key
 
 
 def _passes(row: BoardRow, needle: str, only: str | None) -> bool:

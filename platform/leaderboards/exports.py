@@ -11,7 +11,7 @@ from collections.abc import Set as AbstractSet
 from capbench.spreadsheets import spreadsheet_row
 from leaderboards.captioner import CaptionerBoardPage, Cell, PeopleColumn
 from leaderboards.metric_board import MetricBoardQuery, metric_board
-from scoring.shown import Shown, clean
+from scoring.shown import Shown
 
 
 def board_json(page: CaptionerBoardPage, *, staff: bool = False) -> dict:
@@ -167,4 +167,4 @@ def _cell(cell: dict | None, scale: float) -> list:
 
 
 def _times(value: float | None, scale: float) -> float | None:
-    return None if value is None else clean(value * scale)
+    return Shown(value, scale=scale).points

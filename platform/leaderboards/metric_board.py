@@ -16,6 +16,7 @@ from catalog.models import Dataset
 from evaluation.metaeval.published import published_value
 from leaderboards.columns import Column, metric_board_columns
 from scoring.models import CorrelationResult, Metric, MetricVersion, ResultsRevision, SignificanceResult
+from scoring.services.correlations import dataset_protocols
 from workbench.models import MetricSubmission
 
 # The metric board's protocol families, "paper" first (the default); "live": the live campaigns'
@@ -120,6 +121,13 @@ def metric_board(
     rows: dict[str, MetricBoardRow] = {}
     headers: dict[ColumnKey, MetricBoardHeader] = {}
     campaigns: dict[str, Campaign | None] = {}
+    keys: dict[int, set[str]] = {}
+
+    def current(dataset: Dataset) -> set[str]:
+        if dataset.pk not in keys:
+            keys[dataset.pk] = {p.key for p in dataset_protocols(dataset)}
+        return keys[dataset.pk]
+
     for result in results:
         column = columns.get(result.metric_version.metric.slug)
         if column is None or (family and column.family != family):
@@ -127,6 +135,8 @@ def metric_board(
         if reference == "free" and not column.reference_free or reference == "based" and column.reference_free:
             continue
         live = result.protocol_name == "live"
+        if not live and result.protocol not in current(result.dataset):  # an older version's, being replaced
+            continue
         if result.protocol not in campaigns:
             campaigns[result.protocol] = campaign_of_protocol(result.protocol) if live else None
         if live and campaigns[result.protocol] is None:  # a deleted campaign's

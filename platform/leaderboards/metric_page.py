@@ -17,6 +17,7 @@ from leaderboards import charts
 from leaderboards.caching import kept_fragment
 from leaderboards.metric_board import metric_board_version
 from scoring.models import CorrelationResult, EvaluationJob, Metric, MetricVersion, Score
+from workbench.selectors import SubmittedMetric, submitted_metric
 
 
 def metric_correlations(*, metric: Metric, dataset: Dataset) -> tuple[list[CorrelationResult], dict[str, Campaign]]:
@@ -93,6 +94,13 @@ class MetricPage:
     campaigns: dict[str, Campaign] = field(default_factory=dict)
     figures: dict = field(default_factory=dict)
     charts_shown: bool = False
+    submitted: SubmittedMetric | None = None  # a submitted metric's upload and its checks
+    is_owner: bool = False
+
+    @property
+    def trained_on(self) -> set[int]:
+        """The datasets a submitted metric's authors say it may have been fitted on."""
+        return {c.dataset.pk for c in self.submitted.checks if c.trained_on} if self.submitted else set()
 
     @property
     def config_text(self) -> str:
@@ -108,7 +116,8 @@ def metric_page(*, metric: Metric, viewer, dataset_slug: str | None) -> MetricPa
         .order_by("title")
     )
     chosen = next((d for d in datasets if d.slug == dataset_slug), datasets[0] if datasets else None)
-    page = MetricPage(metric, datasets, chosen)
+    page = MetricPage(metric, datasets, chosen, submitted=submitted_metric(metric=metric, viewer=viewer))
+    page.is_owner = page.submitted is not None and viewer.pk == page.submitted.submission.owner_id
     if chosen is None:
         return page
     page.results, page.campaigns = metric_correlations(metric=metric, dataset=chosen)

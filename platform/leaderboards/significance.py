@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from catalog.models import Dataset
-from scoring.models import Metric, SignificanceResult
+from scoring.models import CorrelationResult, Metric, SignificanceResult
 
 
 class NoSuchColumn(LookupError):
@@ -51,14 +51,34 @@ def significance_page(dataset: Dataset, viewer, params) -> SignificancePage:
     result.values = [result.values[i] for i in shown]
     result.ranks = [result.ranks[i] for i in shown]
     result.p_values = [[result.p_values[i][j] for j in shown] for i in shown]
+    intervals = _intervals(result)
     rows = [
         {
             "slug": slug,
             "name": names.get(slug, slug),
             "value": value,
+            "low": intervals.get(slug, (None, None))[0],
+            "high": intervals.get(slug, (None, None))[1],
             "rank": rank,
             "p": [None if j <= i else result.p_values[i][j] for j in range(len(result.metrics))],
         }
         for i, (slug, value, rank) in enumerate(zip(result.metrics, result.values, result.ranks, strict=True))
     ]
     return SignificancePage(dataset, result, rows, [names.get(slug, slug) for slug in result.metrics])
+
+
+def _intervals(result: SignificanceResult) -> dict[str, tuple[float | None, float | None]]:
+    """Each metric's interval on the column, as the metric board shows it (its newest version's cell)."""
+    found = (
+        CorrelationResult.objects.filter(
+            dataset_id=result.dataset_id,
+            protocol=result.protocol,
+            dimension=result.dimension,
+            statistic=result.statistic,
+            level=result.level,
+            metric_version__metric__slug__in=result.metrics,
+        )
+        .order_by("metric_version__created_at", "id")
+        .values_list("metric_version__metric__slug", "low", "high")
+    )
+    return {slug: (low, high) for slug, low, high in found}  # (later versions overwrite)

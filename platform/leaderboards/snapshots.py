@@ -32,14 +32,19 @@ def board_payload(dataset: Dataset) -> dict: ...
 @overload
 def board_payload(dataset: Dataset, *, with_version: Literal[True]) -> tuple[dict, str | None]: ...
 def board_payload(dataset: Dataset, *, with_version: bool = False) -> dict | tuple[dict, str | None]:
-    """The dataset's snapshot (built now when it has none); `with_version`: and its version (when it
-    was built, as ISO text), None when it was built by this call."""
+    """The dataset's snapshot (built now when it has none, or one of an older FORMAT); `with_version`:
+    and its version (when it was built, as ISO text), None when it was built by this call."""
     found = BoardSnapshot.objects.filter(dataset=dataset).values_list("payload", "computed_at").first()
-    if found is None:
+    if found is None or found[0].get("format") != FORMAT:
         payload, version = board_refresh(dataset_id=dataset.pk), None
     else:
         payload, version = found[0], found[1].isoformat()
     return (payload, version) if with_version else payload
+
+
+# What a snapshot's payload holds changes with this number: one stored under an older one is built
+# again when it is read (2: the people column's source, `people_source`; columns' `aggregation`).
+FORMAT = 2
 
 
 def board_refresh(*, dataset_id: int) -> dict:
@@ -127,6 +132,7 @@ def board_build(dataset: Dataset) -> dict:
     for system_id, cell in people.items():
         rows[system_id]["people"] = cell
     return {
+        "format": FORMAT,
         "columns": [asdict(column) for column in columns],
         "rows": list(rows.values()),
         **source,
@@ -147,7 +153,7 @@ def _people(dataset: Dataset, system_ids: list[int]) -> tuple[dict[int, dict], d
         source = {
             "source": "campaign",
             "who": f"annotators of the live {'arena' if campaign.is_arena else 'campaign'} {campaign.title}",
-            "ratings": live.answers,
+            "ratings": live.answers_over(cells),  # those the cells shown are made of
             "alpha": _alpha_json(live.alpha),
             "alpha_note": live.alpha_note,
         }

@@ -23,7 +23,7 @@ import copy
 from catalog.models import Dataset, Item
 from catalog.selectors import SUBSET_FIELD
 from evaluation.metaeval.system_value import system_number
-from leaderboards.caching import kept_get, kept_set
+from leaderboards.caching import deployment_digest, kept_get, kept_set
 from leaderboards.snapshots import digest_of, payload_digests
 from scoring.models import Score
 from scoring.selectors import system_values_shown
@@ -31,7 +31,10 @@ from scoring.services.numbers import metric_aggregation, totals_of
 
 
 def _key(dataset: Dataset, payload: dict, subset: str) -> str:
-    return "subset-board:" + digest_of([dataset.pk, payload_digests(payload), subset, dataset.references_hidden])
+    # The code too: how a number is formed may change while the whole board's numbers do not.
+    return "subset-board:" + digest_of(
+        [deployment_digest(), dataset.pk, payload_digests(payload), subset, dataset.references_hidden]
+    )
 
 
 def subset_kept(dataset: Dataset, payload: dict, subset: str) -> dict | None:

@@ -34,7 +34,7 @@ from leaderboards.significance import NoSuchColumn, significance_page
 from leaderboards.systems import system_page
 from scoring.models import Metric, Score
 from scoring.services.pictures import picture_name
-from workbench.selectors import private_metric_slugs, submitted_metric
+from workbench.selectors import private_metric_slugs
 
 
 @require_safe
@@ -116,7 +116,6 @@ def metric_index(request: HttpRequest) -> HttpResponse:
 @csp_update({"script-src": ["'unsafe-eval'"]})  # type: ignore[arg-type]  # django-csp types a view as (request) only
 def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
     metric = get_object_or_404(Metric.objects.visible_to(request.user).select_related("current_version"), slug=slug)
-    submitted = submitted_metric(metric=metric, viewer=request.user)
     page = metric_page(metric=metric, viewer=request.user, dataset_slug=request.GET.get("dataset"))
     return render(
         request,
@@ -131,9 +130,9 @@ def metric_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "campaigns": page.campaigns,
             "figures": page.figures,
             "config_text": page.config_text,
-            "submitted": submitted,
-            "trained_on": {c.dataset.pk for c in submitted.checks if c.trained_on} if submitted else set(),
-            "is_owner": submitted is not None and request.user.pk == submitted.submission.owner_id,
+            "submitted": page.submitted,
+            "trained_on": page.trained_on,
+            "is_owner": page.is_owner,
             "bibtex": metric_bibtex(metric),
         },
     )

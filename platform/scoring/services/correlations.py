@@ -3,6 +3,9 @@ judgments, under every protocol the dataset has, with 95% cluster-bootstrap inte
 
 from __future__ import annotations
 
+import logging
+import random
+
 import numpy as np
 from django.db import transaction
 
@@ -33,6 +36,7 @@ from scoring.services.numbers import metric_aggregation
 from scoring.services.training import SPLITS, item_split
 
 PAIRWISE_STATISTICS = ("accuracy", "accuracy_ties_half")
+log = logging.getLogger(__name__)
 
 
 def dataset_protocols(dataset: Dataset) -> list[Protocol]:
@@ -71,31 +75,39 @@ def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> 
     for cell in cells if held_out else []:
         cell["detail"] = {**cell.get("detail", {}), "held_out": held_out}
     stored = correlations_store(dataset=dataset, metric_version=metric_version, cells=cells)
-    # Cells of a protocol version no longer current (its rules changed): the new version replaces them.
+    # Cells of a protocol no longer current (a version whose rules changed): the current ones replace them.
     CorrelationResult.objects.filter(
-        dataset=dataset, metric_version=metric_version, protocol_name__in=[p.name for p in protocols]
+        dataset=dataset, metric_version=metric_version, protocol_name__in=CURRENT_NAMES
     ).exclude(protocol__in=[p.key for p in protocols]).delete()
     return stored
 
 
+CURRENT_NAMES = ("paper", "canonical")  # the protocol families a dataset's own cells are under (not "live")
+
+
 def correlations_refresh_stale(*, limit: int = 3) -> set[int]:
-    """Compute again the correlations of up to `limit` (dataset, metric version) pairs whose cells
-    were made under a protocol version no longer current (an upgrade changed its rules), then those
-    datasets' significance clusters: the sweep's work. Returns the datasets."""
-    stale: list[tuple[int, int]] = []
-    current = CorrelationResult.objects.filter(protocol_name__in=("paper", "canonical"))
-    for dataset in Dataset.objects.filter(pk__in=current.values("dataset_id")).order_by("pk"):
+    """Compute again the correlations of up to `limit` (dataset, metric version) pairs with cells
+    made under a protocol version no longer current (an upgrade changed its rules), in random order
+    so that one that fails cannot hold up the rest, then those datasets' significance clusters: the
+    sweep's work. Returns the datasets."""
+    stale: set[tuple[int, int]] = set()
+    current = CorrelationResult.objects.filter(protocol_name__in=CURRENT_NAMES)
+    for dataset in Dataset.objects.filter(pk__in=current.values("dataset_id")):
         keys = [p.key for p in dataset_protocols(dataset)]
-        found = current.filter(dataset=dataset).exclude(protocol__in=keys)
-        stale += sorted(set(found.values_list("dataset_id", "metric_version_id")))
-        if len(stale) >= limit:
-            break
-    datasets = set()
-    for dataset_id, version_id in stale[:limit]:
-        dataset = Dataset.objects.get(pk=dataset_id)
-        dataset_correlations(
-            dataset=dataset, metric_version=MetricVersion.objects.select_related("metric").get(pk=version_id)
+        stale |= set(
+            current.filter(dataset=dataset).exclude(protocol__in=keys).values_list("dataset_id", "metric_version_id")
         )
+    chosen = random.sample(sorted(stale), min(limit, len(stale)))
+    datasets = set()
+    for dataset_id, version_id in chosen:
+        try:
+            version = MetricVersion.objects.select_related("metric").get(pk=version_id)
+            dataset_correlations(dataset=Dataset.objects.get(pk=dataset_id), metric_version=version)
+        except Exception:  # logged; the others are done, this one again at a later sweep
+            log.exception(
+                "could not compute correlations of metric version %s on dataset %s again", version_id, dataset_id
+            )
+            continue
         datasets.add(dataset_id)
     for dataset_id in sorted(datasets):
         dataset_significance(dataset=Dataset.objects.get(pk=dataset_id))
@@ -255,8 +267,10 @@ def rating_dimension_cells(
 
 def _system_cells(dimension: str, chosen: Protocol, rows: list, metric: np.ndarray, board: BoardNumbers) -> list[dict]:
     """Where the rows hold real systems (not one mixed pool): each system's mean rating against its
-    number as the captioner board forms it (scoring.services.numbers), ranked."""
-    real = np.array([row[4] in REAL_SYSTEMS for row in rows])
+    number as the captioner board forms it (scoring.services.numbers), ranked; both over the
+    captions compared (a held-out split's only). A caption the metric failed on keeps its ratings
+    (the people's side) and is left out of the system's number, as on the board."""
+    real = np.array([row[4] in REAL_SYSTEMS and row[0] in board.captions for row in rows])
     systems = np.array([row[3] for row in rows])
     if len(set(systems[real].tolist())) < MIN_SYSTEMS or np.isnan(metric[real]).all():
         return []

@@ -9,6 +9,7 @@ metric computed (a researcher's upload) are averaged."""
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable
 from functools import partial
@@ -30,6 +31,8 @@ from evaluation.metaeval.system_value import (
 from evaluation.metrics.base import CORPUS
 from scoring.events import numbers_changed
 from scoring.models import NUMBER_DEFINITION, MetricVersion, Score, SystemScore
+
+log = logging.getLogger(__name__)
 
 
 def metric_aggregation(slug: str) -> Aggregation:
@@ -93,50 +96,56 @@ def totals_of(scores: QuerySet[Score], wanted: dict[tuple[int, int], str]) -> Su
     return out
 
 
-def system_number_of(*, system_id: int, version: MetricVersion, items: Iterable[int] | None = None) -> SystemNumber:
-    """The system's number under `version` (over `items` only, when given) with its interval."""
-    totals, _ = system_totals(system_id=system_id, version=version, items=items)
-    if totals is None:
-        return SystemNumber(None, None, None, 0, 0)
-    return system_number(metric_aggregation(version.metric.slug), totals)
-
-
-def system_number_store(*, system_id: int, version: MetricVersion) -> SystemScore | None:
-    """Compute and keep the system's number under `version` (None when it has no score there)."""
+def _number_fields(*, system_id: int, version: MetricVersion) -> dict | None:
+    """What a SystemScore holds for the system under `version`, computed from its stored scores;
+    None when it has no score there."""
     totals, failed = system_totals(system_id=system_id, version=version)
     if totals is not None and not totals.captions and not failed:
         return None
     number = SystemNumber(None, None, None, 0, 0)
     if totals is not None:
         number = system_number(metric_aggregation(version.metric.slug), totals)
-    return SystemScore.objects.update_or_create(
-        system_id=system_id,
-        metric_version=version,
-        defaults={
-            "value": number.value,
-            "low": number.low,
-            "high": number.high,
-            "count": number.captions,
-            "images": number.images,
-            "failed": failed,
-            "definition": NUMBER_DEFINITION,
-        },
-    )[0]
+    return {
+        "value": number.value,
+        "low": number.low,
+        "high": number.high,
+        "count": number.captions,
+        "images": number.images,
+        "failed": failed,
+        "definition": NUMBER_DEFINITION,
+    }
+
+
+def system_number_store(*, system_id: int, version: MetricVersion) -> SystemScore | None:
+    """Compute and keep the system's number under `version` (None when it has no score there)."""
+    fields = _number_fields(system_id=system_id, version=version)
+    if fields is None:
+        return None
+    return SystemScore.objects.update_or_create(system_id=system_id, metric_version=version, defaults=fields)[0]
 
 
 def system_numbers_refresh(*, limit: int = 200) -> set[int]:
     """Compute again up to `limit` system numbers kept under an older definition of a system's
-    number (the sweep's work after an upgrade); returns the datasets whose numbers changed, whose
-    boards are then rebuilt (scoring.events.numbers_changed)."""
+    number (the sweep's work after an upgrade), in random order so that one that fails cannot hold
+    up the rest; a number whose scores are gone is dropped. Each keeps its `computed_at` (when its
+    job scored it). Returns the datasets whose numbers changed, whose boards are then rebuilt
+    (scoring.events.numbers_changed)."""
     stale = (
         SystemScore.objects.filter(definition__lt=NUMBER_DEFINITION)
         .select_related("metric_version__metric", "system")
-        .order_by("id")[:limit]
+        .order_by("?")[:limit]
     )
     datasets: set[int] = set()
     for found in stale:
-        with transaction.atomic():
-            system_number_store(system_id=found.system_id, version=found.metric_version)
+        try:
+            fields = _number_fields(system_id=found.system_id, version=found.metric_version)
+            if fields is None:
+                SystemScore.objects.filter(pk=found.pk).delete()
+            else:
+                SystemScore.objects.filter(pk=found.pk).update(**fields)  # (an update: computed_at stays)
+        except Exception:  # one number's failure is logged and leaves the others to be done
+            log.exception("could not compute system number %s again", found.pk)
+            continue
         datasets.add(found.system.dataset_id)
     for dataset_id in sorted(datasets):
         transaction.on_commit(partial(numbers_changed.send, SystemScore, dataset_id=dataset_id))

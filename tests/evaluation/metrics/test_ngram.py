@@ -136,8 +136,6 @@ def test_meteor_from_summed_statistics_is_meteors_own_aggregate():
     """A system's METEOR (and each bootstrap replicate of it) is computed from summed statistics in
     numpy, never by the JVM: equal to Meteor's own EVAL over the same lines, rows and subsets alike,
     among them exact matches (Meteor counts no chunk for those), empty and unmatched candidates."""
-    import random
-
     from evaluation.metrics.ngram.meteor import MeteorProcess
 
     draw = random.Random(3)

@@ -210,9 +210,18 @@ def test_significance_clusters_on_the_board_and_the_p_value_matrix(client, demo_
         {"protocol": "flickr8k-expert/paper@1", "dimension": "overall", "statistic": "tau_c"},
     ).content.decode()
     assert detail.count("<tr>") == 4 and "CIDEr-D" in detail and "ROUGE-L" in detail
+    from scoring.models import CorrelationResult
+
+    cell = CorrelationResult.objects.get(
+        dataset=demo_dataset,
+        protocol="flickr8k-expert/paper@1",
+        statistic="tau_c",
+        metric_version__metric__slug="cider_d",
+    )
+    assert f"[{100 * cell.low:.1f}, {100 * cell.high:.1f}]" in detail  # each value with its interval, as on the board
 
 
-def test_intervals_where_the_number_is_a_mean(client, demo_dataset, board):
+def test_every_number_has_its_interval(client, demo_dataset, board):
     _, rows = captioner_board(demo_dataset)
     words = next(row for row in rows if row.system.name == "Long captions").cells["test_words"]
     assert words.low == words.value == words.high == 6.0  # every caption has six words: no spread

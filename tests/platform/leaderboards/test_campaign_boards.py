@@ -130,7 +130,8 @@ def test_a_new_campaign_never_replaces_the_imported_judgments_by_itself(
     board_refresh(dataset_id=demo_dataset.pk)
     payload = BoardSnapshot.objects.get(dataset=demo_dataset).payload
     assert payload["people_source"]["source"] == "campaign" and payload["people_source"]["alpha"] is not None
-    assert payload["people_source"]["ratings"] == CampaignResults.objects.get(campaign=campaign).payload["answers"]
+    stored = CampaignResults.objects.get(campaign=campaign).payload["people"]
+    assert payload["people_source"]["ratings"] == sum(cell["n"] for cell in stored.values())  # the cells' own
     assert payload["people"] == "Live ratings: mean rating (1-5)"
     assert payload["people_campaign"] == {"slug": "live", "title": "Live ratings", "mode": "rating"}
     stored = CampaignResults.objects.get(campaign=campaign).payload["people"]
@@ -265,3 +266,49 @@ def test_the_metric_board_has_a_live_column_per_campaign(client, demo_dataset, t
     headers, _ = metric_board(protocol_name="live")
     assert [h.campaign.slug for h in headers] == ["spring"]
     assert "autumn" not in client.get("/metrics/bleu_4/", {"dataset": demo_dataset.slug}).content.decode()
+
+
+def test_on_a_hidden_test_set_the_columns_agreement_is_staffs(client, demo_dataset, three, settings):
+    """A campaign's α is withheld from all but staff on a hidden test set (as on its own page and
+    API); its page still says truly that it is the board's column."""
+    from catalog.models import Dataset
+
+    settings.CAPBENCH_PEOPLE_IMAGES = 3
+    good, poor = three["good"].system, three["poor"].system
+    campaign = live_campaign(demo_dataset, [good, poor], {good.pk: 4, poor.pk: 2})
+    campaign_refresh(campaign_id=campaign.pk)
+    Campaign.objects.filter(pk=campaign.pk).update(on_board=True)
+    Dataset.objects.filter(pk=demo_dataset.pk).update(references_hidden=True)
+    board_refresh(dataset_id=demo_dataset.pk)
+    board = client.get(f"/api/v1/leaderboards/{demo_dataset.slug}/").json()
+    assert board["people_column"]["kind"] == "campaign"
+    assert board["people_column"]["alpha"] is None and "hidden test set" in board["people_column"]["alpha_note"]
+    assert client.get(f"/api/v1/campaigns/{campaign.slug}/").json()["results"]["agreement"] is None
+    page = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/").content.decode()
+    assert "Krippendorff" not in page and "withheld on a hidden test set" in page
+    assert "The people column of" in client.get(f"/campaigns/{campaign.slug}/").content.decode()
+    staff = get_user_model().objects.get(username="curator")
+    client.force_login(staff)
+    seen = client.get(f"/api/v1/leaderboards/{demo_dataset.slug}/").json()["people_column"]["alpha"]
+    assert seen is not None and seen["low"] <= seen["value"] <= seen["high"]
+
+
+def test_only_staff_choose_a_campaign_for_the_board_and_may_take_it_back(
+    client, demo_dataset, three, django_capture_on_commit_callbacks
+):
+    good, poor = three["good"].system, three["poor"].system
+    campaign = live_campaign(demo_dataset, [good, poor], {good.pk: 4, poor.pk: 2}, rounds=2)
+    client.force_login(three["good"].owner)  # a submitter, not staff
+    refused = client.post(f"/campaigns/{campaign.slug}/board/", {"on_board": "1"})
+    assert refused.status_code == 302 and "/login/" in refused["Location"]
+    assert not Campaign.objects.get(pk=campaign.pk).on_board
+    client.force_login(get_user_model().objects.get(username="curator"))
+    other = live_campaign(demo_dataset, [good, poor], {good.pk: 4, poor.pk: 2}, slug="other", rounds=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/campaigns/{campaign.slug}/board/", {"on_board": "1"})
+        client.post(f"/campaigns/{other.slug}/board/", {"on_board": "1"})  # one per dataset: the other is unchosen
+    assert list(Campaign.objects.filter(on_board=True).values_list("slug", flat=True)) == ["other"]
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/campaigns/{other.slug}/board/", {"on_board": "0"})
+    assert not Campaign.objects.filter(on_board=True).exists()
+    assert BoardSnapshot.objects.get(dataset=demo_dataset).payload["people"] == "overall"

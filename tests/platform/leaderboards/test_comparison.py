@@ -117,3 +117,31 @@ def test_the_explorer_finds_where_a_metric_disagrees_with_people(client, demo_da
     assert images[0].people == (1.0, 4.5)
     page = client.get(f"/datasets/{demo_dataset.slug}/compare/?a=wordy&b=terse&order=people&metric=test_words")
     assert page.status_code == 200 and page.content.decode().count('<article class="explored"') == 3
+
+
+def test_the_compare_api_gives_the_pages_numbers_through_the_visibility_rule(client, demo_dataset, board, settings):  # noqa: F811
+    long_one, short_one, hidden = board["long"], board["short"], board["hidden"]
+    api = f"/api/v1/leaderboards/{demo_dataset.slug}/compare/"
+    data = client.get(api, {"a": long_one.system.slug, "b": short_one.system.slug}).json()
+    assert (data["a"], data["b"], data["images"]) == (long_one.system.slug, short_one.system.slug, 100)
+    words = next(line for line in data["metrics"] if line["metric"] == "test_words")
+    assert (words["a"]["value"], words["a"]["points"], words["b"]["points"]) == (6.0, 600.0, 200.0)
+    assert (words["a"]["low_points"], words["a"]["high_points"]) == (600.0, 600.0)  # the board's interval
+    difference = words["difference"]
+    assert (difference["value"], difference["points"], difference["low_points"], difference["high_points"]) == (
+        4.0, 400.0, 400.0, 400.0,
+    )  # fmt: skip
+    assert difference["p"] == 0.0 and difference["better"] == "a" and difference["images"] == 100
+    broken = next(line for line in data["metrics"] if line["metric"] == "test_broken")
+    assert broken["difference"] is None and broken["reason"] == "not scored for both systems"
+    # A private system reads as one that does not exist; another dataset as none.
+    hidden_answer = client.get(api, {"a": long_one.system.slug, "b": hidden.system.slug})
+    missing = client.get(api, {"a": long_one.system.slug, "b": "no-such-system"})
+    assert hidden_answer.status_code == missing.status_code == 400
+    assert "Private one" not in hidden_answer.content.decode() and "6.0" not in hidden_answer.content.decode()
+    assert client.get("/api/v1/leaderboards/no-such/compare/", {"a": "x", "b": "y"}).status_code == 404
+    settings.CAPBENCH_RATES["comparisons"] = "2/hour"  # this address has run one bootstrap: one more
+    assert client.get(api, {"a": long_one.system.slug, "b": board["tie"].system.slug}).status_code == 200
+    assert client.get(api, {"a": long_one.system.slug, "b": board["tie"].system.slug}).status_code == 200  # kept
+    limited = client.get(api, {"a": short_one.system.slug, "b": board["broken"].system.slug})
+    assert limited.status_code == 429 and int(limited["Retry-After"]) > 0

@@ -199,3 +199,40 @@ def test_0007_drops_the_job_submission_and_the_system_still_leads_to_it_and_back
         submitted_job.pk: submission.pk,
         dataset_job.pk: None,
     }
+
+
+@pytest.fixture
+def migrated_back_to_0013():
+    yield from _back_to([("scoring", "0013_score_version_index")])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_0014_keeps_the_mean_column_for_the_previous_release_and_marks_numbers_to_compute_again(
+    migrated_back_to_0013,
+):
+    """A number stored by the previous release (with its `mean`) is kept, marked to be computed
+    again by the sweep (definition 0); the column stays, so that release's processes can still
+    write during a rolling deploy; BLEU and METEOR are corpus metrics before the first sync."""
+    apps = migrated_back_to_0013
+    Dataset, System = apps.get_model("catalog", "Dataset"), apps.get_model("catalog", "System")
+    Metric, MetricVersion = apps.get_model("scoring", "Metric"), apps.get_model("scoring", "MetricVersion")
+    dataset = Dataset.objects.create(slug="upgrading", title="Upgrading", source_format="canonical")
+    system = System.objects.create(dataset=dataset, slug="s", name="S", kind="model")
+    bleu = Metric.objects.create(slug="bleu_4", name="BLEU-4", family="ngram")
+    rouge = Metric.objects.create(slug="rouge_l", name="ROUGE-L", family="ngram")
+    version = MetricVersion.objects.create(metric=bleu, version="1", config_hash="1" * 16, config={})
+    old = apps.get_model("scoring", "SystemScore").objects.create(
+        system=system, metric_version=version, value=0.2, mean=0.15, count=10
+    )
+    forward = _migrate([("scoring", "0014_system_numbers")])
+    kept = forward.get_model("scoring", "SystemScore").objects.get(pk=old.pk)
+    assert (kept.value, kept.definition, kept.images) == (0.2, 0, 0)
+    assert "mean" in _columns("scoring_systemscore")  # still there for the previous release's writes
+    with connection.cursor() as cursor:  # which inserts rows as it did (with `mean`, without the new columns)
+        cursor.execute(
+            "INSERT INTO scoring_systemscore (system_id, metric_version_id, value, mean, count, failed, computed_at) "
+            "SELECT %s, %s, 0.3, 0.3, 5, 0, now()",
+            [system.pk, MetricVersion.objects.create(metric=rouge, version="1", config_hash="2" * 16, config={}).pk],
+        )
+    aggregation = dict(forward.get_model("scoring", "Metric").objects.values_list("slug", "aggregation"))
+    assert aggregation == {"bleu_4": "corpus", "rouge_l": "mean"}

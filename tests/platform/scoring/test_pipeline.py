@@ -312,8 +312,9 @@ def test_a_metric_gone_from_the_code_fails_planning_instead_of_retrying(demo_dat
 def test_corpus_and_mean_numbers_both_get_their_resampled_interval(demo_dataset, captioner):
     """Corpus BLEU from the captions' summed counts, its interval from the counts of each draw of
     images; ROUGE-L the mean of its captions' scores, its interval likewise (scoring.services.numbers)."""
+    from catalog.models import Caption
     from evaluation import metrics as registry
-    from scoring.models import NUMBER_DEFINITION, Score
+    from scoring.models import NUMBER_DEFINITION
 
     submission = submit(
         captioner,
@@ -324,8 +325,11 @@ def test_corpus_and_mean_numbers_both_get_their_resampled_interval(demo_dataset,
     run_jobs(EvaluationJob.objects.filter(system=submission.system))
     bleu = SystemScore.objects.get(system=submission.system, metric_version__metric__slug="bleu_4")
     rouge = SystemScore.objects.get(system=submission.system, metric_version__metric__slug="rouge_l")
-    counts = list(Score.objects.filter(metric_version=bleu.metric_version).values_list("statistics", flat=True))
-    assert bleu.value == pytest.approx(registry.get("bleu_4").aggregate([], counts), rel=1e-12)  # corpus BLEU
+    captions = Caption.objects.filter(system=submission.system).select_related("item").order_by("id")
+    whole = registry.get("bleu_4").score(
+        [registry.CaptionRow(str(c.pk), c.text, tuple(c.item.references)) for c in captions]
+    )  # the whole results file scored at once, as COCO's toolkit does: its corpus BLEU
+    assert bleu.value == pytest.approx(whole.corpus, rel=1e-12)
     assert bleu.low < bleu.value < bleu.high
     items = demo_dataset.items.count()
     assert (bleu.images, bleu.count, bleu.definition) == (items, items, NUMBER_DEFINITION)
