@@ -44,11 +44,9 @@ def cell_html(cell: Cell | None, scale: float, *, staff: bool, extra: str = "") 
     if cell is None:
         return f'<td class="num state-missing"{extra}>—</td>'
     if cell.state == "value" and cell.value is not None:
-        interval = ""
+        interval = ""  # (none where fewer than two images were drawn from: the system page says so)
         if cell.low is not None and cell.high is not None:
             interval = f'<small class="interval">{points(cell.low, scale)}–{points(cell.high, scale)}</small>'
-        else:  # (a number without an interval: one image, or none of its replicates had a number)
-            interval = '<small class="interval" title="no 95% interval: fewer than two images">no interval</small>'
         return f'<td class="num state-value"{extra}>{points(cell.value, scale)}{interval}</td>'
     text, words = STATE_WORDS.get(cell.state, (cell.state, cell.state))
     title = cell.note if staff and cell.note else words
