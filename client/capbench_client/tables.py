@@ -93,7 +93,13 @@ def board_text(board: dict[str, Any], *, top: int = 20, columns: int = 4) -> str
         rows.append([str(system.get("rank") or ""), f"{system.get('name')}{kind}", *cells])
     head = ["rank", "system", *(str(m.get("name") or m.get("slug")) for m in shown)]
     domain = f", {board['domain']} images" if board.get("domain") else ""
-    text = [f"{board.get('dataset')}{domain}: {len(systems)} systems", "", table(head, rows)]
+    ranked = next((str(m.get("name")) for m in metrics if m.get("slug") == board.get("sorted_by")), "")
+    by = f", ranked by {ranked}" if ranked else ""
+    text = [
+        f"{board.get('dataset')}{domain}: {len(systems)} systems{by} (points, 95% interval in brackets)",
+        "",
+        table(head, rows),
+    ]
     if len(systems) > top:
         text.append(f"… and {len(systems) - top} more (--csv for all)")
     return "\n".join(text)

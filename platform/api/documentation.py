@@ -277,7 +277,10 @@ class CaptionerBoard(_Schema):
 
 
 class Difference(Number):
-    p = serializers.FloatField(allow_null=True, help_text="two-sided paired-bootstrap p-value")
+    p = serializers.FloatField(
+        allow_null=True, help_text="two-sided paired-bootstrap p-value (0: below 2 / replicates, what they resolve)"
+    )
+    replicates = serializers.IntegerField(help_text="bootstrap replicates with a finite difference")
     images = serializers.IntegerField(help_text="the images the difference is over (both systems scored)")
     better = serializers.ChoiceField(
         choices=["a", "b"], allow_null=True, help_text="the better system where the interval excludes 0"

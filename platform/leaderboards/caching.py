@@ -37,13 +37,12 @@ from typing import Any, Protocol, TypeVar
 import redis
 from django.conf import settings
 from django.core.cache import cache
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 
-from catalog.models import Dataset
 from catalog.selectors import chosen_subset
 from leaderboards.captioner import PEOPLE, captioner_board_params
-from leaderboards.requests import BoardRequestState, board_request_state
+from leaderboards.requests import BoardRequestState
 from leaderboards.snapshots import board_payload, digest_of, payload_digests
 
 log = logging.getLogger(__name__)
@@ -287,31 +286,6 @@ def conditional_response(
             kept["disposition"] = response["Content-Disposition"]
         kept_set(PREFIX + etag, kept)
     return board_headers(response, request, etag if ok else None)
-
-
-def conditional_board(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """For a view `(request, dataset, *, visible, payload)`, called as `(request, slug)`: the dataset
-    read with its board's state (404 when the viewer may not see it), then conditional_response with
-    the board's validator. The view is passed the visible systems the validator was made from and
-    the snapshot it is to show; the response is kept only when that snapshot is the one the
-    validator's digests describe (not rebuilt in between)."""
-
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, slug: str) -> HttpResponse:
-        try:
-            state = board_request_state(slug, request.user)
-        except Dataset.DoesNotExist:
-            raise Http404("no such dataset") from None
-        etag = board_validators(request, state)
-
-        def respond() -> tuple[HttpResponse, bool]:
-            payload, built = board_payload(state.dataset, with_version=True)
-            response = view(request, state.dataset, visible=state.visible, payload=payload)
-            return response, built is not None and built == state.version
-
-        return conditional_response(request, etag, respond, keep=not searched(request))
-
-    return wrapper
 
 
 def kept_fragment(name: str, version: str, query: object, build: Callable[[], str]) -> tuple[str, str]:

@@ -88,6 +88,10 @@ class PeopleColumn:
     alpha_note: str = ""
     campaign: dict | None = None  # slug, title, mode
 
+    @property
+    def counted(self) -> str:
+        return f"{self.ratings:,}"
+
     @classmethod
     def of(cls, payload: dict) -> PeopleColumn | None:
         label = payload.get("people")

@@ -197,6 +197,13 @@ def columns_with_numbers(board: dict) -> tuple[list[dict], list[str]]:
     return shown, [metric["name"] for metric in board["metrics"] if not numbered(metric)]
 
 
+def ranked_by(board: dict) -> str:
+    """The name of the column a frozen captioner board's ranks are by ("" where it does not say:
+    frozen before boards said so, or no system had a number)."""
+    sort = board.get("sorted_by")
+    return "people" if sort == "people" else next((m["name"] for m in board["metrics"] if m["slug"] == sort), "")
+
+
 def public_metric_slugs() -> set[str]:
     return set(Metric.objects.visible_to(AnonymousUser()).values_list("slug", flat=True))
 

@@ -65,6 +65,7 @@ def snapshot_detail(request: HttpRequest, number: int, slug: str | None = None) 
             "board": board,
             "columns": columns,
             "empty": empty,
+            "ranked_by": citable.ranked_by(board) if snapshot.dataset is not None else "",
             "provenance": citable.shown_provenance(snapshot),
             "title": citable.snapshot_title(snapshot),
             "bibtex": citable.snapshot_bibtex(snapshot, url=url),

@@ -38,10 +38,8 @@ class Column:
 
     @property
     def formed(self) -> str:
-        """How a system's number is formed from its captions' scores, in words."""
-        if self.aggregation == "corpus":
-            return "corpus statistic of the system's summed per-caption statistics"
-        return "mean of the system's per-caption scores"
+        """How a system's number is formed from its captions' scores, in a few words."""
+        return "corpus statistic of summed counts" if self.aggregation == "corpus" else "mean of per-caption scores"
 
 
 def metric_columns() -> list[Column]:

@@ -125,7 +125,9 @@ def _metric_json(line: MetricDifference) -> dict:
         if difference is None or line.difference is None
         else {
             **difference.json(),
+            # Two-sided; with `replicates` draws a p below 2 / replicates reads 0 (the page: "< 0.002").
             "p": line.difference.p_value if line.difference.replicates else None,
+            "replicates": line.difference.replicates,
             "images": line.difference.images,
             "better": line.better,
         },

@@ -52,6 +52,7 @@ def system_page(dataset: Dataset, system: System, *, viewer) -> SystemPage:
         page.numbers.append(_number(None, PEOPLE, rows, page.row, True))
     for column in sorted(columns, key=lambda c: (c.family, c.name.lower())):
         page.numbers.append(_number(column, column.slug, rows, page.row, column.higher_is_better))
+    page.numbers.sort(key=lambda number: number.cell.state != "value")  # its numbers first, then what has none
     return page
 
 

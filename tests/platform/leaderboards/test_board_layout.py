@@ -134,3 +134,10 @@ def test_the_server_s_detail_is_for_staff_and_each_system_has_a_page(client, dem
     staff_json = client.get(board_url(demo_dataset, "?download=json")).json()
     broken = next(s for s in staff_json["systems"] if s["name"] == "Broken")
     assert broken["scores"]["test_broken"]["note"] == "boom"
+
+
+def test_a_system_page_lists_its_numbers_before_the_metrics_without_one(client, demo_dataset, board):  # noqa: F811
+    page = client.get(f"/datasets/{demo_dataset.slug}/systems/{board['broken'].system.slug}/").content.decode()
+    rows = re.findall(r'<tr data-metric="([\w-]+)">(.*?)</tr>', page, re.S)
+    valued = ['colspan="3"' not in row for _, row in rows]
+    assert valued[0] and not valued[-1] and valued == sorted(valued, reverse=True), [slug for slug, _ in rows]

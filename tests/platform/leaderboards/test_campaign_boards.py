@@ -111,7 +111,7 @@ def test_a_new_campaign_never_replaces_the_imported_judgments_by_itself(
         campaign_refresh(campaign_id=campaign.pk)
     assert BoardSnapshot.objects.get(dataset=demo_dataset).payload["people"] == "overall"  # not chosen: unchanged
     page = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/").content.decode()
-    assert f"People: {source['who']}, {source['ratings']} ratings" in page
+    assert f"People: {source['who']}, {source['ratings']:,} ratings" in page
 
     staff = get_user_model().objects.get(username="curator")
     client.force_login(staff)

@@ -299,7 +299,9 @@ def test_every_surface_shows_the_boards_number_with_its_interval(
     for metric in METRICS:
         capsys.readouterr()
         assert cli.main(["--url", live_server.url, "board", slug, "--sort", metric]) == 0
-        shown = _cli_board(capsys.readouterr().out, names, metric)
+        out = capsys.readouterr().out
+        assert f"ranked by {next(m['name'] for m in board['metrics'] if m['slug'] == metric)}" in out.splitlines()[0]
+        shown = _cli_board(out, names, metric)
         _same(f"capbench board --sort {metric}", shown, truth, ONE_DECIMAL, keys=[k for k in truth if k[1] == metric])
 
     # One subset of the images: every number formed again over it, the same on each surface.

@@ -250,6 +250,7 @@ def _queries(world: World) -> list[str]:
         f"?q={PRIVATE}&search={PRIVATE}",
         f"?q={WITHDRAWN}&search={WITHDRAWN}",
         f"?system={hidden_system}&dataset={world.dataset_slug}&metric=bleu_4",
+        f"?a={world.public.system.slug}&b={hidden_system}",  # the compare page and API with a hidden system
         "?download=csv",
         "?download=json",
         "?limit=1000&page_size=5000&sort=bleu_4&order=desc",  # every row on one page, best first
