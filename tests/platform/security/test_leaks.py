@@ -240,7 +240,13 @@ def _fillers(world: World) -> dict[str, list[str]]:
 
 
 def _urls(world: World, paths: list[str]) -> list[str]:
-    return crawl_urls(_fillers(world), paths)
+    # The compare page and API with a hidden system beside the public one (a query only they read).
+    pair = f"?a={world.public.system.slug}&b={world.hidden[0].system.slug}"
+    compared = [
+        f"/datasets/{world.dataset_slug}/compare/{pair}",
+        f"/api/v1/leaderboards/{world.dataset_slug}/compare/{pair}",
+    ]
+    return crawl_urls(_fillers(world), paths) + compared
 
 
 def _queries(world: World) -> list[str]:
@@ -250,7 +256,6 @@ def _queries(world: World) -> list[str]:
         f"?q={PRIVATE}&search={PRIVATE}",
         f"?q={WITHDRAWN}&search={WITHDRAWN}",
         f"?system={hidden_system}&dataset={world.dataset_slug}&metric=bleu_4",
-        f"?a={world.public.system.slug}&b={hidden_system}",  # the compare page and API with a hidden system
         "?download=csv",
         "?download=json",
         "?limit=1000&page_size=5000&sort=bleu_4&order=desc",  # every row on one page, best first
