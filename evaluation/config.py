@@ -249,7 +249,8 @@ VARIABLES: dict[str, Variable] = {
             None,
             "The site's address, which links in e-mail start with (never taken from a request).",
             P,
-            "`http://127.0.0.1:8000`; in production `https://` and the first of `DJANGO_ALLOWED_HOSTS`",
+            "the address `make run` serves (`http://127.0.0.1:8000`; `make run PORT=8102`: port 8102); in production "
+            "`https://` and the first of `DJANGO_ALLOWED_HOSTS`",
         ),
         _v(
             "CAPBENCH_EMAIL_URL",
@@ -287,6 +288,13 @@ VARIABLES: dict[str, Variable] = {
             "A worker's copies of files read from the object store (content-addressed; safe to delete).",
             P,
             "`file-cache` in the state dir",
+        ),
+        _v(
+            "CAPBENCH_MEDIA_HOSTS",
+            "list",
+            ["images.cocodataset.org", "s3.amazonaws.com"],
+            "Hosts whose image URLs pages may show when a dataset's file is not stored here (the CSP's img-src).",
+            P,
         ),
         _v(
             "CAPBENCH_DOWNLOADS_DIR",
@@ -387,6 +395,21 @@ VARIABLES: dict[str, Variable] = {
             "int",
             24 * 3600,
             "Seconds in which the same file for the same dataset is refused as a duplicate (0: never).",
+            P,
+        ),
+        _v(
+            "CAPBENCH_FLAG_COPY_SHARE",
+            "float",
+            0.2,
+            "Share of a submission's captions copying their image's references (as written, or lower-cased without "
+            "punctuation) from which it is flagged (not refused).",
+            P,
+        ),
+        _v(
+            "CAPBENCH_FLAG_SHORT_SHARE",
+            "float",
+            0.2,
+            "Share of a submission's captions with fewer than two words from which it is flagged as near-empty.",
             P,
         ),
         _v("CAPBENCH_RATE_LIMITS_ENABLED", "bool", True, "Whether the rate limits below apply.", P),

@@ -11,12 +11,17 @@ WIDTH = 30
 
 
 def progress_line(state: dict[str, Any], width: int = WIDTH) -> str:
-    """`[######------]  1,234/2,000 scored  1/2 metrics finished  (running)` from a progress answer."""
-    metrics = [m for m in state.get("metrics") or [] if isinstance(m, dict)]
+    """`[######------]  1,234/2,000 scored  1/2 metrics finished  (running)` from a progress answer.
+    The metrics the server does not compute (its `unavailable` list; an older server's metrics
+    whose status is "unavailable") are no work to wait for: they count in no total and are named
+    apart, so a finished submission's bar ends at N/N."""
+    listed = [m for m in state.get("metrics") or [] if isinstance(m, dict)]
+    metrics = [m for m in listed if m.get("status") != "unavailable"]
+    not_here = len([m for m in state.get("unavailable") or [] if isinstance(m, dict)]) + len(listed) - len(metrics)
     done = sum(int(m.get("done") or 0) for m in metrics)
     total = sum(int(m.get("total") or 0) for m in metrics)
     finished = sum(1 for m in metrics if m.get("status") in FINAL_JOB_STATES)
-    failed = sum(1 for m in metrics if m.get("status") in ("failed", "unavailable"))
+    failed = sum(1 for m in metrics if m.get("status") == "failed")
     share = done / total if total else (1.0 if state.get("final") else 0.0)
     filled = round(share * width)
     parts = [
@@ -25,7 +30,9 @@ def progress_line(state: dict[str, Any], width: int = WIDTH) -> str:
         f"{finished}/{len(metrics)} metrics finished",
     ]
     if failed:
-        parts.append(f"{failed} without a number")
+        parts.append(f"{failed} failed")
+    if not_here:
+        parts.append(f"{not_here} not computed on this server")
     ahead = sum(int(m.get("batches_ahead") or 0) for m in metrics)
     if ahead and not state.get("final"):
         parts.append(f"{ahead:,} {'batch' if ahead == 1 else 'batches'} ahead in the queue")

@@ -113,11 +113,21 @@ def _with_interval(cell: dict[str, Any]) -> str:
 
 
 def progress_text(state: dict[str, Any]) -> str:
-    """A progress answer (Client.progress) as a table: per metric its state and captions scored."""
+    """A progress answer (Client.progress) as a table: per metric its state and captions scored;
+    the metrics the server does not compute named once, below."""
+    listed = [m for m in state.get("metrics") or [] if isinstance(m, dict)]
     rows = [
         [str(m.get("name") or m.get("metric")), str(m.get("status")), f"{m.get('done', 0):,}/{m.get('total', 0):,}"]
-        for m in state.get("metrics") or []
-        if isinstance(m, dict)
+        for m in listed
+        if m.get("status") != "unavailable"
     ]
     head = f"Submission {state.get('submission')}: {state.get('status')}"
-    return "\n".join([head, "", table(["metric", "state", "scored"], rows)]) if rows else head
+    lines = [head, "", table(["metric", "state", "scored"], rows)] if rows else [head]
+    not_here = state.get("not_computed_here") or ", ".join(
+        str(m.get("name") or m.get("metric"))
+        for m in [*listed, *(state.get("unavailable") or [])]
+        if isinstance(m, dict) and (m.get("status") in (None, "unavailable"))
+    )
+    if not_here:
+        lines += ["", f"Not computed on this server: {not_here}."]
+    return "\n".join(lines)

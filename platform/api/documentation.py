@@ -12,7 +12,7 @@ from api.campaign_serializers import CampaignSerializer
 from api.serializers import DatasetSerializer, ItemSerializer
 from campaigns.models import Campaign
 from leaderboards.captioner import FILTERS
-from leaderboards.metric_board import LEVELS, PROTOCOLS, REFERENCES
+from leaderboards.metric_board import LEVELS, ORDERS, PROTOCOLS, REFERENCES
 
 
 class _Schema(serializers.Serializer):
@@ -139,11 +139,24 @@ METRIC_BOARD_PARAMETERS = [
     query("level", "caption-level or system-level agreement", enum=LEVELS),
     query("family", "only metrics of this family (an unknown one: 404)"),
     query("reference", "only reference-free or reference-based metrics", enum=REFERENCES),
+    query(
+        "sort",
+        "rank the metrics by a column (its `key`: `<dataset>:<dimension>:<statistic>`, and `:<campaign>` on a "
+        "live column), by a dataset's first column (its slug) or by name (`metric`); default: the first "
+        "dataset's headline statistic (another value: 400)",
+    ),
+    query("order", "`desc` (the default for a column: best agreement first) or `asc`", enum=ORDERS),
 ]
 SCORE_PARAMETERS = [
     query("dataset", "a dataset's slug"),
     query("system", "a system's slug"),
     query("metric", "a metric's slug"),
+    query(
+        "layout",
+        "`long` (the default): one row per caption and metric version; `wide`: one row per caption, "
+        "`scores` keyed by metric slug (`value`, `points`, `error`; the newest version's), cursor pages of captions",
+        enum=("long", "wide"),
+    ),
 ]
 CORRELATION_PARAMETERS = [
     query("dataset", "a dataset's slug"),
@@ -228,6 +241,17 @@ class BoardMetric(_Schema):
     )
 
 
+class IntegrityFlag(_Schema):
+    flag = serializers.ChoiceField(
+        choices=["copies_references", "near_empty", "constant"],
+        help_text='what the integrity checks at upload found (docs/datasets.md §6, "Integrity checks")',
+    )
+    share = serializers.FloatField(help_text="the share of its captions concerned (0–1)")
+    threshold = serializers.FloatField(help_text="the share from which it is flagged (`constant`: above which)")
+    exact = serializers.FloatField(required=False, help_text="`copies_references` only: the share copied word for word")
+    words = serializers.CharField(help_text="what was found, in a sentence")
+
+
 class BoardSystem(_Schema):
     rank = serializers.IntegerField(allow_null=True)
     system = serializers.CharField(help_text="the system's slug")
@@ -236,6 +260,13 @@ class BoardSystem(_Schema):
     baseline = serializers.BooleanField()
     paper_url = serializers.CharField(allow_blank=True)
     code_url = serializers.CharField(allow_blank=True)
+    submitted_by = serializers.CharField(
+        allow_null=True, help_text="the submitter's user name; null: the dataset's own"
+    )
+    submitted_at = serializers.DateTimeField(
+        allow_null=True, help_text="when it was submitted; null: the dataset's own"
+    )
+    flags = IntegrityFlag(many=True, help_text="what the integrity checks at upload found (empty: nothing)")
     people = BoardCell(required=False, help_text="what people said of it (a human-evaluation board)")
     scores = serializers.DictField(child=BoardCell(), help_text="per metric slug")
 
@@ -257,6 +288,22 @@ class PeopleSource(_Schema):
     alpha = Number(allow_null=True, help_text="Krippendorff's α between annotators, with its 95% interval")
     alpha_note = serializers.CharField(allow_blank=True, help_text="why there is no α")
     campaign = PeopleCampaign(allow_null=True)
+
+
+class CaptionScore(_Schema):
+    value = serializers.FloatField(allow_null=True, help_text="the metric's own scale; null: no number")
+    points = serializers.FloatField(allow_null=True, help_text="as the pages show it")
+    error = serializers.CharField(allow_blank=True)
+
+
+class CaptionScores(_Schema):
+    """A caption's row of the per-caption scores' `layout=wide`."""
+
+    caption_id = serializers.IntegerField()
+    item = serializers.CharField()
+    system = serializers.CharField()
+    caption = serializers.CharField()
+    scores = serializers.DictField(child=CaptionScore(), help_text="per metric slug")
 
 
 class CaptionerBoard(_Schema):
@@ -312,6 +359,7 @@ class CampaignName(_Schema):
 
 
 class MetricBoardColumn(_Schema):
+    key = serializers.CharField(help_text="what `?sort=` names it by")
     dataset = serializers.CharField()
     dimension = serializers.CharField()
     statistic = serializers.CharField()
@@ -324,6 +372,9 @@ class MetricBoardCell(Number):
 
     n = serializers.IntegerField(allow_null=True)
     rank = serializers.IntegerField(allow_null=True, help_text="significance cluster (1 = best), paper protocol only")
+    published = serializers.FloatField(
+        required=False, help_text="the papers' number (×100) for the same rows, where they report one"
+    )
 
 
 class SubmittedBy(_Schema):
@@ -344,6 +395,8 @@ class MetricBoardRow(_Schema):
 class MetricBoard(_Schema):
     protocol = serializers.CharField()
     level = serializers.ChoiceField(choices=list(LEVELS))
+    sort = serializers.CharField(allow_null=True, help_text="the key of the column ranking the metrics, or `metric`")
+    order = serializers.ChoiceField(choices=list(ORDERS), help_text="which way the sorted values run")
     columns = MetricBoardColumn(many=True)
     metrics = MetricBoardRow(many=True)
 
@@ -360,12 +413,24 @@ class MetricProgress(_Schema):
     seconds = serializers.FloatField()
 
 
+class NotComputedHere(_Schema):
+    metric = serializers.CharField()
+    name = serializers.CharField()
+    words = serializers.CharField(help_text="why, in plain words")
+
+
 class Progress(_Schema):
     submission = serializers.IntegerField()
     status = serializers.CharField()
     error = serializers.CharField(allow_blank=True)
     captions = serializers.IntegerField()
-    metrics = MetricProgress(many=True)
+    done = serializers.IntegerField(help_text="scores computed, summed over `metrics`")
+    total = serializers.IntegerField(help_text="scores to compute, summed over `metrics`")
+    metrics = MetricProgress(many=True, help_text="the metrics this server computes")
+    unavailable = NotComputedHere(
+        many=True, help_text="the metrics this server does not compute: never queued, in no total"
+    )
+    not_computed_here = serializers.CharField(allow_blank=True, help_text="those in the one line the pages print")
     final = serializers.BooleanField(help_text="no metric is queued or running any more")
 
 
@@ -407,6 +472,7 @@ class Results(_Schema):
     results = ResultLine(many=True)
     pending = PendingLine(many=True, help_text="queued or running")
     missing = PendingLine(many=True, help_text="failed or not available on this server")
+    flags = IntegrityFlag(many=True, help_text="what the integrity checks found; a warning, not a refusal")
 
 
 class AgreementInterval(_Schema):

@@ -44,7 +44,7 @@ class ScoreCursor(CursorPagination):
     whose position is not an id, is "Invalid cursor" (404, DRF's answer); its offset is capped by
     DRF (`offset_cutoff`); `?page_size=` at most `max_page_size` (a bad one means the default)."""
 
-    ordering = ("caption_id", "metric_version_id")
+    ordering: tuple[str, ...] = ("caption_id", "metric_version_id")
 
     def paginate_queryset(self, queryset, request, view=None):
         # The index gives this order, but with a system and a caption range the planner multiplies
@@ -73,3 +73,16 @@ class ScoreCursor(CursorPagination):
         if _whole_number(str(cursor.position), MAX_ID) is None:
             raise NotFound(self.invalid_cursor_message)
         return cursor
+
+
+class CaptionCursor(ScoreCursor):
+    """Cursor pages of captions in id order (the per-caption scores' `layout=wide`, one row per
+    caption): a position is a caption id, read from the caption_dataset_order or
+    caption_system_order index; the same bounds and checks as ScoreCursor."""
+
+    ordering = ("id",)
+    page_size = 100
+    max_page_size = 1000
+
+    def paginate_queryset(self, queryset, request, view=None):
+        return CursorPagination.paginate_queryset(self, queryset, request, view)

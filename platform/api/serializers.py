@@ -12,6 +12,7 @@ from catalog.models import Dataset, Item, System
 from leaderboards.citations import metric_bibtex
 from leaderboards.exports import CORRELATION_POINTS
 from scoring.models import CorrelationResult, Metric, Score
+from scoring.selectors import CaptionScores
 from scoring.shown import Shown
 from submissions.cards import Gap, PendingLine, ResultsCard
 from submissions.models import Submission
@@ -200,6 +201,22 @@ class ScoreSerializer(serializers.ModelSerializer):
             "error": instance.error,
             "detail": instance.detail,
         }
+
+
+def caption_scores_json(row: CaptionScores) -> dict:
+    """A caption's row of the per-caption scores' `layout=wide`: its scores keyed by metric slug,
+    each `value` (the metric's scale), `points` (as pages show it) and `error`."""
+    return {
+        "caption_id": row.caption_id,
+        "item": row.item,
+        "system": row.system,
+        "caption": row.caption,
+        "scores": {
+            slug: {"value": number["value"], "points": number["points"], "error": score.error}
+            for slug, score in row.scores.items()
+            for number in [score.shown.json()]
+        },
+    }
 
 
 NULLABLE_FLOAT = {"type": "number", "format": "float", "nullable": True}
@@ -426,4 +443,5 @@ def results_json(submission: Submission, card: ResultsCard) -> dict:
         ],
         "pending": [pending(line) for line in card.pending],
         "missing": [pending(line) for line in card.missing],
+        "flags": [flag.json() for flag in card.flags],
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.utils.text import slugify
 
 from campaigns.models import Campaign
 from campaigns.rubrics import NAMES
@@ -12,7 +13,9 @@ from catalog.models import System
 
 class CampaignForm(forms.Form):
     title = forms.CharField(max_length=200)
-    slug = forms.SlugField(max_length=60, help_text="its address: /campaigns/SLUG/")
+    slug = forms.SlugField(
+        max_length=60, required=False, help_text="its address: /campaigns/SLUG/ (left empty: made from the title)"
+    )
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=4000)
     mode = forms.ChoiceField(choices=Campaign.Mode.choices, initial=Campaign.Mode.RATING, widget=forms.RadioSelect)
     rubric_name = forms.ChoiceField(
@@ -52,6 +55,13 @@ class CampaignForm(forms.Form):
     def __init__(self, *args, systems, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["systems"].queryset = systems
+
+    def clean_slug(self) -> str:
+        """The slug given, else one made from the title (as static/js/campaign-slug.js shows it)."""
+        slug = self.cleaned_data["slug"] or slugify(self.data.get("title", ""))[:60].strip("-")
+        if not slug:
+            raise forms.ValidationError("give the campaign an address: letters, digits, hyphens")
+        return slug
 
     def clean_annotators(self) -> list:
         names = [name.strip() for name in self.cleaned_data["annotators"].split(",") if name.strip()]

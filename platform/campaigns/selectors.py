@@ -10,7 +10,7 @@ from django.db.models import Count, Q
 from campaigns.models import Annotation, Campaign, CampaignResults
 from campaigns.rubrics import dimension_of
 from catalog.models import Dataset, System
-from catalog.visibility import references_visible, visible_q
+from catalog.visibility import is_staff, references_visible, visible_q
 
 
 def counted_q(*, to_annotation: str = "") -> Q:
@@ -33,6 +33,11 @@ def campaigns_visible(viewer):
             annotator_count=Count("annotations__annotator", filter=counted, distinct=True),
         )
     )
+
+
+def may_organise(campaign: Campaign, viewer) -> bool:
+    """Staff, or the campaign's creator: who reads which accounts can be given what."""
+    return is_staff(viewer) or (getattr(viewer, "is_authenticated", False) and campaign.created_by_id == viewer.pk)
 
 
 def campaign_systems_shown(campaign: Campaign, viewer) -> list[System]:

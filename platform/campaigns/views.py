@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from campaigns import selectors
 from campaigns.forms import CampaignForm
 from campaigns.models import Annotation, Campaign
+from campaigns.pictures import dataset_pictures
 from campaigns.rubrics import dimension_of
 from campaigns.services.answers import AnswerRefused, annotation_answer
 from campaigns.services.assignment import NotAllowed, may_annotate, task_next
@@ -27,6 +28,7 @@ from campaigns.services.creation import (
 )
 from campaigns.services.exports import campaign_export_lines
 from campaigns.services.identity import address_seen
+from campaigns.services.reach import annotator_reach, campaign_reach
 from capbench.limits import client_address, limited
 from catalog.models import Dataset, System
 from catalog.visibility import references_visible
@@ -69,6 +71,9 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "cannot_annotate": may_annotate(campaign, request.user),
         "judgments_shown": references_visible(campaign.dataset, request.user),
         "board_problem": selectors.board_status(campaign),
+        "pictures": dataset_pictures(campaign.dataset),
+        # Who can be given what, and why not: the organiser's (it names accounts).
+        "reach": campaign_reach(campaign) if selectors.may_organise(campaign, request.user) else None,
     }
     return render(request, "campaigns/detail.html", context)
 
@@ -123,6 +128,8 @@ def annotate(request: HttpRequest, slug: str) -> HttpResponse:
         "rubric": [(dimension, chosen.get(dimension.key, "")) for dimension in map(dimension_of, campaign.rubric)],
         "problems": problems,
         "progress": _progress(campaign, request.user),
+        # Nothing to give: why, when the rules leave this annotator nothing at all (not merely done).
+        "nothing": annotator_reach(campaign, request.user.pk).nothing if task is None else "",
     }
     return render(request, "campaigns/annotate.html", context, status=status)
 
@@ -165,7 +172,13 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"The campaign {campaign.title} is open.")
             return redirect("campaigns:detail", slug=campaign.slug)
     status = 400 if request.method == "POST" else 200
-    context = {"datasets": datasets, "dataset": dataset, "form": form, "problems": problems}
+    context = {
+        "datasets": datasets,
+        "dataset": dataset,
+        "form": form,
+        "problems": problems,
+        "pictures": dataset_pictures(dataset),
+    }
     return render(request, "campaigns/new.html", context, status=status)
 
 
@@ -177,8 +190,12 @@ def campaign_status(request: HttpRequest, slug: str) -> HttpResponse:
     wanted = request.POST.get("status", "")
     if wanted not in Campaign.Status.values:
         return HttpResponse("status: open or closed", status=400, content_type="text/plain")
-    campaign_status_set(campaign=campaign, status=wanted)
-    messages.success(request, f"The campaign is {wanted}.")
+    try:
+        campaign_status_set(campaign=campaign, status=wanted)
+    except CampaignRefused as error:
+        messages.error(request, f"The campaign stays {campaign.status}: {'; '.join(error.problems.values())}.")
+    else:
+        messages.success(request, f"The campaign is {wanted}.")
     return redirect("campaigns:detail", slug=campaign.slug)
 
 

@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -41,6 +42,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=_port, default=8000, help="the web server's port (make run PORT=8001)")
     parser.add_argument("--state-dir", type=Path, default=ROOT / ".capbench")
+    parser.add_argument(
+        "--demo-catalogue", type=Path, help="a JSON catalogue (datasets fetch --catalogue) for the online demo data"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="[capbench] %(message)s")
     embedded.quiet_library_logs()
@@ -52,26 +56,32 @@ def main(argv: list[str]) -> int:
         logger.error("%s:%s %s", args.host, args.port, refused)
         return 1
     stop = _stop_on_signals()
+    started = time.monotonic()
     with embedded.services(state_dir) as urls, _recorded(state_dir, urls):
-        env = _child_env(urls, state_dir)
+        env = _child_env(urls, state_dir, (args.host, args.port))
         _manage(env, "migrate", "--noinput", "-v", "0")
         # Hashed, compressed names (WhiteNoise): browsers keep them for good; a new release renames them.
         _manage(env, "collectstatic", "--noinput", "-v", "0")
-        _manage(
-            env, "datasets", "import", "flickr8k-expert", str(DEMO_DATASET), "--slug", DEMO_SLUG, "--title", DEMO_TITLE
-        )
-        # The demo's candidate captions scored by every metric (planned once; queued for the worker).
-        _manage(env, "scoring", "score-dataset", DEMO_SLUG)
-        _admin_ensure(env, state_dir)
+        password_line = _admin_ensure(env, state_dir)
         children = _start_children(env, args.host, args.port, state_dir)
+        demo = DemoLoader(env, args.demo_catalogue)
         try:
-            _ready_wait(urls["REDIS_URL"], f"http://{args.host}:{args.port}/", children, stop)
-            if not _exited(children):
-                logger.info("CapBench is serving on http://%s:%s/ (Ctrl-C stops everything)", args.host, args.port)
+            home = f"http://{args.host}:{args.port}/"
+            if _web_wait(home, children, stop):
+                demo.start()  # the demo is imported and scored behind the serving site, its progress logged
+                logger.info(
+                    "CapBench is serving on %s after %.0f s (Ctrl-C stops everything)", home, time.monotonic() - started
+                )
+                logger.info(password_line)
+            worker = _worker_ping(urls["REDIS_URL"])
             while not stop["requested"] and not _exited(children):
+                if worker is not None and worker.ready():
+                    logger.info("worker answered a ping task")
+                    worker = None
                 time.sleep(0.2)
             exited = _exited(children)
         finally:
+            demo.stop()
             _stop_children(children)
     if exited and not stop["requested"]:
         # e.g. the port is taken: say which part gave up instead of ending quietly
@@ -82,6 +92,70 @@ def main(argv: list[str]) -> int:
         )
         return 1
     return 0
+
+
+class DemoLoader:
+    """The demo benchmarks, loaded in the background once the site serves (each step a `manage.py`
+    command, so its output is the same as typed by hand):
+
+    - the shipped Flickr8k-Expert slice (100 images, expert ratings) for the metric boards;
+    - THumB 1.0 on MSCOCO (5 real systems, 500 images, precision/recall ratings, pictures from COCO's
+      own address): its repository names no licence, so CapBench does not ship it; it is fetched
+      (pinned commit, sha256 checked) when this machine is online, and skipped with a note when not.
+
+    Each is scored by the worker as soon as it is imported; later runs find both unchanged."""
+
+    def __init__(self, env: dict[str, str], catalogue: Path | None) -> None:
+        self.env, self.catalogue = env, catalogue
+        self.running: subprocess.Popen | None = None
+        self.stopping = False
+        self.thread = threading.Thread(target=self._load, name="capbench-demo", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stopping = True
+        if self.running is not None and self.running.poll() is None:
+            self.running.terminate()
+        if self.thread.is_alive():
+            self.thread.join(timeout=20)
+
+    def _load(self) -> None:
+        imported = self._step(
+            "datasets", "import", "flickr8k-expert", str(DEMO_DATASET), "--slug", DEMO_SLUG, "--title", DEMO_TITLE
+        )
+        if imported:
+            self._step("scoring", "score-dataset", DEMO_SLUG)
+        fetch = ["datasets", "fetch", "thumb", *(["--catalogue", str(self.catalogue)] if self.catalogue else [])]
+        if self._step(*fetch, quiet_failure=True):
+            self._step("scoring", "score-dataset", "thumb")
+            logger.info(
+                "demo: THumB 1.0 (5 systems on MSCOCO) is on its board; its scores arrive as the worker computes them"
+            )
+        elif not self.stopping:
+            logger.info(
+                "demo: THumB 1.0 could not be fetched (offline?): the demo shows the Flickr8k-Expert slice; "
+                "`python manage.py datasets fetch thumb` adds it later"
+            )
+
+    def _step(self, *command: str, quiet_failure: bool = False) -> bool:
+        if self.stopping:
+            return False
+        self.running = subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), *command],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        output, _ = self.running.communicate()
+        for line in output.splitlines():
+            if line.strip() and (self.running.returncode == 0 or not quiet_failure):
+                logger.info("demo: %s", line)
+        if self.running.returncode != 0 and quiet_failure and output.strip():
+            logger.info("demo: %s", output.strip().splitlines()[-1])
+        return self.running.returncode == 0
 
 
 CHILD_NAMES = ("Celery worker", "web server")
@@ -141,20 +215,30 @@ def _stop_on_signals() -> dict[str, bool]:
     return stop
 
 
-def _child_env(urls: dict[str, str], state_dir: Path) -> dict[str, str]:
+def _child_env(urls: dict[str, str], state_dir: Path, served: tuple[str, int] = ("127.0.0.1", 8000)) -> dict[str, str]:
+    """The children's environment. Links in citations, badges and mail (SITE_URL) name the address
+    served (`make run PORT=8102`) unless CAPBENCH_SITE_URL says otherwise."""
     return {
-        **os.environ,
+        "CAPBENCH_SITE_URL": served_url(*served),
+        **{name: value for name, value in os.environ.items() if name != "CAPBENCH_SITE_URL" or value.strip()},
         **urls,
         "DJANGO_SETTINGS_MODULE": "capbench.settings.local",
         "CAPBENCH_STATE_DIR": str(state_dir),
     }
 
 
+def served_url(host: str, port: int) -> str:
+    """http://host:port as a browser on this machine reaches it (a wildcard address: 127.0.0.1)."""
+    host = host.strip("[]")
+    host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def _manage(env: dict[str, str], *command: str) -> None:
     subprocess.run([sys.executable, str(ROOT / "manage.py"), *command], env=env, check=True)
 
 
-def _admin_ensure(env: dict[str, str], state_dir: Path) -> None:
+def _admin_ensure(env: dict[str, str], state_dir: Path) -> str:
     """Create the `admin` account once; its password stays in <state>/admin-password.txt."""
     password_file = state_dir / "admin-password.txt"
     if not password_file.exists():
@@ -170,7 +254,7 @@ def _admin_ensure(env: dict[str, str], state_dir: Path) -> None:
         )
         password_file.write_text(password + "\n")
         password_file.chmod(0o600)
-    logger.info("admin login: admin / %s (from %s)", password_file.read_text().strip(), password_file)
+    return f"admin login: admin / {password_file.read_text().strip()} (from {password_file})"
 
 
 def _start_children(env: dict[str, str], host: str, port: int, state_dir: Path) -> list[subprocess.Popen]:
@@ -185,7 +269,7 @@ def _start_children(env: dict[str, str], host: str, port: int, state_dir: Path) 
             "capbench",
             "worker",
             "--loglevel",
-            "INFO",
+            "WARNING",  # the terminal shows what goes wrong, not every task
             "--queues",
             ",".join(prefix + kind for kind in ("cpu", "gpu", "api")),
             "--concurrency",
@@ -209,23 +293,22 @@ def _start_children(env: dict[str, str], host: str, port: int, state_dir: Path) 
     return [worker, web]
 
 
-def _ready_wait(
-    broker_url: str, home_url: str, children: list[subprocess.Popen], stop: dict[str, bool], seconds: float = 180
-) -> None:
-    """Return once the worker has answered a ping task and the web server its home page."""
-    client = Celery("capbench-run", broker=broker_url, backend=broker_url)
-    answer = client.send_task("capbench.ping", queue=config.typed("CAPBENCH_QUEUE_PREFIX", str) + "cpu")
+def _web_wait(home_url: str, children: list[subprocess.Popen], stop: dict[str, bool], seconds: float = 180) -> bool:
+    """True once the web server answers its home page; False when a child exited or Ctrl-C came first."""
     deadline = time.monotonic() + seconds
-    worker_ready = web_ready = False
-    while not (worker_ready and web_ready):
+    while not _answers(home_url):
         if stop["requested"] or any(child.poll() is not None for child in children):
-            return
+            return False
         if time.monotonic() > deadline:
-            raise RuntimeError(f"the worker or the web server did not start within {seconds:.0f} s")
-        worker_ready = worker_ready or (answer.ready() and answer.get() == "pong")
-        web_ready = web_ready or _answers(home_url)
+            raise RuntimeError(f"the web server did not answer within {seconds:.0f} s")
         time.sleep(0.3)
-    logger.info("worker answered a ping task; web server answered %s", home_url)
+    return True
+
+
+def _worker_ping(broker_url: str):
+    """A ping task for the worker: its answer is logged when it comes (the site serves meanwhile)."""
+    client = Celery("capbench-run", broker=broker_url, backend=broker_url)
+    return client.send_task("capbench.ping", queue=config.typed("CAPBENCH_QUEUE_PREFIX", str) + "cpu")
 
 
 def _answers(url: str) -> bool:

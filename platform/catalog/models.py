@@ -158,6 +158,14 @@ class Media(models.Model):
         help_text="its name in the file store (capbench/storage.py); empty while only declared",
     )
     attached_at = models.DateTimeField(null=True, blank=True)
+    url = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text="where its publisher serves it: pages show it from there until a file is stored "
+        "(docs/datasets.md, media by URL); its sha256 is pinned by the first fetch",
+    )
+    width = models.PositiveIntegerField(null=True, blank=True, help_text="pixels, once a file was read")
+    height = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="media_unique_name_per_dataset")]

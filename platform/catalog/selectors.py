@@ -74,6 +74,7 @@ def dataset_counts(*, dataset: Dataset, viewer=None) -> dict[str, int]:
     media = Media.objects.filter(dataset=dataset).aggregate(
         declared=Count("id"),
         available=Count("id", filter=~Q(stored_path="")),
+        by_url=Count("id", filter=Q(stored_path="") & ~Q(url="")),
         with_checksum=Count("id", filter=~Q(expected_md5="")),
     )
     return {
@@ -84,6 +85,7 @@ def dataset_counts(*, dataset: Dataset, viewer=None) -> dict[str, int]:
         "systems": System.objects.visible_to(viewer).ranked().filter(dataset=dataset).count(),
         "media_declared": media["declared"],
         "media_available": media["available"],
+        "media_by_url": media["by_url"],
         "media_with_checksum": media["with_checksum"],
     }
 

@@ -4,7 +4,6 @@ from catalog import views
 
 app_name = "catalog"
 urlpatterns = [
-    path("", views.home, name="home"),
     path("datasets/", views.dataset_list, name="dataset-list"),
     path("datasets/<slug:slug>/", views.dataset_detail, name="dataset-detail"),
     path("datasets/<slug:slug>/items/", views.item_browser, name="item-browser"),

@@ -17,10 +17,6 @@ from catalog.services.exports import dataset_bundle
 from catalog.visibility import references_visible
 
 
-def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "catalog/home.html", selectors.datasets_by_purpose(viewer=request.user))
-
-
 def dataset_list(request: HttpRequest) -> HttpResponse:
     return render(request, "catalog/dataset_list.html", selectors.datasets_by_purpose(viewer=request.user))
 

@@ -16,6 +16,7 @@ from leaderboards.columns import Column
 from leaderboards.requests import systems_visible
 from leaderboards.snapshots import board_payload
 from scoring.shown import Shown
+from submissions.integrity import Flag, flags_shown
 
 
 @dataclass
@@ -54,11 +55,26 @@ class SystemInfo:
 
 @dataclass(frozen=True)
 class SubmissionInfo:
+    """Who submitted a system, when, with what: the board row's second line and its API fields."""
+
     id: int
     paper_url: str
     code_url: str
     is_public: bool
     owner_id: int
+    submitter: str = ""  # the owner's user name, the name the site shows of an account
+    submitted_at: str = ""  # ISO 8601, UTC
+    flags: tuple[Flag, ...] = ()  # what its integrity checks found that this viewer may read
+
+    @property
+    def submitted_on(self) -> str:
+        return self.submitted_at[:10]
+
+    @classmethod
+    def of(cls, stored: dict, *, references_shown: bool) -> SubmissionInfo:
+        """From a snapshot's row, its flags as the viewer may read them (submissions.integrity.flags_shown)."""
+        flags = tuple(flags_shown(stored.get("flags"), references_shown=references_shown))
+        return cls(**{**stored, "flags": flags})
 
 
 @dataclass
@@ -165,6 +181,11 @@ class CaptionerBoardPage:
         return "people" if self.sort == PEOPLE else next((c.name for c in self.columns if c.slug == self.sort), "")
 
     @property
+    def flagged(self) -> bool:
+        """Whether a row shown has an integrity flag (the page then says what the mark means)."""
+        return any(row.submission is not None and row.submission.flags for row in self.rows)
+
+    @property
     def people_first(self) -> bool:
         """What people said leads where most systems have it (a human-evaluation board)."""
         return self.people is not None and 2 * sum(1 for row in self.rows if row.people) > len(self.rows)
@@ -262,11 +283,14 @@ def _board_rows(
     ordered = []
     # A hidden test set's human ratings are for staff only, its systems' mean ratings too (catalog.visibility);
     # a live campaign's are public, as on its own page (campaigns.selectors.campaign_results).
-    ratings_shown = references_visible(dataset, viewer) or bool(payload.get("people_campaign"))
+    references_shown = references_visible(dataset, viewer)
+    ratings_shown = references_shown or bool(payload.get("people_campaign"))
     for row in payload["rows"]:
         if row["system"]["id"] not in visible:
             continue
-        submission = SubmissionInfo(**row["submission"]) if row["submission"] else None
+        submission = (
+            SubmissionInfo.of(row["submission"], references_shown=references_shown) if row["submission"] else None
+        )
         cells = {slug: Cell(**cell, scale=scale.get(slug, 1.0)) for slug, cell in row["cells"].items()}
         people = Cell(**row["people"]) if row.get("people") and ratings_shown else None
         ordered.append(BoardRow(SystemInfo(**row["system"]), cells, submission, people))

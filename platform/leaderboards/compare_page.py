@@ -69,6 +69,11 @@ class ComparePage:
     rated_images: int = 0
     orders: tuple[str, ...] = EXPLORER_ORDERS
 
+    def default_pair(self) -> tuple[str | None, str | None]:
+        """What the form offers before anything is asked: two different systems (never A = B)."""
+        slugs = [slug for slug, _ in self.choices]
+        return (slugs[0], slugs[1]) if len(slugs) >= 2 else (slugs[0] if slugs else None, None)
+
 
 def compare_page(page: ComparePage, params, *, viewer) -> ComparePage:
     """The page's explorer over `page.found`: `?order=differ|people&metric=&page=` (an unknown

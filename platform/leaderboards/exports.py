@@ -10,14 +10,16 @@ from collections.abc import Set as AbstractSet
 
 from capbench.spreadsheets import spreadsheet_row
 from leaderboards.captioner import CaptionerBoardPage, Cell, PeopleColumn
-from leaderboards.metric_board import MetricBoardQuery, metric_board
+from leaderboards.metric_board import MetricBoardPage, MetricBoardQuery, metric_board_page
 from scoring.shown import Shown
 
 
 def board_json(page: CaptionerBoardPage, *, staff: bool = False) -> dict:
     """The board as JSON: each cell's value and 95% interval on the metric's scale and in points
     (what the pages show), its state, its rank by the sorted column; a cell's note (the job's
-    error) only for staff. `domain`: the subset of images the numbers are over (null: all).
+    error) only for staff. Per system who submitted it and when (null: the dataset's own), its
+    paper and code links, and its integrity `flags` (submissions.integrity). `domain`: the subset
+    of images the numbers are over (null: all).
     `people_column`: what the people column shows and whose ratings it is made of."""
     people = page.people
     return {
@@ -49,6 +51,9 @@ def board_json(page: CaptionerBoardPage, *, staff: bool = False) -> dict:
                 "baseline": row.system.is_baseline,
                 "paper_url": row.submission.paper_url if row.submission else "",
                 "code_url": row.submission.code_url if row.submission else "",
+                "submitted_by": (row.submission.submitter or None) if row.submission else None,
+                "submitted_at": (row.submission.submitted_at or None) if row.submission else None,
+                "flags": [flag.json() for flag in row.submission.flags] if row.submission else [],
                 **({"people": cell_json(row.people, staff=False)} if people and row.people else {}),
                 "scores": {slug: cell_json(cell, staff=staff) for slug, cell in row.cells.items()},
             }
@@ -83,17 +88,26 @@ def cell_json(cell: Cell, *, staff: bool) -> dict:
 
 
 def metric_board_json(query: MetricBoardQuery, *, extra: AbstractSet[str] = frozenset()) -> dict:
-    """Each cell's correlation and interval (native, and ×100 as the board shows it), n and
-    significance cluster (`rank`, 1 = best); a submitted metric's owner, links and whether only the
-    caller sees it (`private`: its rank is where it would stand among the public metrics)."""
-    headers, rows = metric_board(
-        protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference, extra=extra
-    )
+    """The metric board for `query` as JSON (metric_board_page_json)."""
+    return metric_board_page_json(metric_board_page(query, extra=extra))
+
+
+def metric_board_page_json(page: MetricBoardPage) -> dict:
+    """The board as the page shows it, rows in the page's order: what it is sorted by (`sort`, a
+    column's `key` or "metric") and which way (`order`); each cell's correlation and interval
+    (native, and ×100 as the board shows it), n, significance cluster (`rank`, 1 = best) and, where
+    the papers report one for the same rows, their number (`published`, ×100); a submitted metric's
+    owner, links and whether only the caller sees it (`private`: its rank is where it would stand
+    among the public metrics)."""
+    query, headers = page.query, page.headers
     return {
         "protocol": query.protocol,
         "level": query.level,
+        "sort": query.sort,
+        "order": "desc" if page.descending else "asc",
         "columns": [
             {
+                "key": h.param,
                 "dataset": h.dataset.slug,
                 "dimension": h.dimension,
                 "statistic": h.statistic,
@@ -118,11 +132,16 @@ def metric_board_json(query: MetricBoardQuery, *, extra: AbstractSet[str] = froz
                 "cells": [
                     None
                     if r is None
-                    else {**Shown(r.value, r.low, r.high, CORRELATION_POINTS).json(), "n": r.n, "rank": rank}
-                    for r, rank in zip(row.values, row.ranks, strict=True)
+                    else {
+                        **Shown(r.value, r.low, r.high, CORRELATION_POINTS).json(),
+                        "n": r.n,
+                        "rank": rank,
+                        **({"published": published} if published is not None else {}),
+                    }
+                    for r, published, rank in row.cells_and_published
                 ],
             }
-            for row in rows
+            for row in page.rows
         ],
     }
 

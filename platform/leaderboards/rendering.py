@@ -72,12 +72,7 @@ def board_rows_html(
         if row.system.is_baseline:
             name += ' <span class="badge">baseline</span>'
         if isinstance(row.submission, SubmissionInfo):  # BoardRow.submission is one or None
-            if not row.submission.is_public:
-                name += ' <span class="badge private">private</span>'
-            if row.submission.paper_url:
-                name += f' <a href="{escape(row.submission.paper_url)}" rel="noopener nofollow">paper</a>'
-            if row.submission.code_url:
-                name += f' <a href="{escape(row.submission.code_url)}" rel="noopener nofollow">code</a>'
+            name += submission_html(row.submission)
         human = [cell_html(row.people, 1, staff=staff, extra=' data-metric="people"')] if people else []
         cells = human if people == "first" else []
         cells += [
@@ -94,6 +89,31 @@ def board_rows_html(
             f'<tr><td class="num board-rank">{rank}</td><th scope="row" class="system">{name}</th>{"".join(cells)}</tr>'
         )
     return mark_safe("\n".join(parts))  # noqa: S308  (every interpolated value above is escaped)
+
+
+def submission_html(submission: SubmissionInfo) -> str:
+    """What follows a submitted system's name: its badges (private; flagged, with what its
+    integrity checks found as the badge's title), then a second line in small text: who submitted
+    it, when, and its paper and code links."""
+    badges = ""
+    if not submission.is_public:
+        badges += ' <span class="badge private">private</span>'
+    if submission.flags:
+        found = "; ".join(flag.words for flag in submission.flags)
+        labels = ", ".join(flag.label for flag in submission.flags)
+        title = f"Flagged by the integrity checks at upload (a warning, not a verdict): {found}."
+        badges += f' <span class="badge flagged" title="{escape(title)}">⚑ {escape(labels)}</span>'
+    meta = []
+    if submission.submitter:
+        meta.append(f"by {escape(submission.submitter)}")
+    if submission.submitted_on:
+        meta.append(f'<time datetime="{escape(submission.submitted_at)}">{escape(submission.submitted_on)}</time>')
+    if submission.paper_url:
+        meta.append(f'<a href="{escape(submission.paper_url)}" rel="noopener nofollow">paper</a>')
+    if submission.code_url:
+        meta.append(f'<a href="{escape(submission.code_url)}" rel="noopener nofollow">code</a>')
+    line = f'<small class="system-meta">{" · ".join(meta)}</small>' if meta else ""
+    return badges + line
 
 
 @dataclass(frozen=True)

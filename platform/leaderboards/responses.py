@@ -3,11 +3,17 @@ CSV/JSON downloads, the API in JSON, CSV and its browsable form. The dataset and
 systems are read once (requests.board_request_state); a conditional request gets its 304 before any
 table is built (caching); a subset's board not built before is a bootstrap per cell, counted against
 the address's rate of such computations; then the one page model (captioner.CaptionerBoardPage) is
-built and handed to the surface's `render`."""
+built and handed to the surface's `render`. The metric board's page and API render its one page
+model (metric_board.MetricBoardPage) the same way, through `metric_board_text`."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+from dataclasses import astuple, replace
 from typing import cast
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -15,8 +21,16 @@ from django.http import Http404, HttpRequest, HttpResponse
 from capbench import limits
 from catalog.models import Dataset
 from catalog.selectors import chosen_subset
-from leaderboards.caching import BoardRequest, board_validators, conditional_response, searched
+from leaderboards.caching import BoardRequest, board_validators, conditional_response, kept_fragment, searched
 from leaderboards.captioner import CaptionerBoardPage, captioner_board_page
+from leaderboards.metric_board import (
+    MetricBoardPage,
+    MetricBoardQuery,
+    metric_board_of,
+    metric_board_page,
+    resolve_sort,
+    sort_choices,
+)
 from leaderboards.requests import board_request_state
 from leaderboards.snapshots import board_payload
 from leaderboards.subsets import subset_kept, subset_payload
@@ -59,3 +73,29 @@ def captioner_board_response(
         return render(page), built is not None and built == state.version
 
     return conditional_response(http, etag, respond, keep=keep and not searched(request))
+
+
+def metric_board_text(
+    name: str,
+    version: str,
+    query: MetricBoardQuery,
+    render: Callable[[MetricBoardPage], str],
+    *,
+    extra: AbstractSet[str] = frozenset(),
+    strict: bool = False,
+) -> tuple[str, str]:
+    """`render(page)` of the metric board for `query` and its digest (the page's table, the API's
+    JSON: `name`), kept under the board's `version` and the query as the board resolves it, so that
+    a made-up `sort` is kept as the default it reads as (or, `strict`, metric_board.UnknownSort). The
+    columns a sort may name are kept too; the board is built once, on a miss. A viewer with
+    private metrics in `extra` gets a board of their own, never kept."""
+    if extra:
+        text = render(metric_board_page(query, extra=extra, strict=strict))
+        return text, hashlib.sha256(text.encode()).hexdigest()
+    unsorted = replace(query, sort=None, order=None)
+    board = functools.cache(lambda: metric_board_of(unsorted))
+    choices, _ = kept_fragment(
+        "metric-board-sorts", version, astuple(unsorted), lambda: json.dumps(sort_choices(board()[0]))
+    )
+    resolved = resolve_sort(query, json.loads(choices), strict=strict)
+    return kept_fragment(name, version, astuple(resolved), lambda: render(metric_board_page(resolved, board=board())))

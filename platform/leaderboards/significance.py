@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.db.models import QuerySet
+
 from catalog.models import Dataset
+from leaderboards.metric_board import column_order
 from scoring.models import CorrelationResult, Metric, SignificanceResult
 
 
@@ -23,17 +26,17 @@ class SignificancePage:
 
 
 def significance_page(dataset: Dataset, viewer, params) -> SignificancePage:
-    """`?protocol=&dimension=&statistic=&level=` (default: the dataset's first clusters, its own
-    protocols' before a live campaign's), `?metric=` a private submitted metric the viewer may see
-    (its own clusters: the public metrics and it). NoSuchColumn for a column that has none."""
+    """`?protocol=&dimension=&statistic=&level=` (default: the column the metric board ranks the
+    dataset's metrics by, metric_board.column_order: its paper protocol's headline statistic where it
+    has one), `?metric=` a private submitted metric the viewer may see (its own clusters: the public
+    metrics and it). NoSuchColumn for a column that has none."""
     # `?metric=` a private submitted metric the viewer may see: its own clusters (the public metrics and it).
     subject = Metric.objects.visible_to(viewer).filter(slug=params.get("metric", ""), submission__isnull=False)
     own = SignificanceResult.objects.filter(subject__in=subject)
     results = own if own.filter(dataset=dataset).exists() else SignificanceResult.objects.filter(subject__isnull=True)
     results = results.filter(dataset=dataset, level=params.get("level", "caption"))
     if not any(params.get(name) for name in ("protocol", "dimension", "statistic")):
-        ordered = results.order_by("protocol", "dimension", "statistic")
-        result = ordered.exclude(protocol_name="live").first() or ordered.first()
+        result = default_clusters(dataset, results)
         if result is None:
             return SignificancePage(dataset, None)
     else:
@@ -65,6 +68,14 @@ def significance_page(dataset: Dataset, viewer, params) -> SignificancePage:
         for i, (slug, value, rank) in enumerate(zip(result.metrics, result.values, result.ranks, strict=True))
     ]
     return SignificancePage(dataset, result, rows, [names.get(slug, slug) for slug in result.metrics])
+
+
+def default_clusters(dataset: Dataset, results: QuerySet[SignificanceResult]) -> SignificanceResult | None:
+    """Of the dataset's `results`, the clusters of the column its metrics are ranked by on the
+    metric board by default (the same rule, metric_board.column_order)."""
+    columns = results.values_list("pk", "protocol_name", "protocol", "dimension", "statistic")
+    ordered = sorted(columns, key=lambda c: column_order(dataset, *c[1:]))
+    return results.filter(pk=ordered[0][0]).first() if ordered else None
 
 
 def _intervals(result: SignificanceResult) -> dict[str, tuple[float | None, float | None]]:

@@ -43,8 +43,9 @@ def board_payload(dataset: Dataset, *, with_version: bool = False) -> dict | tup
 
 
 # What a snapshot's payload holds changes with this number: one stored under an older one is built
-# again when it is read (2: the people column's source, `people_source`; columns' `aggregation`).
-FORMAT = 2
+# again when it is read (2: the people column's source, `people_source`; columns' `aggregation`;
+# 3: a submission's submitter, date and integrity flags).
+FORMAT = 3
 
 
 def board_refresh(*, dataset_id: int) -> dict:
@@ -91,6 +92,9 @@ def board_build(dataset: Dataset) -> dict:
             "submission__code_url",
             "submission__is_public",
             "submission__owner_id",
+            "submission__owner__username",
+            "submission__created_at",
+            "submission__flags",
         )
     )
     rows: dict[int, dict[str, Any]] = {}
@@ -103,6 +107,9 @@ def board_build(dataset: Dataset) -> dict:
                 "code_url": system["submission__code_url"],
                 "is_public": system["submission__is_public"],
                 "owner_id": system["submission__owner_id"],
+                "submitter": system["submission__owner__username"],  # the public name: the user name
+                "submitted_at": system["submission__created_at"].isoformat(),
+                "flags": system["submission__flags"] or [],
             }
         rows[system["id"]] = {
             "system": {key: system[key] for key in ("id", "slug", "name", "kind", "is_baseline")},

@@ -1,5 +1,6 @@
 """A system's page: what it is, who submitted it and when, and each of its board numbers with its
-interval and its rank among the systems the viewer may see (the board's own rows)."""
+interval and its rank among the systems the viewer may see (the board's own rows), then the
+metrics this server does not compute, named once."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from catalog.models import Dataset, System
 from leaderboards.captioner import PEOPLE, BoardRow, Cell, PeopleColumn, captioner_board_page, rank_rows, sort_rows
 from leaderboards.columns import Column
 from leaderboards.snapshots import board_payload
-from scoring.models import SystemScore
+from scoring.models import Metric, SystemScore
+from scoring.wording import not_computed_here
+from submissions.integrity import Flag
 
 
 @dataclass(frozen=True)
@@ -30,10 +33,17 @@ class SystemPage:
     people: PeopleColumn | None = None  # what the people column shows and whose ratings it is made of
     scored_at: object = None
     compare_with: str | None = None  # the board's top system (or the next, when this is it)
+    unavailable: list[Column] = field(default_factory=list)  # metrics not computed here, without a number
+    not_computed_here: str = ""  # those in one line, grouped by what is missing (scoring.wording)
 
     @property
     def submission(self):
         return getattr(self.system, "submission", None)
+
+    @property
+    def flags(self) -> tuple[Flag, ...]:
+        """What its submission's integrity checks found, as the board row shows it to this viewer."""
+        return self.row.submission.flags if self.row is not None and self.row.submission is not None else ()
 
 
 def system_page(dataset: Dataset, system: System, *, viewer) -> SystemPage:
@@ -51,9 +61,21 @@ def system_page(dataset: Dataset, system: System, *, viewer) -> SystemPage:
         page.people = board.people
         page.numbers.append(_number(None, PEOPLE, rows, page.row, True))
     for column in sorted(columns, key=lambda c: (c.family, c.name.lower())):
+        if _not_computed_here(column, page.row.cell(column.slug)):
+            page.unavailable.append(column)
+            continue
         page.numbers.append(_number(column, column.slug, rows, page.row, column.higher_is_better))
     page.numbers.sort(key=lambda number: number.cell.state != "value")  # its numbers first, then what has none
+    needs = dict(Metric.objects.filter(slug__in=[c.slug for c in page.unavailable]).values_list("slug", "needs"))
+    page.not_computed_here = not_computed_here((c.name, needs.get(c.slug) or ()) for c in page.unavailable)
     return page
+
+
+def _not_computed_here(column: Column, cell: Cell | None) -> bool:
+    """A metric this server does not compute and that has no number for the system: listed apart,
+    once, not as a row of the table."""
+    has_number = cell is not None and cell.state == "value"
+    return not has_number and (not column.available or (cell is not None and cell.state == "unavailable"))
 
 
 def _number(column: Column | None, key: str, rows: list[BoardRow], mine: BoardRow, higher: bool) -> SystemNumber:

@@ -4,6 +4,7 @@ from leaderboards import citable_views, views
 
 app_name = "leaderboards"
 urlpatterns = [
+    path("", views.home, name="home"),
     path("datasets/<slug:slug>/leaderboard/", views.captioner_board, name="captioner"),
     path("datasets/<slug:slug>/leaderboard/snapshots/", citable_views.snapshot_list, name="snapshots"),
     path("datasets/<slug:slug>/leaderboard/snapshots/latest/", citable_views.snapshot_latest, name="snapshot-latest"),

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Set as AbstractSet
-from dataclasses import astuple
 
 from csp.decorators import csp_update
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
@@ -18,18 +16,18 @@ from catalog.citations import bib_response
 from catalog.models import Dataset, Item, System
 from catalog.selectors import item_subsets
 from leaderboards import disagreements, index, rendering
-from leaderboards import metric_board as boards
 from leaderboards.badges import anonymous_visible, badge_response, board_badge, system_badge_snippet
-from leaderboards.caching import conditional_response, kept_fragment, page_validator
+from leaderboards.caching import conditional_response, page_validator
 from leaderboards.captioner import CaptionerBoardPage
 from leaderboards.citations import metric_bibtex
 from leaderboards.compare_page import ComparePage, compare_page, comparison_choices, comparison_for
 from leaderboards.comparison import SystemsNotComparable, systems_for_comparison
 from leaderboards.exports import board_csv_text, board_json
+from leaderboards.home import home_page
 from leaderboards.items import item_page
-from leaderboards.metric_board import PROTOCOLS, MetricBoardQuery, metric_board_query, metric_board_version
+from leaderboards.metric_board import BY_NAME, PROTOCOLS, MetricBoardPage, metric_board_query, metric_board_version
 from leaderboards.metric_page import metric_page
-from leaderboards.responses import captioner_board_response
+from leaderboards.responses import captioner_board_response, metric_board_text
 from leaderboards.significance import NoSuchColumn, significance_page
 from leaderboards.systems import system_page
 from scoring.models import Metric, Score
@@ -56,21 +54,27 @@ def captioner_board(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_safe
+def home(request: HttpRequest) -> HttpResponse:
+    """What CapBench is and what is best on it (home.home_page), then the datasets."""
+    return render(request, "catalog/home.html", {"page": home_page(request.user)})
+
+
+@require_safe
 def metric_board(request: HttpRequest) -> HttpResponse:
-    """The same table for every viewer (public datasets and metrics): rendered once per version of
-    what it is read from and per query, then wrapped in the viewer's page. A viewer who may see
-    submitted metrics the public may not (their own unpublished ones; staff) gets a table of their own,
-    never kept."""
+    """The same table for every viewer (public datasets and metrics), ranked by `?sort=` (a column's
+    key, a dataset's slug or "metric"; another: the default, the first dataset's headline column)
+    and `?order=`: rendered once per version of what it is read from and per resolved query, then
+    wrapped in the viewer's page. A viewer who may see submitted metrics the public may not (their
+    own unpublished ones; staff) gets a table of their own, never kept."""
     version = metric_board_version()
     query = metric_board_query(request.GET, families=version.families)
-    extra = private_metric_slugs(request.user)
-    if extra:
-        board = _metric_board_html(query, version.families, extra=extra)
-        digest = hashlib.sha256(board.encode()).hexdigest()
-    else:
-        board, digest = kept_fragment(
-            "metric-board", version.key, astuple(query), lambda: _metric_board_html(query, version.families)
-        )
+    board, digest = metric_board_text(
+        "metric-board",
+        version.key,
+        query,
+        lambda page: _metric_board_html(page, version.families),
+        extra=private_metric_slugs(request.user),
+    )
     page = mark_safe(board)  # noqa: S308  (our template's output)
     return conditional_response(
         request,
@@ -79,17 +83,15 @@ def metric_board(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _metric_board_html(
-    query: MetricBoardQuery, families: AbstractSet[str], *, extra: AbstractSet[str] = frozenset()
-) -> str:
-    headers, rows = boards.metric_board(
-        protocol_name=query.protocol, level=query.level, family=query.family, reference=query.reference, extra=extra
-    )
+def _metric_board_html(page: MetricBoardPage, families: AbstractSet[str]) -> str:
+    query = page.query
     return render_to_string(
         "leaderboards/_metric_board.html",
         {
-            "headers": headers,
-            "rows": rows,
+            "page": page,
+            "headers": page.sort_links(),
+            "name_link": page.sort_link(BY_NAME),
+            "rows": page.rows,
             "protocol": query.protocol,
             "protocols": PROTOCOLS,
             "level": query.level,
@@ -249,6 +251,7 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
     a, b = request.GET.get("a"), request.GET.get("b")
     page = ComparePage(dataset, comparison_choices(dataset, request.user), a, b)
     if not (a or b):
+        page.a, page.b = page.default_pair()
         return render(request, "leaderboards/compare.html", {"page": page, "dataset": dataset})
     try:
         first, second = systems_for_comparison(dataset, a, b, request.user)

@@ -13,10 +13,12 @@ from django.contrib.auth.models import AnonymousUser
 from django.db.models import F
 
 from catalog.models import System
+from catalog.visibility import references_visible
 from scoring.models import EvaluationJob, Metric
 from scoring.selectors import system_values_shown
 from scoring.shown import Shown
-from scoring.wording import unavailable_words
+from scoring.wording import not_computed_here, unavailable_words
+from submissions.integrity import Flag, flags_shown
 from submissions.models import Submission
 
 PLAIN_WORDS: dict[str, str] = {
@@ -67,10 +69,25 @@ class ResultsCard:
     missing: list[PendingLine]  # failed or unavailable
     public_systems: int  # public systems on the board besides this one
     compare_with: Gap | None = None  # what the card links a comparison with (compare_target)
+    flags: list[Flag] = field(default_factory=list)  # what its integrity checks found (submissions.integrity)
 
     @property
     def empty(self) -> bool:
         return not (self.lines or self.pending or self.missing)
+
+    @property
+    def failed(self) -> list[PendingLine]:
+        return [line for line in self.missing if line.status != EvaluationJob.Status.UNAVAILABLE]
+
+    @property
+    def unavailable(self) -> list[PendingLine]:
+        """The metrics this server does not compute: never queued nor counted as work to do."""
+        return [line for line in self.missing if line.status == EvaluationJob.Status.UNAVAILABLE]
+
+    @property
+    def not_computed_here(self) -> str:
+        """Those metrics in one line, grouped by what is missing (scoring.wording.not_computed_here)."""
+        return not_computed_here((line.metric.name, line.metric.needs) for line in self.unavailable)
 
 
 def compare_target(lines: list[CardLine], headline: str) -> Gap | None:
@@ -85,7 +102,16 @@ def compare_target(lines: list[CardLine], headline: str) -> Gap | None:
     return None
 
 
-def results_card(*, submission: Submission) -> ResultsCard:
+def job_state(job: EvaluationJob, metric: Metric) -> str:
+    """The job's status as pages read it: a job still open for a metric this server does not
+    compute (planned before planning skipped them) is unavailable, not work to wait for."""
+    if job.status in EvaluationJob.OPEN and not metric.available:
+        return EvaluationJob.Status.UNAVAILABLE
+    return job.status
+
+
+def results_card(*, submission: Submission, viewer=None) -> ResultsCard:
+    """The card as `viewer` may read it (None: anyone; only its integrity flags depend on who)."""
     dataset = submission.dataset
     public = {
         s.pk: s
@@ -114,14 +140,16 @@ def results_card(*, submission: Submission) -> ResultsCard:
         job = status.get(slug)
         if job is None or job.status == EvaluationJob.Status.DONE:
             continue
+        state = job_state(job, metric)
         words = (
             unavailable_words(metric.needs)
-            if job.status == EvaluationJob.Status.UNAVAILABLE
-            else PLAIN_WORDS.get(job.status, job.status)
+            if state == EvaluationJob.Status.UNAVAILABLE
+            else PLAIN_WORDS.get(state, state)
         )
-        line = PendingLine(metric, job.status, words, job.error, job.done, job.total)
-        (pending if job.status in EvaluationJob.OPEN else missing).append(line)
-    return ResultsCard(lines, pending, missing, len(public), compare_target(lines, dataset.headline_metric))
+        line = PendingLine(metric, state, words, job.error, job.done, job.total)
+        (pending if state in EvaluationJob.OPEN else missing).append(line)
+    flags = flags_shown(submission.flags, references_shown=references_visible(dataset, viewer))
+    return ResultsCard(lines, pending, missing, len(public), compare_target(lines, dataset.headline_metric), flags)
 
 
 def _line(metric: Metric, ours, shown: dict, public: dict[int, System]) -> CardLine:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import PurePath
 
 FORMATS = ("json", "jsonl", "csv")
@@ -34,19 +35,61 @@ class SubmissionFileError(ValueError):
         super().__init__("\n".join(lines))
 
 
+# "line 7, field 'score': NaN is not …": the place, then what is wrong there (grouped by that).
+PLACE = re.compile(r"(entry|line) (\d+)(?=[,:])(?!, column)")
+PLACES_SHOWN = 10
+
+
+@dataclass
+class ProblemGroup:
+    """One kind of problem (the same words after the place) and every place it was found."""
+
+    text: str  # the first problem's whole text
+    noun: str = ""  # "line", "entry"; empty for a problem without a place
+    rest: str = ""  # what follows the place (", field 'score': NaN is not a finite number …")
+    places: list[str] = field(default_factory=list)
+    count: int = 1
+
+    def line(self) -> str:
+        """The problem as written when found once; else its places, then what is wrong there:
+        "302 lines (4, 9, 15, … and 292 more), field 'score': NaN is not a finite number …"."""
+        if self.count == 1:
+            return self.text
+        nouns = "entries" if self.noun == "entry" else f"{self.noun}s"
+        shown = ", ".join(self.places[:PLACES_SHOWN])
+        left = self.count - min(len(self.places), PLACES_SHOWN)
+        if not left:
+            return f"{nouns} {shown}{self.rest}"
+        return f"{self.count:,} {nouns} ({shown} and {left:,} more){self.rest}"
+
+
 class Problems:
+    """A file's problems, the same problem on many lines written once with its places. At most
+    MAX_PROBLEMS kinds are kept; problems of further kinds are counted in `more`."""
+
     def __init__(self, file_name: str):
         self.file_name, self.more = file_name, 0
-        self.items: list[str] = []
+        self.groups: dict[tuple[str, str], ProblemGroup] = {}
 
     def add(self, text: str) -> None:
-        if len(self.items) < MAX_PROBLEMS:
-            self.items.append(text)
+        found = PLACE.match(text)
+        noun, number, rest = (found.group(1), found.group(2), text[found.end() :]) if found else ("", "", text)
+        group = self.groups.get((noun, rest))
+        if group is not None:
+            group.count += 1
+            if len(group.places) < PLACES_SHOWN:
+                group.places.append(number)
+        elif len(self.groups) < MAX_PROBLEMS:
+            self.groups[noun, rest] = ProblemGroup(text, noun, rest, [number] if number else [])
         else:
             self.more += 1
 
+    @property
+    def items(self) -> list[str]:
+        return [group.line() for group in self.groups.values()]
+
     def raise_any(self) -> None:
-        if self.items:
+        if self.groups:
             raise SubmissionFileError(self.file_name, self.items, self.more)
 
 

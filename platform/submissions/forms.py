@@ -11,8 +11,21 @@ from submissions.services import NAME_MAX_CHARS, URL_MAX_CHARS
 ACCEPT = ",".join(f".{suffix}" for suffix in (*FORMATS, "ndjson"))
 
 
+class DatasetChoice(forms.ModelChoiceField):
+    """Datasets by title (their slug is the submitted value); no "---------": the first is chosen
+    unless the page was opened for another (?dataset=)."""
+
+    def label_from_instance(self, obj: Dataset) -> str:
+        return obj.title
+
+
 class SubmissionForm(forms.Form):
-    dataset = forms.ModelChoiceField(queryset=Dataset.objects.visible_to(None), to_field_name="slug")
+    dataset = DatasetChoice(
+        queryset=Dataset.objects.visible_to(None).order_by("title", "slug"),
+        to_field_name="slug",
+        empty_label=None,
+        help_text="the dataset whose images you captioned",
+    )
     results = forms.FileField(
         label="Results file",
         widget=forms.ClearableFileInput(attrs={"accept": ACCEPT}),
@@ -23,8 +36,8 @@ class SubmissionForm(forms.Form):
     description = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=settings.CAPBENCH_DESCRIPTION_MAX_CHARS
     )
-    paper_url = forms.URLField(required=False, assume_scheme="https", max_length=URL_MAX_CHARS)
-    code_url = forms.URLField(required=False, assume_scheme="https", max_length=URL_MAX_CHARS)
+    paper_url = forms.URLField(label="Paper URL", required=False, assume_scheme="https", max_length=URL_MAX_CHARS)
+    code_url = forms.URLField(label="Code URL", required=False, assume_scheme="https", max_length=URL_MAX_CHARS)
     # Private unless asked, as through the API and `manage.py submit`: unpublished work stays unpublished.
     is_public = forms.BooleanField(
         required=False,
@@ -35,6 +48,12 @@ class SubmissionForm(forms.Form):
             "in a citable snapshot of the board, which keeps it even if you hide it later."
         ),
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        slugs = list(self.fields["dataset"].queryset.values_list("slug", flat=True))
+        if self.initial.get("dataset") not in slugs:  # none asked, or one this viewer cannot choose
+            self.initial["dataset"] = slugs[0] if slugs else None
 
     def clean_results(self):
         upload = self.cleaned_data["results"]

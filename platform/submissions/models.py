@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import JSONField, Value
 
 from catalog.models import Dataset, System
 from catalog.visibility import submission_q
@@ -44,6 +45,14 @@ class Submission(models.Model):
     is_public = models.BooleanField(default=False)
     is_baseline = models.BooleanField(default=False)
     error = models.TextField(blank=True)
+    # What the integrity checks found at upload (submissions.integrity: a flag warns, refuses nothing).
+    # (a database default too: code of an older migration state inserts submissions without it)
+    flags = models.JSONField(
+        default=list,
+        db_default=Value([], JSONField()),
+        blank=True,
+        help_text="integrity flags: {flag, share, threshold, …}",
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     dispatched_at = models.DateTimeField(null=True, blank=True, help_text="when planning reached the broker")
     started_at = models.DateTimeField(null=True, blank=True)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from catalog.models import Caption
-from scoring.models import EvaluationJob, JobBatch, Score
-from submissions.cards import PLAIN_WORDS
+from scoring.models import EvaluationJob, JobBatch
+from scoring.selectors import CaptionScores, ScoreColumn, caption_scores
+from scoring.wording import not_computed_here, unavailable_words
+from submissions.cards import PLAIN_WORDS, job_state
 from submissions.models import Submission
 
 
@@ -23,31 +27,35 @@ def submission_shown(*, pk: int, viewer) -> Submission:
 
 
 def submission_progress(*, submission: Submission, detail: bool = False) -> dict:
-    """Per metric: state, done/total, what went wrong in plain words (`detail`, for staff: the
-    job's own error, which may name paths and settings of the server), and how many batches wait
-    ahead."""
+    """Per metric computed here: state, done/total, what went wrong in plain words (`detail`, for
+    staff: the job's own error, which may name paths and settings of the server), and how many
+    batches wait ahead; `done` and `total` summed over them. The metrics this server does not
+    compute are listed apart (`unavailable`, with `not_computed_here` the page's one line): they
+    are never queued and count in no total."""
     jobs = submission.jobs().select_related("metric_version__metric").order_by("metric_version__metric__slug")
-    metrics = []
+    metrics, unavailable = [], []
     for job in jobs:
-        ahead = 0
-        if not job.is_final:
-            first = job.batches.filter(status=JobBatch.Status.QUEUED).order_by("enqueued_at").first()
-            if first is not None and first.enqueued_at is not None:
-                ahead = JobBatch.objects.filter(
-                    status=JobBatch.Status.QUEUED,
-                    enqueued_at__lt=first.enqueued_at,
-                    job__metric_version__metric__queue=job.metric_version.metric.queue,
-                ).count()
+        metric = job.metric_version.metric
+        if job_state(job, metric) == EvaluationJob.Status.UNAVAILABLE:
+            unavailable.append(
+                {
+                    "metric": metric.slug,
+                    "name": metric.name,
+                    "words": unavailable_words(metric.needs),
+                    "needs": metric.needs,
+                }
+            )
+            continue
         metrics.append(
             {
-                "metric": job.metric_version.metric.slug,
-                "name": job.metric_version.metric.name,
+                "metric": metric.slug,
+                "name": metric.name,
                 "status": job.status,
                 "done": job.done,
                 "total": job.total,
                 "failed": job.failed,
                 "error": job_problem(job, detail=detail),
-                "batches_ahead": ahead,
+                "batches_ahead": _batches_ahead(job),
                 "seconds": round(job.compute_seconds, 2),
             }
         )
@@ -58,9 +66,28 @@ def submission_progress(*, submission: Submission, detail: bool = False) -> dict
         # reads each metric's plain words above.
         "error": submission.error if detail else "",
         "captions": submission.caption_count,
+        "done": sum(line["done"] for line in metrics),
+        "total": sum(line["total"] for line in metrics),
         "metrics": metrics,
+        "unavailable": [{key: line[key] for key in ("metric", "name", "words")} for line in unavailable],
+        "not_computed_here": not_computed_here((line["name"], line["needs"]) for line in unavailable),
         "final": submission.status not in Submission.ACTIVE,
     }
+
+
+def _batches_ahead(job: EvaluationJob) -> int:
+    """Batches of the same queue sent before the job's first waiting one."""
+    if job.is_final:
+        return 0
+    first = job.batches.filter(status=JobBatch.Status.QUEUED).order_by("enqueued_at").first()
+    if first is None or first.enqueued_at is None:
+        return 0
+    return JobBatch.objects.filter(
+        status=JobBatch.Status.QUEUED,
+        enqueued_at__lt=first.enqueued_at,
+        job__metric_version__metric__queue=job.metric_version.metric.queue,
+        job__metric_version__metric__available=True,  # (a job planned before planning skipped those)
+    ).count()
 
 
 def job_problem(job: EvaluationJob, *, detail: bool) -> str:
@@ -71,29 +98,24 @@ def job_problem(job: EvaluationJob, *, detail: bool) -> str:
     return job.error if detail else PLAIN_WORDS.get(job.status, "")
 
 
-SCORE_ROWS = 100  # per page of the submission's scores
+SCORE_ROWS = 100  # captions per page of the submission's scores
 
 
-def score_page(*, submission: Submission, viewer, metric: str | None, number) -> tuple[Page, list[Score]]:
-    """A page of the submission's per-caption scores the viewer may read, `metric`'s only if given:
-    pages are of captions in upload order (100 with a metric, 4 with all 25 metrics: about 100
-    rows), found by the caption_system_order index, then their scores from score_unique. Cost per
-    page stays flat however many scores the submission has (docs/performance.md); row-offset paging
-    of 125,000 scores took most of a second at its last pages."""
+@dataclass
+class ScoreTable:
+    """A page of the submission's per-caption scores: one row per caption, one column per metric."""
+
+    page: Page
+    columns: list[ScoreColumn]
+    rows: list[CaptionScores]
+
+
+def score_page(*, submission: Submission, viewer, metric: str | None, number) -> ScoreTable:
+    """A page of the submission's captions in upload order (found by the caption_system_order
+    index) with their scores the viewer may read as columns (scoring.selectors.caption_scores),
+    `metric`'s only if given. Cost per page stays flat however many scores the submission has
+    (docs/performance.md)."""
     captions = Caption.objects.filter(system=submission.system).order_by("id").values_list("pk", flat=True)
-    metrics = (
-        1
-        if metric
-        else EvaluationJob.objects.filter(system=submission.system).values("metric_version__metric").distinct().count()
-    )
-    page = Paginator(captions, max(1, SCORE_ROWS // max(1, metrics))).get_page(number)
-    # On a hidden test set, reference-based metrics' per-caption scores are withheld (catalog.visibility).
-    scores = (
-        Score.objects.visible_to(viewer)
-        .filter(caption_id__in=list(page.object_list))
-        .select_related("caption__item", "metric_version__metric")
-        .order_by("caption_id", "metric_version__metric__slug")
-    )
-    if metric:
-        scores = scores.filter(metric_version__metric__slug=metric)
-    return page, list(scores)
+    page = Paginator(captions, SCORE_ROWS).get_page(number)
+    columns, rows = caption_scores(caption_ids=list(page.object_list), viewer=viewer, metric=metric)
+    return ScoreTable(page, columns, rows)

@@ -33,6 +33,7 @@ from scoring.services.metrics import metric_versions_current
 from scoring.services.planning import job_plan, longest_first
 from submissions.events import submission_changed
 from submissions.formats import Problems, SubmissionFileError, SubmittedCaption, read_submission
+from submissions.integrity import caption_flags
 from submissions.models import Submission
 from submissions.notifications import outcome_notice_claim
 
@@ -93,7 +94,8 @@ def submission_create(
 ) -> Submission:
     """Check everything, then store System + Captions + Submission in one transaction. `content` is
     the file's bytes or a file object (an upload Django spooled to disk), copied to the store in
-    chunks. A refused upload leaves no file behind."""
+    chunks. A refused upload leaves no file behind. The captions' integrity checks (copied references,
+    near-empty, constant) are stored on it as flags, refusing nothing (submissions.integrity)."""
     _check_method(method)
     _check_metrics(metrics or [])
     with staged_upload(content, file_name) as staged:
@@ -106,6 +108,11 @@ def submission_create(
         )
         items = _matched_items(dataset, captions, problems)
         problems.raise_any()
+        flags = caption_flags(
+            ((c.caption, items[c.image_id].references) for c in captions),
+            copy_share=settings.CAPBENCH_FLAG_COPY_SHARE,
+            short_share=settings.CAPBENCH_FLAG_SHORT_SHARE,
+        )
         _duplicate_check(owner, dataset, staged.digest)
         submission_quota_check(owner=owner)  # before the file is kept: a refused user fills no disk
         # In the store before the transaction: a crash never loses an upload, and a slow bucket never
@@ -140,6 +147,7 @@ def submission_create(
                 stored_file=stored,
                 caption_count=len(captions),
                 is_public=is_public,
+                flags=flags,
             )
             transaction.on_commit(lambda: submission_dispatch(submission_id=submission.pk))
             transaction.on_commit(lambda: _changed(submission))
@@ -319,7 +327,8 @@ def _check_metrics(metrics: list[str]) -> None:
 
 def _matched_items(dataset: Dataset, captions: list[SubmittedCaption], problems: Problems) -> dict[str, Item]:
     """Every caption's image must be the dataset's, once; every image needs its caption."""
-    items = {item.external_id: item for item in Item.objects.filter(dataset=dataset).only("id", "external_id")}
+    found = Item.objects.filter(dataset=dataset).only("id", "external_id", "references")  # (references: the checks)
+    items = {item.external_id: item for item in found}
     first_place: dict[str, str] = {}
     for caption in captions:
         if caption.image_id not in items:

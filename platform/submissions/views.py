@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-import itertools
+from collections.abc import Iterator
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -18,6 +18,7 @@ from capbench.limits import limited
 from capbench.spreadsheets import spreadsheet_row
 from catalog.visibility import references_visible
 from scoring.models import Score
+from scoring.selectors import caption_scores_all, score_columns
 from scoring.shown import Shown
 from submissions import selectors
 from submissions.cards import results_card
@@ -78,7 +79,7 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_shown(pk=pk, viewer=request.user)
     metric = request.GET.get("metric")
-    page, scores = selectors.score_page(
+    table = selectors.score_page(
         submission=submission, viewer=request.user, metric=metric, number=request.GET.get("page")
     )
     return render(
@@ -87,9 +88,9 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "submission": submission,
             "progress": selectors.submission_progress(submission=submission, detail=request.user.is_staff),
-            "card": results_card(submission=submission),
-            "page": page,
-            "scores": scores,
+            "card": results_card(submission=submission, viewer=request.user),
+            "page": table.page,
+            "table": table,
             "metric": metric,
             "is_owner": request.user.is_authenticated and request.user.pk == submission.owner_id,
             "scores_withheld": not references_visible(submission.dataset, request.user),
@@ -141,11 +142,34 @@ def withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 
 
 def scores_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    """Every per-caption score of the submission (one row per caption and metric), streamed: its
-    value on the metric's scale and in points, as the pages show it (docs/api.md, "Numbers")."""
+    """Every per-caption score of the submission, streamed: one row per caption with each metric a
+    column in points, as the pages show it (`?layout=long`: one row per caption and metric with its
+    value on the metric's scale and in points; docs/api.md, "Per-caption scores")."""
     submission = selectors.submission_shown(pk=pk, viewer=request.user)
+    writer = csv.writer(_Echo())
+    if request.GET.get("layout") == "long":
+        lines = _long_lines(submission, request.user, writer)
+    else:
+        lines = _wide_lines(submission, request.user, writer)
+    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-scores.csv"'
+    return response
+
+
+def _wide_lines(submission: Submission, viewer, writer) -> Iterator[str]:
+    columns = score_columns(system=submission.system, viewer=viewer)
+    yield writer.writerow(["image_id", "caption", *(column.slug for column in columns), "errors"])
+    for row in caption_scores_all(system=submission.system, viewer=viewer):
+        cells = [row.scores.get(column.slug) for column in columns]
+        errors = "; ".join(f"{slug}: {score.error}" for slug, score in row.scores.items() if score.error)
+        # spreadsheet_row: captions, ids, errors never become a live formula
+        points = [None if cell is None else cell.shown.points for cell in cells]
+        yield writer.writerow(spreadsheet_row([row.item, row.caption, *points, errors]))
+
+
+def _long_lines(submission: Submission, viewer, writer) -> Iterator[str]:
     rows = (
-        Score.objects.visible_to(request.user)
+        Score.objects.visible_to(viewer)
         .filter(caption__system=submission.system)
         .order_by("caption__item__external_id", "metric_version__metric__slug")
         .values_list(
@@ -158,19 +182,9 @@ def scores_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
             "error",
         )
     )
-    buffer = _Echo()
-    writer = csv.writer(buffer)
-    header = ["image_id", "caption", "metric", "metric_version", "value", "points", "error"]
-
-    def line(row: tuple) -> str:
-        *named, value, scale, error = row
-        # spreadsheet_row: captions, ids, errors never become a live formula
-        return writer.writerow(spreadsheet_row([*named, value, Shown(value, scale=scale).points, error]))
-
-    lines = itertools.chain([writer.writerow(header)], (line(row) for row in rows.iterator()))
-    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-scores.csv"'
-    return response
+    yield writer.writerow(["image_id", "caption", "metric", "metric_version", "value", "points", "error"])
+    for *named, value, scale, error in rows.iterator():
+        yield writer.writerow(spreadsheet_row([*named, value, Shown(value, scale=scale).points, error]))
 
 
 class _Echo:

@@ -15,6 +15,28 @@
     if (note) { note.textContent = text; }
   });
 
+  const scheme = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+  // The page's colours (static/capbench.css: --fg, --line on :root, light or dark by
+  // prefers-color-scheme) over the figure's own light ones (leaderboards/charts.py), on a clear
+  // background that shows the .chart box's; again when the visitor's scheme changes.
+  const colours = () => {
+    const style = getComputedStyle(document.documentElement);
+    const fg = style.getPropertyValue("--fg").trim() || "#1d2330";
+    const line = style.getPropertyValue("--line").trim() || "#e5e7eb";
+    const dark = scheme !== null && scheme.matches;
+    return {
+      "paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)", "font.color": fg,
+      "xaxis.gridcolor": line, "yaxis.gridcolor": line, "xaxis.zerolinecolor": line, "yaxis.zerolinecolor": line,
+      // the figure's own colours (charts.py LAYOUT's colorway), a step lighter on a dark page
+      "colorway": dark ? ["#60a5fa", "#fbbf24", "#34d399", "#f87171"] : ["#2563eb", "#f59e0b", "#10b981", "#ef4444"],
+    };
+  };
+  if (scheme && scheme.addEventListener) {
+    scheme.addEventListener("change", () => charts.forEach(element => {
+      if (element.classList.contains("js-plotly-plot")) { window.Plotly.relayout(element, colours()); }
+    }));
+  }
+
   const draw = () => {
     charts.forEach(element => {
       const data = document.getElementById(element.id.replace("chart-", ""));
@@ -36,6 +58,7 @@
       }
       element.removeAttribute("aria-busy");
       window.Plotly.newPlot(element, figure.data, figure.layout, {responsive: true, displaylogo: false})
+        .then(() => window.Plotly.relayout(element, colours()))
         .then(() => { if (title) { element.prepend(heading); } });
     });
   };

@@ -8,6 +8,8 @@
   function poll() {
     fetch(url, {headers: {"Accept": "application/json"}}).then(r => r.json()).then(data => {
       document.getElementById("submission-status").textContent = data.status === "done" ? "finished" : data.status;
+      const count = document.querySelector("#progress-total .count");
+      if (count && typeof data.total === "number") { count.textContent = data.done + " of " + data.total; }
       const body = table.querySelector("tbody");
       body.replaceChildren(...data.metrics.map(job => {
         const row = document.createElement("tr");

@@ -35,7 +35,7 @@ from capbench_client import (
 )
 from capbench_client.http import retry_after_seconds
 from capbench_client.progress import ProgressDisplay, progress_line
-from capbench_client.tables import results_text
+from capbench_client.tables import progress_text, results_text
 
 # Configuration
 
@@ -376,6 +376,32 @@ def test_the_progress_line_counts_across_metrics_and_is_quiet_when_unchanged():
     display({**state, "status": "done"})
     display.close()
     assert terminal.text.count("\r") == 2 and terminal.text.endswith("(done)   \n")  # padded over "(running)"
+
+
+def test_the_progress_bar_counts_only_the_metrics_the_server_computes_and_ends_at_n_of_n():
+    finished = {
+        "status": "done",
+        "final": True,
+        "metrics": [
+            {"metric": "rouge_l", "status": "done", "done": 100, "total": 100},
+            {"metric": "bleu_4", "status": "done", "done": 100, "total": 100},
+        ],
+        "unavailable": [{"metric": "bertscore", "name": "BERTScore", "words": "not available on this server yet"}],
+        "not_computed_here": "BERTScore (its model is not installed)",
+    }
+    line = progress_line(finished, width=10)
+    assert line == "[##########]  200/200 scored  2/2 metrics finished  1 not computed on this server  (done)"
+    # An older server lists them among the metrics, with nothing done of their total: still N/N.
+    older = {
+        **finished,
+        "unavailable": None,
+        "not_computed_here": None,
+        "metrics": [*finished["metrics"], {"metric": "bertscore", "status": "unavailable", "done": 0, "total": 100}],
+    }
+    assert progress_line(older, width=10) == line
+    text = progress_text(older)
+    assert "bertscore" not in text.split("Not computed")[0] and text.endswith("Not computed on this server: bertscore.")
+    assert progress_text(finished).endswith("Not computed on this server: BERTScore (its model is not installed).")
 
 
 def test_the_results_table_shows_points_intervals_and_ranks():

@@ -58,6 +58,45 @@ def demo_dataset(repo_root: Path):
     return dataset_import(bundle=bundle, source_path="demo", slug="demo", title="Demo").dataset
 
 
+# A 1x1 grey PNG: what every demo image is stored as where a test needs pictures to be shown.
+TINY_PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010800000000"
+    "3a7e9b550000000a49444154789c636800000082008177cd72b60000000049454e44ae426082"
+)
+
+
+@pytest.fixture
+def store_pictures(tmp_path):
+    """A function that stores a picture for each image of a dataset (datasets import without their
+    files), in the file store as configured: campaigns give annotators only captions whose picture
+    can be shown (campaigns/pictures.py)."""
+    import hashlib
+
+    from django.utils import timezone
+
+    from capbench import storage
+    from catalog.models import Media
+
+    def store(dataset) -> None:
+        picture = tmp_path / "picture.png"
+        picture.write_bytes(TINY_PNG)
+        sha256 = hashlib.sha256(TINY_PNG).hexdigest()
+        stored = storage.put_path(f"{sha256[:2]}/{sha256}.png", picture)
+        Media.objects.filter(dataset=dataset).update(
+            sha256=sha256, size_bytes=len(TINY_PNG), stored_path=stored, attached_at=timezone.now()
+        )
+
+    return store
+
+
+@pytest.fixture
+def demo_pictures(demo_dataset, store_pictures, settings, tmp_path):
+    """The demo dataset with a stored picture for each of its images (the demo ships without them)."""
+    settings.MEDIA_ROOT = tmp_path / "media-store"
+    store_pictures(demo_dataset)
+    return demo_dataset
+
+
 @pytest.fixture
 def captioner(django_user_model):
     return django_user_model.objects.create_user("captioner", password="a long test password")

@@ -5,9 +5,7 @@ visibility rule, validators and limits as the page."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import astuple
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -22,12 +20,12 @@ from api import documentation as shapes
 from api.views.common import CsvRenderer, DownloadNegotiation, api_headers
 from catalog.models import Dataset
 from leaderboards import metric_board as boards
-from leaderboards.caching import board_headers, kept_fragment, not_modified, page_validator
+from leaderboards.caching import board_headers, not_modified, page_validator
 from leaderboards.captioner import CaptionerBoardPage
 from leaderboards.compare_page import comparison_for, comparison_json
 from leaderboards.comparison import SystemsNotComparable, systems_for_comparison
-from leaderboards.exports import board_csv_text, board_json, metric_board_json
-from leaderboards.responses import captioner_board_response
+from leaderboards.exports import board_csv_text, board_json, metric_board_page_json
+from leaderboards.responses import captioner_board_response, metric_board_text
 from workbench.selectors import private_metric_slugs
 
 
@@ -92,7 +90,9 @@ class CompareView(APIView):
 
 class MetricBoardView(APIView):
     """The meta-evaluation board: `?protocol=paper|canonical|live&level=caption|system`, optionally
-    `&family=<family>&reference=free|based`, read as the page reads them (an unknown protocol: 404)."""
+    `&family=<family>&reference=free|based&sort=<column key, dataset slug or metric>&order=asc|desc`,
+    read as the page reads them (an unknown protocol or family: 404; an unknown sort: 400), its
+    metrics in the page's order (leaderboards.metric_board.MetricBoardPage)."""
 
     @extend_schema(
         summary="The metric board (agreement with people)",
@@ -100,6 +100,7 @@ class MetricBoardView(APIView):
         responses={
             200: shapes.MetricBoard,
             304: OpenApiResponse(description="not modified since the `ETag` sent in If-None-Match"),
+            400: OpenApiResponse(shapes.Problem, description="a sort naming no column of the board"),
             404: OpenApiResponse(shapes.Problem, description="an unknown protocol or family"),
         },
     )
@@ -109,14 +110,17 @@ class MetricBoardView(APIView):
             query = boards.metric_board_query(request.query_params, strict=True, families=version.families)
         except (boards.UnknownProtocol, boards.UnknownFamily) as error:
             raise NotFound(str(error)) from None
-        extra = private_metric_slugs(request.user)
-        if extra:  # the caller's own unpublished metrics (or staff): a board of their own, never kept
-            text = json.dumps(metric_board_json(query, extra=extra))
-            digest = hashlib.sha256(text.encode()).hexdigest()
-        else:
-            text, digest = kept_fragment(
-                "metric-board-json", version.key, astuple(query), lambda: json.dumps(metric_board_json(query))
+        try:
+            text, digest = metric_board_text(
+                "metric-board-json",
+                version.key,
+                query,
+                lambda page: json.dumps(metric_board_page_json(page)),
+                extra=private_metric_slugs(request.user),
+                strict=True,
             )
+        except boards.UnknownSort as error:
+            raise ValidationError({"detail": str(error)}) from None
         etag = page_validator(request, digest, request.accepted_renderer.format)
         unchanged = not_modified(request._request, etag)
         if unchanged is not None:

@@ -4,24 +4,63 @@ the meta-evaluation's correlation cells, as far as the caller may see them."""
 from __future__ import annotations
 
 from django.db.models import Max, Min
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, extend_schema_view
 from rest_framework import viewsets
+from rest_framework.exceptions import ValidationError
 
 from api import documentation as shapes
 from api import serializers
-from api.pagination import ScoreCursor
+from api.pagination import CaptionCursor, ScoreCursor
 from catalog.models import Caption, Dataset, System
 from scoring.models import CorrelationResult, Metric, MetricVersion, Score
+from scoring.selectors import caption_scores
 
+LAYOUTS = ("long", "wide")
 CAPTION_RANGE = '"catalog_caption"."id" BETWEEN %s AND %s'  # the page's select_related join of Caption
 
 
-@extend_schema_view(list=extend_schema(parameters=shapes.SCORE_PARAMETERS))
+# A row of either layout: a score (`long`) or a caption with its scores (`wide`).
+SCORE_ROW = PolymorphicProxySerializer(
+    component_name="ScoreRow",
+    serializers=[serializers.ScoreSerializer, shapes.CaptionScores],
+    resource_type_field_name=None,
+)
+
+
+@extend_schema_view(list=extend_schema(parameters=shapes.SCORE_PARAMETERS, responses=SCORE_ROW))
 class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
     """Per-caption scores; filter by `dataset`, `system`, `metric` (slugs). Cursor-paginated."""
 
     serializer_class = serializers.ScoreSerializer
     pagination_class = ScoreCursor
+
+    def list(self, request, *args, **kwargs):
+        """`layout=long` (the default): a row per score; `layout=wide`: a row per caption (docs/api.md)."""
+        layout = request.query_params.get("layout") or "long"
+        if layout not in LAYOUTS:
+            raise ValidationError({"layout": "`long` (one row per caption and metric, the default) or `wide`"})
+        if layout == "long":
+            return super().list(request, *args, **kwargs)
+        paginator = CaptionCursor()
+        page = paginator.paginate_queryset(self._captions(), request, self) or []
+        ids = [caption["id"] for caption in page]
+        _, rows = caption_scores(caption_ids=ids, viewer=request.user, metric=request.query_params.get("metric"))
+        return paginator.get_paginated_response([serializers.caption_scores_json(row) for row in rows])
+
+    def _captions(self):
+        """The ids of the captions the caller may see, filtered as the scores are, in id order."""
+        query, viewer = self.request.query_params, self.request.user
+        datasets = Dataset.objects.visible_to(viewer)
+        captions = Caption.objects.visible_to(viewer)
+        if query.get("dataset"):
+            found = list(datasets.filter(slug=query["dataset"]).values_list("pk", flat=True))
+            captions = captions.filter(dataset_id=found[0]) if found else captions.none()
+        else:
+            captions = captions.filter(dataset__in=datasets)
+        if query.get("system"):
+            systems = System.objects.visible_to(viewer).filter(slug=query["system"], dataset__in=datasets)
+            captions = captions.filter(system_id__in=list(systems.values_list("pk", flat=True)))
+        return captions.values("id")
 
     def get_queryset(self):
         query, viewer = self.request.query_params, self.request.user

@@ -124,4 +124,4 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True)
     def results(self, request: Request, pk: str) -> Response:
         submission = self.get_object()
-        return Response(serializers.results_json(submission, results_card(submission=submission)))
+        return Response(serializers.results_json(submission, results_card(submission=submission, viewer=request.user)))

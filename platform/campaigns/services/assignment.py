@@ -2,6 +2,8 @@
 
 - Only captions everyone may see, of the campaign's systems, on the campaign's dataset (read through
   the visibility rule at every assignment: a submission made private or withdrawn leaves at once).
+- Never a caption of an image without a picture to show (catalog.pictures: a stored file, else an
+  image URL on an allowed host): a caption is judged against its picture, never alone.
 - Never a caption of a system whose submission belongs to the annotator or to an account taken for
   the same person (identity.linked_accounts: the sock-puppet rule).
 - Never the same caption twice to one annotator (rating), never the same pair twice (arena).
@@ -26,9 +28,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from campaigns.models import Annotation, Campaign
+from campaigns.pictures import pictured_q
 from campaigns.services.identity import linked_accounts
 from campaigns.services.quality import flagged_annotators
 from catalog.models import Caption
+from catalog.pictures import is_showable
 
 
 class NotAllowed(PermissionError):
@@ -64,7 +68,7 @@ def eligible_captions(campaign: Campaign, user_id: int) -> list[Candidate]:
     """The campaign's captions the annotator may be shown (see the module's rules)."""
     rows = (
         Caption.objects.visible_to(None)
-        .filter(item__dataset_id=campaign.dataset_id, system__in=campaign.systems.all())
+        .filter(pictured_q(to_item="item__"), item__dataset_id=campaign.dataset_id, system__in=campaign.systems.all())
         .exclude(system_id__in=excluded_systems(campaign, user_id))
         .order_by("id")
         .values_list("id", "item_id", "system_id")
@@ -99,7 +103,8 @@ def _open_task(campaign: Campaign, user_id: int) -> Annotation | None:
     )
     if task is None:
         return None
-    if not task_still_allowed(task, user_id):
+    # A task whose picture is gone since is not shown again (an answer already given with it stands).
+    if not task_still_allowed(task, user_id) or not is_showable(task.item.media):
         task.status = Annotation.Status.SKIPPED
         task.save(update_fields=["status"])
         return None

@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 
 from campaigns.events import results_changed
 from campaigns.models import Campaign
+from campaigns.pictures import dataset_pictures
 from campaigns.rubrics import RubricError, rubric_dimensions
 from catalog.models import Dataset, System
 
@@ -59,6 +60,7 @@ def campaign_create(*, spec: CampaignSpec, created_by) -> Campaign:
     chosen = list({system.pk: system for system in spec.systems}.values())
     problems.update(_system_problems(spec, chosen))
     problems.update(_setting_problems(spec))
+    problems.update(_picture_problems(spec.dataset))
     if problems:
         raise CampaignRefused(problems)
     try:
@@ -84,6 +86,19 @@ def _system_problems(spec: CampaignSpec, chosen: list[System]) -> dict[str, str]
     if len(chosen) < minimum:
         return {"systems": f"choose at least {minimum} system{'s' if minimum > 1 else ''}"}
     return {}
+
+
+def _picture_problems(dataset: Dataset) -> dict[str, str]:
+    """A campaign none of whose items has a picture would show annotators nothing (assignment never
+    gives a caption without its picture): it is not opened."""
+    pictures = dataset_pictures(dataset)
+    if pictures.items and not pictures.none_shown:
+        return {}
+    return {
+        "dataset": f"none of the {pictures.items:,} items of {dataset.title} has a picture (no stored file, "
+        "and no image URL the site may show), and annotators are never shown a caption without its picture: "
+        "attach its media first (manage.py datasets media attach SLUG FOLDER)"
+    }
 
 
 def _setting_problems(spec: CampaignSpec) -> dict[str, str]:
@@ -123,6 +138,12 @@ def _campaign_insert(spec: CampaignSpec, dimensions: list, created_by) -> Campai
 
 
 def campaign_status_set(*, campaign: Campaign, status: str) -> Campaign:
+    """Close the campaign, or open it again: refused (CampaignRefused) while none of its dataset's
+    items has a picture to show."""
+    if status == Campaign.Status.OPEN:
+        problems = _picture_problems(campaign.dataset)
+        if problems:
+            raise CampaignRefused(problems)
     campaign.status = status
     campaign.save(update_fields=["status"])
     return campaign

@@ -47,6 +47,7 @@ from scoring.services.correlations import (
     dataset_significance,
     pairwise_cells,
     rating_dimension_cells,
+    results_revision_hold,
 )
 from scoring.services.numbers import mean_interval
 
@@ -352,6 +353,7 @@ def _compute(campaign_id: int) -> tuple[Campaign, dict, dict[Metric, list[dict]]
 def _store(campaign: Campaign, payload: dict, cells: dict[Metric, list[dict]], as_of) -> CampaignResults:
     chosen = campaign_protocol(campaign)
     with transaction.atomic():
+        results_revision_hold()  # before the campaign's rows: every writer locks in one order
         kept: list[int] = []
         for metric, metric_cells in cells.items():
             if metric_cells and metric.current_version is not None:

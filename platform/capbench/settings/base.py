@@ -51,7 +51,7 @@ INSTALLED_APPS = [
 
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "submissions:mine"
-LOGOUT_REDIRECT_URL = "catalog:home"
+LOGOUT_REDIRECT_URL = "leaderboards:home"
 # A password-reset link works for this long (and once: a changed password voids it).
 PASSWORD_RESET_TIMEOUT = 2 * 3600
 
@@ -165,6 +165,8 @@ MEDIA_URL = "media/"
 MEDIA_ROOT = config.optional("CAPBENCH_MEDIA_ROOT", Path) or STATE_DIR / "media"
 # A worker's local copies of files from an object store (content-addressed: never stale).
 CAPBENCH_FILE_CACHE = config.optional("CAPBENCH_FILE_CACHE", Path) or STATE_DIR / "file-cache"
+# Pages show a dataset's pictures from these hosts while no file is stored (catalog/pictures.py).
+CAPBENCH_MEDIA_HOSTS = config.typed("CAPBENCH_MEDIA_HOSTS", list)
 # What `datasets fetch` downloads and unpacks (catalog/services/fetch.py).
 CAPBENCH_DOWNLOADS_DIR = config.optional("CAPBENCH_DOWNLOADS_DIR", Path) or STATE_DIR / "downloads"
 # A worker whose heartbeat is this old is dead: its batches go to others (capbench/heartbeat.py).
@@ -234,6 +236,10 @@ CAPBENCH_DESCRIPTION_MAX_CHARS = config.typed("CAPBENCH_DESCRIPTION_MAX_CHARS", 
 # The same file from the same account for the same dataset within this many seconds is answered
 # with the submission it already made (409), not a second copy (0: never).
 CAPBENCH_DUPLICATE_WINDOW = config.typed("CAPBENCH_DUPLICATE_WINDOW", int)
+# A submission is flagged (not refused) from these shares of its captions copying their references or
+# near-empty (submissions.integrity).
+CAPBENCH_FLAG_COPY_SHARE = config.typed("CAPBENCH_FLAG_COPY_SHARE", float)
+CAPBENCH_FLAG_SHORT_SHARE = config.typed("CAPBENCH_FLAG_SHORT_SHARE", float)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -277,7 +283,12 @@ CONTENT_SECURITY_POLICY = {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'", "'unsafe-inline'"],
-        "img-src": ["'self'", "data:", "blob:"],
+        "img-src": [
+            "'self'",
+            "data:",
+            "blob:",
+            *(f"{scheme}://{host}" for host in CAPBENCH_MEDIA_HOSTS for scheme in ("https", "http")),
+        ],
         "connect-src": ["'self'"],
         "object-src": ["'none'"],
         "base-uri": ["'self'"],

@@ -273,7 +273,7 @@ BUILTIN: list[dict] = [
         "name": "thumb",
         "title": "THumB 1.0 (MSCOCO)",
         "kind": "meta-evaluation",
-        "licence": "CC BY 4.0 (annotations); images from MSCOCO under their Flickr terms",
+        "licence": "none stated (the repository has no licence file; cite the paper); images from MSCOCO under their Flickr terms",
         "homepage": "https://github.com/jungokasai/THumB",
         "citation": "J. Kasai et al. (2022). Transparent Human Evaluation for Image Captioning. NAACL.",
         "files": [

@@ -44,6 +44,7 @@ class MediaRow:
     kind: str = "image"
     expected_md5: str = ""
     manifest_path: str = ""
+    url: str = ""  # where its publisher serves it (shown when no file is stored; fetched by workers)
 
 
 @dataclass

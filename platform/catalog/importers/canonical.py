@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import IO
+from urllib.parse import urlsplit
 
 from catalog.importers.bundle import (
     CaptionKey,
@@ -146,8 +147,16 @@ class _Reader:
                 kind=row.get("kind", "image"),
                 expected_md5=row.get("expected_md5", ""),
                 manifest_path=row.get("manifest_path", ""),
+                url=self.media_url(row, line),
             )
         )
+
+    def media_url(self, row: dict, line: int) -> str:
+        url = row.get("url", "")
+        parts = urlsplit(url) if isinstance(url, str) else None
+        if parts is None or (url and (parts.scheme not in {"http", "https"} or not parts.hostname)):
+            raise ImportFormatError(self.path, line, "url", f"expected an http(s) address, found {url!r}")
+        return url
 
     def item(self, row: dict, line: int) -> None:
         external_id = self.text(row, "external_id", line)

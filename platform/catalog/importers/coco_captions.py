@@ -15,6 +15,7 @@ from pathlib import Path
 from catalog.importers.bundle import DatasetBundle, DatasetInfo, ItemRow, MediaRow, normalise_whitespace
 from catalog.importers.coco_style import CocoDocument, read_coco
 from catalog.importers.errors import ImportFormatError
+from catalog.importers.media_urls import image_url
 from catalog.importers.sources import source_file
 
 FORMAT = "coco-captions"
@@ -28,7 +29,10 @@ def parse(path: Path) -> DatasetBundle:
     part = _part(source)
     bundle = DatasetBundle(info=_info(part))
     bundle.items = benchmark_items(coco, what="COCO caption file")
-    bundle.media = [MediaRow(name=image.file_name, kind="image") for image in coco.images]
+    bundle.media = [
+        MediaRow(name=image.file_name, kind="image", url=image_url(image.file_name, image.fields))
+        for image in coco.images
+    ]
     return bundle
 
 

@@ -27,6 +27,7 @@ from catalog.importers.bundle import (
 )
 from catalog.importers.coco_style import CocoAnnotation, read_coco
 from catalog.importers.errors import ImportFormatError
+from catalog.importers.media_urls import coco_image_url
 from catalog.importers.sources import sibling_file, source_file
 
 FORMAT = "foil"
@@ -110,7 +111,7 @@ def parse(path: Path) -> DatasetBundle:
             )
         )
         media.setdefault(image.file_name)
-    bundle.media = [MediaRow(name=name, kind="image") for name in media]
+    bundle.media = [MediaRow(name=name, kind="image", url=coco_image_url(name)) for name in media]
     bundle.report["originals"] = len(bundle.items)
     bundle.report["images"] = len(media)
     return bundle

@@ -17,6 +17,7 @@ from typing import Any
 
 from catalog.importers.bundle import DatasetBundle, DatasetInfo, ItemRow, MediaRow, normalise_whitespace
 from catalog.importers.errors import ImportFormatError
+from catalog.importers.media_urls import coco_image_url
 from catalog.importers.sources import json_document, parse_int, parse_text, require_object, source_file
 
 FORMAT = "karpathy"
@@ -115,7 +116,7 @@ def parse(path: Path, *, split: str = DEFAULT_SPLIT) -> DatasetBundle:
         raise ImportFormatError(source, None, "split", f"no image has split {split!r} (this file has: {listed})")
     bundle = DatasetBundle(info=_info(CORPORA[name], split))
     bundle.items = [ItemRow(external_id=i.external_id, media=i.filename, references=i.references) for i in chosen]
-    bundle.media = [MediaRow(name=image.filename, kind="image") for image in chosen]
+    bundle.media = [MediaRow(name=image.filename, kind="image", url=coco_image_url(image.filename)) for image in chosen]
     bundle.report["images_in_other_splits"] = len(images) - len(chosen)
     return bundle
 

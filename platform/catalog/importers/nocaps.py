@@ -15,6 +15,7 @@ from catalog.importers.bundle import DatasetBundle, DatasetInfo, MediaRow
 from catalog.importers.coco_captions import benchmark_items
 from catalog.importers.coco_style import read_coco
 from catalog.importers.errors import ImportFormatError
+from catalog.importers.media_urls import image_url
 from catalog.importers.sources import source_file
 
 FORMAT = "nocaps"
@@ -43,7 +44,10 @@ def parse(path: Path) -> DatasetBundle:
                 source, None, f"{image.where}.domain", f"expected one of {', '.join(DOMAINS)}, found {domain!r}"
             )
         item.metadata = {"domain": domain}
-    bundle.media = [MediaRow(name=image.file_name, kind="image") for image in coco.images]
+    bundle.media = [
+        MediaRow(name=image.file_name, kind="image", url=image_url(image.file_name, image.fields))
+        for image in coco.images
+    ]
     counts = {domain: sum(item.metadata["domain"] == domain for item in bundle.items) for domain in DOMAINS}
     bundle.report.update({f"images_{domain.replace('-', '_')}": count for domain, count in counts.items()})
     return bundle

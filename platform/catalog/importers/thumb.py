@@ -18,6 +18,7 @@ from catalog.importers.bundle import (
     normalise_whitespace,
 )
 from catalog.importers.errors import ImportFormatError
+from catalog.importers.media_urls import coco_image_url
 from catalog.importers.sources import (
     json_lines,
     parse_float,
@@ -66,7 +67,7 @@ def parse(path: Path) -> DatasetBundle:
     bundle.systems = list(systems.values())
     bundle.items = list(items.values())
     bundle.media = [
-        MediaRow(name=name, kind="image")
+        MediaRow(name=name, kind="image", url=coco_image_url(name))
         for name in dict.fromkeys(i.media for i in bundle.items if i.media is not None)
     ]
     return bundle

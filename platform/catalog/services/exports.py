@@ -58,7 +58,7 @@ def dataset_bundle(*, dataset: Dataset, withhold_references: bool = False) -> Da
         MediaRow(**row)
         for row in Media.objects.filter(dataset=dataset)
         .order_by("name")
-        .values("name", "kind", "expected_md5", "manifest_path")
+        .values("name", "kind", "expected_md5", "manifest_path", "url")
     ]
     references = "external_id" if withhold_references else "references"  # never read when withheld
     bundle.items = [

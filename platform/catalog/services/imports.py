@@ -211,10 +211,10 @@ def _media_store(dataset: Dataset, bundle: DatasetBundle) -> dict[str, int]:
         Media,
         [Media(dataset=dataset, **asdict(row)) for row in with_md5],
         ["dataset", "name"],
-        ["kind", "expected_md5", "manifest_path"],
+        ["kind", "expected_md5", "manifest_path", "url"],
     )
     stored += _upsert(
-        Media, [Media(dataset=dataset, **asdict(row)) for row in without_md5], ["dataset", "name"], ["kind"]
+        Media, [Media(dataset=dataset, **asdict(row)) for row in without_md5], ["dataset", "name"], ["kind", "url"]
     )
     return {row.name: row.id for row in stored}
 

@@ -73,9 +73,10 @@ def media_attach(*, dataset: Dataset, directory: Path) -> AttachOutcome:
         if media.sha256 == sha256 and media.stored_path:
             outcome.already_attached.append(media.name)
             continue
-        stored = _store(path, sha256)
+        stored = store_file(path, sha256)
+        width, height = image_size(path) if media.kind == Media.Kind.IMAGE else (None, None)
         Media.objects.filter(pk=media.pk).update(
-            sha256=sha256, size_bytes=size, stored_path=stored, attached_at=timezone.now()
+            sha256=sha256, size_bytes=size, stored_path=stored, attached_at=timezone.now(), width=width, height=height
         )
         outcome.attached.append(media.name)
     outcome.still_missing = Media.objects.filter(dataset=dataset, stored_path="").count()
@@ -92,7 +93,18 @@ def _checksums(path: Path) -> tuple[str, str, int]:
     return md5.hexdigest(), sha256.hexdigest(), size
 
 
-def _store(path: Path, sha256: str) -> str:
+def store_file(path: Path, sha256: str) -> str:
     """Store the file as <sha[:2]>/<sha><suffix> (capbench/storage.py: a hard link or a copy in a
     local folder, an upload to an object store); a crash never leaves a partial file under that name."""
     return storage.put_path(f"{sha256[:2]}/{sha256}{path.suffix.lower()}", path)
+
+
+def image_size(path: Path) -> tuple[int | None, int | None]:
+    """(width, height) in pixels from the file's header, (None, None) when it is no image Pillow reads."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            return image.size
+    except (UnidentifiedImageError, OSError):
+        return None, None

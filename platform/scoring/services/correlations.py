@@ -7,7 +7,7 @@ import logging
 import random
 
 import numpy as np
-from django.db import transaction
+from django.db import connection, transaction
 
 from catalog.models import Caption, Dataset, Judgment, PairJudgment, System
 from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
@@ -28,6 +28,7 @@ from scoring.models import (
     CorrelationResult,
     Metric,
     MetricVersion,
+    ResultsRevision,
     Score,
     SignificanceResult,
     protocol_parts,
@@ -114,6 +115,19 @@ def correlations_refresh_stale(*, limit: int = 3) -> set[int]:
     return datasets
 
 
+def results_revision_hold() -> None:
+    """Move the results revision first, at the start of a transaction that writes correlation or
+    significance rows: its row lock is then always taken before any result row's. The trigger that
+    moves it after each statement (migration scoring 0009) took it after the first row instead, and
+    two writers of the same cell deadlocked: one holding the revision and waiting for the other's new
+    row, the other holding that row and waiting for the revision."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {ResultsRevision._meta.db_table} (id, number) VALUES (1, 1) "
+            f"ON CONFLICT (id) DO UPDATE SET number = {ResultsRevision._meta.db_table}.number + 1"
+        )
+
+
 def correlations_store(
     *, dataset: Dataset, metric_version: MetricVersion, cells: list[dict]
 ) -> list[CorrelationResult]:
@@ -121,6 +135,7 @@ def correlations_store(
     bootstrap draws, one row per cell, updated in place."""
     results = []
     with transaction.atomic():
+        results_revision_hold()
         for cell in cells:
             draws = cell.pop("draws", None)
             protocol = cell.pop("protocol")
@@ -417,6 +432,7 @@ def dataset_significance(*, dataset: Dataset, alpha: float = 0.05) -> list:
     )
     stale = SignificanceResult.objects.filter(dataset=dataset, level=CorrelationResult.Level.CAPTION)
     with transaction.atomic():  # rows locked in one order by every writer
+        results_revision_hold()
         # One writer of a dataset's clusters at a time: another's fresh rows are never taken for stale.
         Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
         kept = [

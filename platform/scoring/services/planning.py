@@ -1,15 +1,21 @@
 """Turning "score this caption set with these metrics" into EvaluationJobs, their batches and the
-queue messages. Planning twice creates nothing twice. A submission's plan is submissions.services.submission_plan."""
+queue messages. Planning twice creates nothing twice. A submission's plan is submissions.services.submission_plan.
+
+A metric this server cannot compute (`Metric.available` false, set by `metrics_sync`, which every plan
+and every sweep runs first) gets its job ended as unavailable at once: no batch, nothing on a queue,
+nothing counted as work to do. Once `metrics_sync` finds it available, the sweep's `versions_rescore`
+plans those caption sets again (`job_plan` re-opens the unavailable job)."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from catalog.models import Caption, Dataset, System
 from evaluation import metrics as registry
-from scoring.events import rescore_excluded
+from scoring.events import job_ended, rescore_excluded
 from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
 from scoring.queues import enqueue_many
 from scoring.services.metrics import metric_versions_current
@@ -44,7 +50,7 @@ def dataset_plan(*, dataset: Dataset, slugs: list[str] | None = None) -> list[Ev
     """Every candidate caption of the dataset (its own systems, not submissions) × each metric."""
     versions = longest_first(metric_versions_current(slugs))
     captions = list(Caption.objects.own().filter(item__dataset=dataset).order_by("id").values_list("id", flat=True))
-    return [
+    jobs = [
         job_plan(
             purpose=EvaluationJob.Purpose.DATASET,
             dataset=dataset,
@@ -54,9 +60,16 @@ def dataset_plan(*, dataset: Dataset, slugs: list[str] | None = None) -> list[Ev
         )
         for version in versions
     ]
+    if any(job.status == EvaluationJob.Status.UNAVAILABLE for job in jobs):
+        # Ended without a batch, so without job_end: the board learns of it once (its cells say why).
+        transaction.on_commit(lambda: job_ended.send(sender=EvaluationJob, dataset_id=dataset.pk, system_id=None))
+    return jobs
 
 
 def job_plan(*, purpose, dataset, system, version: MetricVersion, caption_ids: list[int]) -> EvaluationJob:
+    """The caption set's job for `version`, its batches sent on commit; for a metric not available
+    here, a job ended unavailable with no batch. An unavailable job of a metric available again is
+    planned anew (its older batches dropped; scores already stored are reused by the batches)."""
     metric = version.metric
     with transaction.atomic():
         job, created = EvaluationJob.objects.select_for_update().get_or_create(
@@ -65,7 +78,11 @@ def job_plan(*, purpose, dataset, system, version: MetricVersion, caption_ids: l
             metric_version=version,
             defaults={"purpose": purpose, "total": len(caption_ids)},
         )
-        if not created and (job.is_final or job.batch_count):
+        if not metric.available:
+            return _unavailable(job, metric) if created else job
+        if not created and job.status == EvaluationJob.Status.UNAVAILABLE:
+            _reopen(job)
+        elif not created and (job.is_final or job.batch_count):
             return job  # planned before: the batches (and the reaper) carry it on
         if metric.corpus_dependent:
             rows = [job_row.row.references for job_row in caption_rows(caption_ids, media=False)]
@@ -79,6 +96,20 @@ def job_plan(*, purpose, dataset, system, version: MetricVersion, caption_ids: l
         job.save()
         transaction.on_commit(lambda: batches_enqueue(job_id=job.pk))
     return job
+
+
+def _unavailable(job: EvaluationJob, metric: Metric) -> EvaluationJob:
+    job.status, job.finished_at = EvaluationJob.Status.UNAVAILABLE, timezone.now()
+    job.error = f"unavailable: {metric.unavailable_reason or 'not available on this server'}"
+    job.save(update_fields=["status", "finished_at", "error"])
+    return job
+
+
+def _reopen(job: EvaluationJob) -> None:
+    JobBatch.objects.filter(job=job).delete()
+    job.status, job.error, job.started_at, job.finished_at = EvaluationJob.Status.QUEUED, "", None, None
+    job.done = job.failed = job.reused = job.batch_count = 0
+    job.compute_seconds = 0.0
 
 
 def batches_enqueue(*, job_id: int, only_ids: list[int] | None = None) -> int:
@@ -96,8 +127,9 @@ def batches_enqueue(*, job_id: int, only_ids: list[int] | None = None) -> int:
 
 def versions_rescore() -> list[EvaluationJob]:
     """Caption sets scored by an older version of a metric and not yet by its current one get a
-    job for the current version. The older scores stay (and stay shown) until it is done. Systems a
-    layer above excludes (scoring.events.rescore_excluded: a withdrawn submission's) are left alone."""
+    job for the current version. The older scores stay (and stay shown) until it is done. Caption
+    sets whose job ended unavailable get one too once the metric is available (`_waiting`). Systems
+    a layer above excludes (scoring.events.rescore_excluded: a withdrawn submission's) are left alone."""
     excluded = {system_id for _, ids in rescore_excluded.send(sender=EvaluationJob) for system_id in ids or ()}
     jobs = []
     for metric in Metric.objects.filter(is_registered=True, current_version__isnull=False).select_related(
@@ -112,12 +144,8 @@ def versions_rescore() -> list[EvaluationJob]:
             .values_list("dataset_id", "system_id")
             .distinct()
         )
-        for dataset_id, system_id in older:
-            if EvaluationJob.objects.filter(
-                dataset_id=dataset_id, system_id=system_id, metric_version=current
-            ).exists():
-                continue
-            if system_id in excluded:
+        for dataset_id, system_id in {*older, *_waiting(metric)}:
+            if system_id in excluded or not _needs_plan(metric, current, dataset_id, system_id):
                 continue
             if system_id:
                 captions = Caption.objects.filter(system_id=system_id)
@@ -133,3 +161,29 @@ def versions_rescore() -> list[EvaluationJob]:
                 )
             )
     return jobs
+
+
+def _ended_unavailable_before_sync(metric: Metric) -> Q:
+    """Jobs that ended unavailable before metrics_sync last changed the metric (`synced_at`: it
+    marked it available then). One that a worker found unavailable since is not planned again and
+    again at every sweep: only a change that metrics_sync sees re-opens it."""
+    return Q(status=EvaluationJob.Status.UNAVAILABLE) & (
+        Q(finished_at__isnull=True) | Q(finished_at__lt=metric.synced_at)
+    )
+
+
+def _waiting(metric: Metric) -> set[tuple[int, int | None]]:
+    """The caption sets waiting for the metric: their job ended unavailable, and it is available now."""
+    if not metric.available:
+        return set()
+    waiting = EvaluationJob.objects.filter(metric_version__metric=metric).filter(_ended_unavailable_before_sync(metric))
+    return set(waiting.values_list("dataset_id", "system_id").distinct())
+
+
+def _needs_plan(metric: Metric, current: MetricVersion, dataset_id: int, system_id: int | None) -> bool:
+    """No job for the current version yet, or one that ended unavailable and may run now."""
+    caption_set = Q(system_id=system_id) if system_id else Q(system__isnull=True)
+    planned = EvaluationJob.objects.filter(caption_set, dataset_id=dataset_id, metric_version=current)
+    if not planned.exists():
+        return True
+    return metric.available and planned.filter(_ended_unavailable_before_sync(metric)).exists()

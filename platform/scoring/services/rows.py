@@ -13,6 +13,7 @@ from django.db.models.expressions import RawSQL
 
 from capbench import storage
 from catalog.models import Caption, PairJudgment
+from catalog.services.media_urls import media_fetch_for_work
 from evaluation.metrics import CaptionRow
 from scoring.models import INPUT_KEY_BYTES
 
@@ -32,9 +33,16 @@ def caption_rows(caption_ids: Iterable[int], *, media: bool = True) -> list[JobR
     found = {}
     # The ids as one array parameter: an `IN` list of 500 is 500 parameters to build and send.
     query = Caption.objects.filter(pk__in=RawSQL("SELECT unnest(%s::bigint[])", [ids])).values_list(
-        "pk", "text", "item__references", "item__media__stored_path", "item__media__sha256"
+        "pk",
+        "text",
+        "item__references",
+        "item__media__stored_path",
+        "item__media__sha256",
+        "item__media_id",
+        "item__media__url",
     )
-    fetched = list(query)  # one round trip (a server-side cursor would take three, and its rows are all kept anyway)
+    queried = list(query)  # one round trip (a server-side cursor would take three, and its rows are all kept anyway)
+    fetched = _by_url_fetched(queried) if media else [row[:5] for row in queried]
     wanted = {stored: sha or "" for _, _, _, stored, sha in fetched if stored} if media else {}
     paths = storage.local_copies(wanted)
     for pk, text, references, stored, sha in fetched:
@@ -44,6 +52,17 @@ def caption_rows(caption_ids: Iterable[int], *, media: bool = True) -> list[JobR
     if missing:
         raise LookupError(f"{len(missing)} caption(s) of the job no longer exist (e.g. {missing[:3]})")
     return [found[pk] for pk in ids]
+
+
+def _by_url_fetched(fetched: list[tuple]) -> list[tuple]:
+    """(pk, text, references, stored_path, sha256) rows, a medium known only by its address fetched
+    into the store first (catalog/services/media_urls.py: its sha256 pinned by the first fetch)."""
+    by_url = {media_id for _, _, _, stored, _, media_id, url in fetched if media_id and not stored and url}
+    now = media_fetch_for_work(by_url) if by_url else {}
+    return [
+        (pk, text, references, *now.get(media_id, (stored, sha)))
+        for pk, text, references, stored, sha, media_id, _ in fetched
+    ]
 
 
 def caption_multiplicity(caption_ids: list[int]) -> list[int]:

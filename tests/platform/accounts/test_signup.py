@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -76,3 +77,20 @@ def test_sign_up_stays_rate_limited(settings):
     client = Client()
     codes = [sign_up(client, f"n{i}", f"n{i}@example.org").status_code for i in range(3)]
     assert codes == [302, 302, 429]
+
+
+def test_the_form_is_laid_out_field_by_field_with_help_and_errors_beside_each(client):
+    """As the login page: each field's label above it, its help text named by the input, its
+    errors in the field's own box (templates/_field.html), not Django's default paragraphs."""
+    page = client.get("/accounts/signup/").content.decode()
+    for name in ("username", "email", "password1", "password2"):
+        assert f'<label for="id_{name}">' in page
+    assert 'aria-describedby="id_email_helptext"' in page and 'id="id_email_helptext"' in page
+    assert "Never shown to anyone." in page and "<p><label" not in page
+    form = {"username": "lin", "email": "lin@example.org", "password1": PASSWORD, "password2": PASSWORD + "x"}
+    page = client.post("/accounts/signup/", form).content.decode()
+    field = re.search(r'<div class="field invalid">\s*<label for="(\w+)">.*?</div>\s*</div>', page, re.S)
+    assert field and field.group(1) == "id_password2"  # the one field in error, its error inside its box
+    assert 'aria-invalid="true"' in field.group(0) and "didn’t match" in field.group(0)
+    login = client.get("/accounts/login/").content.decode()
+    assert '<div class="field">' in login and '<label for="id_username">' in login

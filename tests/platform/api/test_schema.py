@@ -83,7 +83,7 @@ def test_uploads_are_binary_multipart_and_writes_answer_their_own_shape():
 
 
 @pytest.mark.django_db(transaction=True)  # the WSGI handler closes the connection after each request
-def test_every_answer_conforms_to_the_schema(world, django_user_model, settings):  # noqa: F811
+def test_every_answer_conforms_to_the_schema(world, demo_pictures, django_user_model, settings):  # noqa: F811
     from rest_framework.authtoken.models import Token
     from schemathesis.specs.openapi.checks import (
         content_type_conformance,

@@ -96,3 +96,18 @@ def test_a_page_is_read_in_caption_order_from_the_filtered_captions_first_one(sc
     assert "score_unique" in plan, plan
     sorts = [line.strip() for line in plan.splitlines() if "Sort" in line and "Sort Key" not in line]
     assert all(line.startswith(("->  Incremental Sort", "Incremental Sort")) for line in sorts), plan
+
+
+def test_the_wide_layout_gives_a_row_per_caption_with_its_metrics_as_keys(scored):
+    client = APIClient()
+    rows, counts = walk(client, {"dataset": scored.slug, "layout": "wide", "page_size": 7})
+    own = Caption.objects.filter(item__dataset=scored, system__submission__isnull=True).order_by("id")
+    assert [row["caption_id"] for row in rows] == list(own.values_list("pk", flat=True))  # each caption once
+    assert all(set(row["scores"]) == set(SLUGS) for row in rows)
+    assert rows[0]["scores"]["rouge_l"] == {"value": 0.5, "points": 50.0, "error": ""}
+    assert len(set(counts[:-1])) == 1  # a page costs the same wherever it is
+    only = client.get("/api/v1/scores/", {"dataset": scored.slug, "layout": "wide", "metric": "bleu_4"}).json()
+    assert len(only["results"]) == 100 and {key for row in only["results"] for key in row["scores"]} == {"bleu_4"}
+    assert client.get("/api/v1/scores/", {"layout": "sideways"}).status_code == 400
+    assert client.get("/api/v1/scores/", {"dataset": "no-such", "layout": "wide"}).json()["results"] == []
+    assert "metric" in client.get("/api/v1/scores/", {"dataset": scored.slug}).json()["results"][0]  # long: as before

@@ -53,7 +53,7 @@ def _log_in(page, base: str, username: str) -> None:
 
 
 def test_staff_opens_a_campaign_two_annotators_rate_by_keyboard_and_the_boards_show_it(
-    live_server, workers, browser_page, demo_dataset, artefacts, django_user_model, settings
+    live_server, workers, browser_page, demo_dataset, demo_pictures, artefacts, django_user_model, settings
 ):
     settings.CAPBENCH_CAMPAIGN_REFRESH_SECONDS = 1
     # 50 answers, two per caption: a dozen images per system reach the minimum lowered to this.

@@ -75,7 +75,7 @@ def test_a_new_user_submits_and_finds_the_system_on_the_board(
     cider_row = page.locator("#results tr[data-metric=cider_d]").inner_text()
     assert re.search(r"\d+\.\d–\d+\.\d", cider_row), cider_row  # its 95% interval
     assert "1 of 2" in cider_row and "vs Retrieved human captions" in cider_row, cider_row
-    assert re.search(r"SPICE[^\n]*: not available on this server yet", page.inner_text("#results-missing"))
+    assert re.search(r"Not computed on this server: [^\n]*SPICE[^\n]*\(", page.inner_text("#results-unavailable"))
     assert "CoreNLP" not in page.content()
     page.screenshot(path=str(artefacts / "3-results-card.png"), full_page=True)
 

@@ -52,8 +52,9 @@ def owners(make_user):
 
 
 @pytest.fixture
-def submitted(demo_dataset, owners):
-    """Two public submissions on the demo dataset: Ada's and Bob's."""
+def submitted(demo_pictures, owners):
+    """Two public submissions on the demo dataset (its pictures stored): Ada's and Bob's."""
+    demo_dataset = demo_pictures
     ada, bob = owners
     return submit(ada, demo_dataset, "Careful"), submit(bob, demo_dataset, "Careless")
 

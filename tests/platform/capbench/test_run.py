@@ -45,14 +45,75 @@ def _wait_for_line(log: Path, text: str, process: subprocess.Popen, seconds: flo
         time.sleep(0.5)
 
 
-def _start(repo_root: Path, state: Path, port: int, log: Path) -> subprocess.Popen:
+def _thumb_catalogue(folder: Path) -> Path:
+    """A catalogue whose `thumb` entry is served from this machine (file://): THumB-format files made
+    here (5 systems x 12 COCO images, precision and recall), standing in for the online download."""
+    import hashlib
+    import json
+
+    folder.mkdir(parents=True)
+    systems = ["Up-Down", "Unified-VLP", "VinVL-base", "VinVL-large", "Human"]
+    words = ["dog", "cat", "bus", "kite", "boat", "horse", "train", "pizza", "clock", "bench", "zebra", "bear"]
+    rows, refs = [], []
+    for image, word in enumerate(words, start=1):
+        name = f"COCO_val2014_{image:012d}.jpg"
+        refs.append(
+            {"seg_id": str(image), "set_id": image, "refs": [f"A {word} in a field.", f"The {word} stands still."]}
+        )
+        for rank, system in enumerate(systems):
+            p, r = 1.0 + (rank + image) % 5, 1.0 + (rank * 2 + image) % 5
+            rows.append(
+                {
+                    "SYS": system,
+                    "seg_id": str(image),
+                    "set_id": image,
+                    "hyp": f"A {word} seen by system {rank}.",
+                    "image": name,
+                    "P": p,
+                    "R": r,
+                    "Fl": -0.0,
+                    "Inc": -0.0,
+                    "Con": -0.0,
+                    "human_score": (p + r) / 2,
+                }
+            )
+    files = {
+        "mscoco_THumB-1.0.jsonl": "".join(json.dumps(row) + "\n" for row in rows),
+        "mscoco_references.json": "".join(json.dumps(row) + "\n" for row in refs),
+    }
+    entry = {
+        "name": "thumb",
+        "title": "THumB 1.0 (MSCOCO)",
+        "kind": "meta-evaluation",
+        "licence": "test copy",
+        "homepage": "https://github.com/jungokasai/THumB",
+        "citation": "Kasai et al. 2022",
+        "files": [],
+        "import": {"format": "thumb", "path": "mscoco_THumB-1.0.jsonl", "slug": "thumb"},
+    }
+    for name, text in files.items():
+        (folder / name).write_text(text)
+        entry["files"].append(
+            {
+                "name": name,
+                "url": (folder / name).as_uri(),
+                "size": len(text.encode()),
+                "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                "provenance": "made by the test",
+            }
+        )
+    (folder / "catalogue.json").write_text(json.dumps([entry]))
+    return folder / "catalogue.json"
+
+
+def _start(repo_root: Path, state: Path, port: int, log: Path, *extra: str) -> subprocess.Popen:
     env = {
         key: value
         for key, value in os.environ.items()
         if key not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "capbench.run", "--port", str(port), "--state-dir", str(state)],
+        [sys.executable, "-m", "capbench.run", "--port", str(port), "--state-dir", str(state), *extra],
         env=env,
         cwd=repo_root,
         stdout=log.open("w"),
@@ -86,10 +147,18 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path, browser
     state = tmp_path / "state"
     port = _free_port()
     log = tmp_path / "run.log"
-    process = _start(repo_root, state, port, log)
+    catalogue = _thumb_catalogue(tmp_path / "thumb")
+    process = _start(repo_root, state, port, log, "--demo-catalogue", str(catalogue))
     try:
         _wait_for_line(log, "CapBench is serving", process)
         page = _wait_for(f"http://127.0.0.1:{port}/datasets/flickr8k-expert-demo/", process)
+        # The demo loads behind the serving site: THumB's five systems on their board, the people
+        # column from their ratings.
+        _wait_for_line(log, "demo: THumB 1.0 (5 systems on MSCOCO) is on its board", process)
+        board = _wait_for(f"http://127.0.0.1:{port}/datasets/thumb/leaderboard/", process)
+        for system in ("Up-Down", "Unified-VLP", "VinVL-base", "VinVL-large", "Human"):
+            assert f">{system}<" in board, system
+        assert "People:" in board and "ratings" in board
         # The production path: gunicorn, and static files under their content hash, cached for good.
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
             assert "gunicorn" in response.headers.get("Server", ""), dict(response.headers)
@@ -134,9 +203,10 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path, browser
 
     # The second run finds the data: nothing is imported again. When a part gives up on its own (the
     # web server killed here), the run says which and stops everything else.
-    process = _start(repo_root, state, port, log)
+    process = _start(repo_root, state, port, log, "--demo-catalogue", str(catalogue))
     try:
         _wait_for(f"http://127.0.0.1:{port}/", process)
+        _wait_for_line(log, "thumb: unchanged", process)
         os.kill(_child_pid(process.pid, "-m gunicorn"), signal.SIGKILL)
         code = process.wait(timeout=60)
     finally:
@@ -144,6 +214,7 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path, browser
             _stop(process)
     output = log.read_text()
     assert "flickr8k-expert-demo: unchanged" in output
+    assert re.search(r"is serving on \S+ after \d+ s", output)
     assert code == 1 and "the web server exited on its own (code -9)" in output, output[-3000:]
     # Nothing of either part is left, at once: not the worker's pool or embedded beat (named by the
     # state dir), nor gunicorn's workers orphaned by the kill (named by the port). Each part runs in

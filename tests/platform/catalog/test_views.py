@@ -26,7 +26,7 @@ def test_dataset_detail_shows_counts_protocol_and_escapes_captions(client, demo)
     response = client.get("/datasets/demo/")
     page = response.content.decode()
     assert response.status_code == 200
-    assert "0 of 100 files present" in page
+    assert "0 of 100 files stored here" in page
     assert "clipscore-1" in page
     assert "<script>alert" not in page and "&lt;script&gt;alert" in page
 

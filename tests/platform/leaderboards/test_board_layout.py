@@ -49,7 +49,7 @@ def test_order_ranks_columns_and_the_people_column(client, demo_dataset, board):
     # Columns with numbers first, grouped by family; those without behind a switch.
     head = page[page.index("<thead>") : page.index("</thead>")]
     families = re.findall(r'<th scope="colgroup" colspan="\d+" class="family([^"]*)">([^<]+)</th>', head)
-    assert ("", "ngram") in families and ("", "test") in families  # ROUGE-L and the word count
+    assert ("", "Word overlap (n-grams, METEOR)") in families and ("", "Test") in families  # ROUGE-L, word count
     assert families[-1] == (" empty-metric", "without numbers here")
     assert re.search(r'class="num empty-metric"[^>]*>\s*<a href="[^"]*" data-metric="test_broken"', head)
     assert 'id="show-empty"' in page

@@ -138,7 +138,8 @@ def test_metric_detail_page_has_its_charts_and_serves_plotly_itself(client, demo
     # No script from elsewhere (a bare "cdn" may well occur in plotly's base64-packed chart data).
     assert 'data-plotly="/static/plotly/plotly.min.js"' in page and "cdn.plot.ly" not in page
     assert not re.search(r"""<script[^>]+src=["']?(?:https?:)?//""", page)
-    assert "flickr8k-expert/paper@1" in page and "tau_c" in page
+    assert "Flickr8k-Expert · paper protocol (v1)" in page and "Kendall τ-c" in page  # labels, not keys
+    assert "<code>flickr8k-expert/paper@1</code>" in page  # the key itself under "Technical details"
     # Its figures are read from every score and judgment of the dataset once per change of the
     # results, not per request: the next request reads no score at all.
     with CaptureQueriesContext(connection) as queries:

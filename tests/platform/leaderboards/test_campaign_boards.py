@@ -85,7 +85,7 @@ def live_campaign(
 
 
 @pytest.fixture
-def three(demo_dataset, captioner):
+def three(demo_dataset, demo_pictures, captioner):
     """Three public submissions: good, poor, and one its owner will make private."""
     other = get_user_model().objects.create_user("other")
     return {

@@ -154,7 +154,8 @@ def test_the_metric_board_frozen_with_every_protocol_and_level(client, staff_cli
     boards = {(b["protocol"], b["level"]): b for b in frozen["board_json"]["boards"]}
     assert set(boards) == {(p, level) for p in ("paper", "canonical", "live") for level in ("caption", "system")}
     paper = boards["paper", "caption"]
-    assert {k: paper[k] for k in ("protocol", "level", "columns", "metrics")} == live
+    # The same rows in the same order (ranked by the default column), and what they are sorted by.
+    assert {k: paper[k] for k in ("protocol", "level", "sort", "order", "columns", "metrics")} == live
     assert frozen["provenance"]["protocols"] == ["flickr8k-expert/paper@1"]
     assert frozen["provenance"]["metrics"]["bleu_4"]["config_hash"] == version.config_hash
     csv_lines = client.get("/metrics/snapshots/1.csv").content.decode().splitlines()

@@ -84,7 +84,11 @@ def test_who_may_be_compared_and_how_often(client, demo_dataset, board, settings
     assert client.get(url(demo_dataset, public, board["tie"])).status_code == 200
     refused = client.get(url(demo_dataset, public, board["broken"]))
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
-    assert client.get(f"/datasets/{demo_dataset.slug}/compare/").status_code == 200  # the form alone is free
+    form = client.get(f"/datasets/{demo_dataset.slug}/compare/")
+    assert form.status_code == 200  # the form alone is free
+    selected = re.findall(r'<option value="([^"]+)" selected>', form.content.decode())
+    assert len(selected) == 2
+    assert selected[0] != selected[1]  # it never opens on A = B
 
     client.force_login(board["owner"])
     settings.CAPBENCH_RATES["comparisons"] = "100/hour"

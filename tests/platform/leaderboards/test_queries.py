@@ -21,3 +21,10 @@ def test_the_api_reading_refuses_an_unknown_protocol():
     with pytest.raises(UnknownProtocol):
         metric_board_query({"protocol": ""}, strict=True)
     assert metric_board_query({"level": "corpus"}, strict=True).level == "caption"
+
+
+def test_sort_and_order_are_read_as_sent_and_coerced():
+    query = metric_board_query({"sort": "flickr8k-expert:overall:tau_c", "order": "asc"})
+    assert (query.sort, query.order) == ("flickr8k-expert:overall:tau_c", "asc")
+    assert metric_board_query({"sort": "", "order": "sideways"}) == MetricBoardQuery("paper")
+    assert len(metric_board_query({"sort": "x" * 5000}).sort or "") == 400  # checked against the board's columns later

@@ -102,3 +102,54 @@ def test_the_added_sets_are_correlated_under_their_papers_protocols():
     assert ("foil/paper@1", "accuracy_ties_half") not in foil_cells  # the paper counts a tie as wrong
     polaris_cells = {(r.protocol, r.statistic) for r in CorrelationResult.objects.filter(dataset=polaris)}
     assert ("polaris/paper@1", "tau_c") in polaris_cells and ("polaris/canonical@1", "pearson") in polaris_cells
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writers_of_the_same_cells_wait_for_each_other_and_never_deadlock(demo_dataset):
+    """Two workers finishing jobs of one dataset write the same correlation cells at once (a job's
+    finalisation and the sweep's refresh). Each takes the results revision before any result row, so
+    one waits for the other; the statement trigger alone took it after the first row, and they
+    deadlocked (seen under `make run` with two datasets scoring)."""
+    import threading
+
+    from django.db import connection
+
+    from scoring.models import MetricVersion, ResultsRevision
+    from scoring.services.correlations import correlations_store
+    from scoring.services.metrics import metrics_sync
+
+    metrics_sync()
+    version = MetricVersion.objects.filter(metric__slug="bleu_4").first()
+    failures: list[BaseException] = []
+    start = threading.Barrier(2)
+
+    def write(offset: float) -> None:
+        try:
+            start.wait()
+            for round_ in range(15):
+                cells = [
+                    {
+                        "protocol": "demo/canonical@2",
+                        "dimension": dimension,
+                        "statistic": "tau_b",
+                        "value": offset + round_,
+                        "n": 3,
+                    }
+                    for dimension in (
+                        ["overall", "precision", "recall"] if offset else ["recall", "precision", "overall"]
+                    )
+                ]
+                correlations_store(dataset=demo_dataset, metric_version=version, cells=cells)
+        except BaseException as error:  # noqa: BLE001 (reported to the test's thread)
+            failures.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=write, args=(offset,)) for offset in (0.0, 100.0)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert failures == []
+    assert CorrelationResult.objects.filter(dataset=demo_dataset, protocol="demo/canonical@2").count() == 3
+    assert ResultsRevision.objects.get(pk=1).number >= 30

@@ -95,7 +95,7 @@ def _scores(captions, system: System | None, dataset: Dataset) -> None:
 
 
 @pytest.fixture
-def world(demo_dataset, django_user_model, settings, tmp_path) -> World:
+def world(demo_dataset, django_user_model, settings, tmp_path, store_pictures) -> World:
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.CAPBENCH_RATE_LIMITS_ENABLED = False  # thousands of requests from one address
     metrics_sync()
@@ -135,6 +135,7 @@ def world(demo_dataset, django_user_model, settings, tmp_path) -> World:
     Judgment.objects.bulk_update(judgments, ["annotator", "detail"])
     _scores(list(Caption.objects.own().filter(item__dataset=rated)), None, rated)
     board_refresh(dataset_id=rated.pk)
+    store_pictures(benchmark)  # a campaign shows only captions whose picture it can show
     campaign = _campaign(benchmark, [submission.system, other.system], staff, django_user_model)
     pseudonyms = tuple(
         sorted(set(Judgment.collected.filter(source=campaign.source).values_list("annotator", flat=True)))

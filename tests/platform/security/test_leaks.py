@@ -132,8 +132,9 @@ def _scores(submission: Submission, marker: str, version: MetricVersion, tmp_pat
 
 
 @pytest.fixture
-def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch) -> World:
+def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch, store_pictures) -> World:
     settings.MEDIA_ROOT = tmp_path / "media"
+    store_pictures(demo_dataset)  # a campaign shows only captions whose picture it can show
     owner = django_user_model.objects.create_user("owner", password="a long test password")
     stranger = django_user_model.objects.create_user("stranger", password="a long test password")
     metrics_sync()

@@ -76,11 +76,35 @@ def test_csv_without_the_needed_columns_says_which():
     ]
 
 
-def test_many_problems_are_capped_and_counted():
+def test_many_kinds_of_problems_are_capped_and_counted():
+    lines = "\n".join(f'{{"image_id": 1, "caption": "{"y" * (101 + n)}"}}' for n in range(25))
     with pytest.raises(SubmissionFileError) as caught:
-        read("r.jsonl", "\n".join('{"image_id": 1}' for _ in range(25)))
+        read("r.jsonl", lines)
     assert len(caught.value.problems) == 20 and caught.value.more == 5
     assert str(caught.value).splitlines()[-1] == "r.jsonl: … and 5 more problem(s)"
+
+
+def test_the_same_problem_on_many_lines_is_written_once_with_its_lines():
+    lines = ['{"image_id": 1, "caption": "fine"}'] * 400
+    for number in range(3, 400, 3):  # 133 entries without a caption, among other problems
+        lines[number - 1] = '{"image_id": 1}'
+    lines[1] = "[1]"
+    with pytest.raises(SubmissionFileError) as caught:
+        read("r.jsonl", "\n".join(lines))
+    assert caught.value.problems == [
+        "line 2: expected an object with image_id and caption, got list",
+        "133 lines (3, 6, 9, 12, 15, 18, 21, 24, 27, 30 and 123 more), field 'caption': expected a string, got nothing",
+    ]
+    assert caught.value.more == 0
+
+
+def test_a_problem_found_once_keeps_its_own_words_and_a_few_list_their_places():
+    assert problems("r.jsonl", '{"image_id": 1, "caption": "a"}\n{"image_id": 2}') == [
+        "line 2, field 'caption': expected a string, got nothing"
+    ]
+    assert problems("r.json", '[{"image_id": 1, "caption": ""}, {"image_id": 2, "caption": " "}]') == [
+        "entries 1, 2, field 'caption': empty"
+    ]
 
 
 def test_an_empty_file_is_refused():

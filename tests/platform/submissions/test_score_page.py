@@ -1,43 +1,71 @@
 """A submission's per-caption scores, a page of captions at a time (submissions.selectors.score_page):
-every score once across the pages, a metric's alone when asked, and the same statements for the
-first page and the last."""
+one row per caption with each metric a column, in points, every caption once across the pages, a
+metric's column alone when asked, and the same statements for the first page and the last."""
+
+import json
+import re
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 import tests.platform.scoring.plugins  # noqa: F401  (registers the test metrics here)
-from submissions.selectors import score_page
+from catalog.models import Item
+from scoring.models import EvaluationJob, Score
+from submissions import selectors
+from submissions.services import MethodInfo, submission_create, submission_plan
 from tests.platform.scoring.inline import run_jobs
-from tests.platform.scoring.test_pipeline import submit
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_pages_of_captions_hold_every_score_once_and_cost_the_same(demo_dataset, captioner, client):
-    submission = submit(captioner, demo_dataset, ["bleu_4", "rouge_l"])
-    run_jobs(list(submission.system.evaluation_jobs.all()))
-    submission.is_public = True
-    submission.save(update_fields=["is_public"])
-    first, _ = score_page(submission=submission, viewer=None, metric=None, number=1)
-    pages, seen, counts = first.paginator.num_pages, [], []
+def scored(owner, dataset, metrics):
+    entries = [
+        {"image_id": item.external_id, "caption": item.references[1]} for item in Item.objects.filter(dataset=dataset)
+    ]
+    submission = submission_create(
+        owner=owner,
+        dataset=dataset,
+        file_name="results.json",
+        content=json.dumps(entries).encode(),
+        method=MethodInfo("Second reference"),
+        metrics=metrics,
+        is_public=True,
+    )
+    submission_plan(submission_id=submission.pk)
+    run_jobs(EvaluationJob.objects.filter(system=submission.system))
+    return submission
+
+
+def scores_table(body: str) -> str:
+    return body[body.index('id="scores"') : body.index("</table>", body.index('id="scores"'))]
+
+
+def test_pages_of_captions_hold_every_caption_once_with_its_metrics_as_columns(
+    demo_dataset, captioner, client, monkeypatch
+):
+    submission = scored(captioner, demo_dataset, ["bleu_4", "rouge_l", "test_missing_weights"])
+    monkeypatch.setattr(selectors, "SCORE_ROWS", 40)
+    first = selectors.score_page(submission=submission, viewer=None, metric=None, number=1)
+    pages, seen, counts = first.page.paginator.num_pages, [], []
     for number in range(1, pages + 1):
         with CaptureQueriesContext(connection) as queries:
-            page, scores = score_page(submission=submission, viewer=None, metric=None, number=number)
+            table = selectors.score_page(submission=submission, viewer=None, metric=None, number=number)
         counts.append(len(queries))
-        seen += [(score.caption_id, score.metric_version.metric.slug) for score in scores]
-        assert len(page.object_list) == 50  # 100 rows over the 2 metrics
-    assert len(seen) == len(set(seen)) == 2 * submission.caption_count
+        seen += [row.caption_id for row in table.rows]
+    assert pages == 3 and len(seen) == len(set(seen)) == submission.caption_count
     assert len(set(counts)) == 1
-    _, only = score_page(submission=submission, viewer=None, metric="rouge_l", number=1)
-    assert {score.metric_version.metric.slug for score in only} == {"rouge_l"} and len(only) == 100
-
-    def scores_table(body: str) -> str:
-        return body[body.index('id="scores"') : body.index("</table>", body.index('id="scores"'))]
 
     body = client.get(f"/submissions/{submission.pk}/?page=2").content.decode()
+    table = scores_table(body)
     assert f"Page 2 of {pages}" in body
-    assert "<td>ROUGE-L</td>" in scores_table(body) and "<td>BLEU-4</td>" in scores_table(body)  # named as everywhere
+    head = re.findall(r'<th scope="col" class="num" data-metric="([\w-]+)">([^<]+)</th>', table)
+    assert head == [("bleu_4", "BLEU-4"), ("rouge_l", "ROUGE-L")]  # named as everywhere; no column without scores
+    rows = re.findall(r"<tr><td>.*?</tr>", table, re.S)
+    assert len(rows) == 40 and all(row.count('<td class="num">') == 2 for row in rows)
+    second = selectors.score_page(submission=submission, viewer=None, metric=None, number=2).rows[0]
+    rouge = Score.objects.get(caption_id=second.caption_id, metric_version__metric__slug="rouge_l")
+    assert f'<td class="num">{100 * rouge.value:.1f}</td>' in rows[0]  # points, as the board shows them
     body = client.get(f"/submissions/{submission.pk}/?metric=bleu_4").content.decode()
-    assert "Page 1 of 1" in body
-    assert "<td>ROUGE-L</td>" not in scores_table(body) and "<td>BLEU-4</td>" in scores_table(body)
+    head = re.findall(r'data-metric="([\w-]+)"', scores_table(body))
+    assert "Page 1 of 3" in body and head == ["bleu_4"]

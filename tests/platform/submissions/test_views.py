@@ -110,8 +110,37 @@ def test_per_caption_scores_download_as_csv(client, demo_dataset, captioner):
     run_jobs(EvaluationJob.objects.filter(system=submission.system))
     response = client.get(f"/submissions/{submission.pk}/scores.csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    # One row per caption, each metric a column in points (as the page and the board CSV).
+    assert len(rows) == 100 and list(rows[0]) == ["image_id", "caption", "rouge_l", "errors"]
+    assert rows[0]["caption"].startswith("<b>caption</b>") and 0 <= float(rows[0]["rouge_l"]) <= 100
+    response = client.get(f"/submissions/{submission.pk}/scores.csv?layout=long")  # the former layout
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert len(rows) == 100 and {row["metric"] for row in rows} == {"rouge_l"}
-    assert rows[0]["caption"].startswith("<b>caption</b>") and float(rows[0]["value"]) >= 0
+    assert float(rows[0]["points"]) == pytest.approx(100 * float(rows[0]["value"]))
+
+
+def test_the_status_page_shows_numbers_first_and_the_metrics_not_computed_here_once(client, demo_dataset, captioner):
+    import re
+
+    import tests.platform.scoring.plugins  # noqa: F401  (registers the test metrics here)
+    from scoring.models import EvaluationJob
+    from submissions.services import submission_plan
+    from tests.platform.scoring.inline import run_jobs
+
+    client.force_login(captioner)
+    upload(client, demo_dataset, results(demo_dataset))
+    submission = Submission.objects.get()
+    Submission.objects.filter(pk=submission.pk).update(metrics=["test_missing_weights", "rouge_l"])
+    submission_plan(submission_id=submission.pk)
+    run_jobs(EvaluationJob.objects.filter(system=submission.system))
+    page = client.get(f"/submissions/{submission.pk}/").content.decode()
+    card = re.search(r'<section class="card" id="results-card".*?</section>', page, re.S).group(0)
+    assert card.index('<tr data-metric="rouge_l">') < card.index('id="results-unavailable"')  # numbers first
+    assert page.count("Test: weights absent") == 1  # named once: not a row, not a queued job, not a column
+    assert "Not computed on this server:</strong> Test: weights absent (a program it needs is not installed)." in card
+    assert "Still being scored" not in page and "batch(es) ahead" not in page
+    assert '<tr data-metric="test_missing_weights">' not in page
+    assert '<span class="count">100 of 100</span> scores computed' in page
 
 
 def test_the_form_keeps_a_submission_private_unless_asked(client, demo_dataset, captioner):

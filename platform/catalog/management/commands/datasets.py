@@ -18,6 +18,7 @@ from catalog.services.candidates import FORMATS, candidate_lines, is_meta_evalua
 from catalog.services.exports import dataset_bundle
 from catalog.services.imports import dataset_import
 from catalog.services.media import media_attach, media_manifest_apply
+from catalog.services.media_urls import media_fetch_all, media_to_fetch
 from catalog.services.references import HidingRefused, dataset_references_set
 
 
@@ -60,6 +61,10 @@ class Command(BaseCommand):
         manifest = media_actions.add_parser("manifest", help="record expected md5s from a manifest")
         manifest.add_argument("slug")
         manifest.add_argument("manifest", type=Path)
+        fetching = media_actions.add_parser(
+            "fetch", help="download every medium that has an address and no file (resumes; checksums pinned)"
+        )
+        fetching.add_argument("slug")
         attach = media_actions.add_parser("attach", help="attach files whose checksum matches")
         attach.add_argument("slug")
         attach.add_argument("directory", type=Path)
@@ -165,6 +170,21 @@ class Command(BaseCommand):
             f"without a checksum; {outcome.entries_not_in_dataset:,} manifest entries "
             "not in this dataset"
         )
+
+    def do_media_fetch(self, options: dict) -> None:
+        dataset = self.dataset(options["slug"])
+        pending = len(media_to_fetch(dataset))
+        self.stdout.write(f"{dataset.slug}: {pending:,} media to download")
+        outcome = media_fetch_all(dataset, say=self.stdout.write)
+        self.stdout.write(
+            f"{dataset.slug}: stored {len(outcome.stored):,} files ({outcome.already_stored:,} were already stored)"
+        )
+        for line in outcome.failed[:20]:
+            self.stdout.write(self.style.WARNING(f"  not stored: {line}"))
+        if outcome.failed:
+            raise CommandError(
+                f"{len(outcome.failed):,} of {pending:,} media could not be downloaded; run it again to resume"
+            )
 
     def do_media_attach(self, options: dict) -> None:
         if not options["directory"].is_dir():
