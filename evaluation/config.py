@@ -293,7 +293,14 @@ VARIABLES: dict[str, Variable] = {
             "CAPBENCH_MEDIA_HOSTS",
             "list",
             ["images.cocodataset.org", "s3.amazonaws.com"],
-            "Hosts whose image URLs pages may show when a dataset's file is not stored here (the CSP's img-src).",
+            "Hosts whose image URLs pages may show and workers may download when a dataset's file is not stored here (the CSP's img-src).",
+            P,
+        ),
+        _v(
+            "CAPBENCH_MEDIA_MAX_BYTES",
+            "int",
+            50_000_000,
+            "The largest image a download by URL stores; a larger one is refused.",
             P,
         ),
         _v(

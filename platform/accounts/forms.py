@@ -35,6 +35,17 @@ class SignUpForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = User
         fields = ("username", "email")
+        help_texts = {
+            "username": "Shown publicly beside your public submissions (the boards name who submitted). "
+            "Letters, digits and . + - _ only.",
+        }
+
+    def clean_username(self) -> str:
+        """No "@": a user name is shown on the boards, and an e-mail address there would be one shown."""
+        username = super().clean_username()
+        if "@" in username:
+            raise forms.ValidationError("A user name is shown publicly: it may not contain “@”.", code="at_sign")
+        return username
 
     def clean_email(self) -> str:
         email = User.objects.normalize_email(self.cleaned_data["email"])

@@ -140,6 +140,7 @@ class DemoLoader:
             )
 
     def _step(self, *command: str, quiet_failure: bool = False) -> bool:
+        """One command, its lines logged as they come (a failure allowed to be quiet: its last line only)."""
         if self.stopping:
             return False
         self.running = subprocess.Popen(
@@ -149,13 +150,19 @@ class DemoLoader:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        output, _ = self.running.communicate()
-        for line in output.splitlines():
-            if line.strip() and (self.running.returncode == 0 or not quiet_failure):
-                logger.info("demo: %s", line)
-        if self.running.returncode != 0 and quiet_failure and output.strip():
-            logger.info("demo: %s", output.strip().splitlines()[-1])
-        return self.running.returncode == 0
+        kept: list[str] = []  # a quiet step's lines, shown once it succeeded (a failure: its last line)
+        assert self.running.stdout is not None
+        for line in self.running.stdout:
+            if not line.strip() or " %)" in line:  # a download's progress lines
+                continue
+            if quiet_failure:
+                kept.append(line.strip())
+            else:
+                logger.info("demo: %s", line.strip())
+        code = self.running.wait()
+        for line in kept if code == 0 else kept[-1:]:
+            logger.info("demo: %s", line)
+        return code == 0
 
 
 CHILD_NAMES = ("Celery worker", "web server")

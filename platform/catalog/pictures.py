@@ -29,9 +29,16 @@ def media_hosts() -> tuple[str, ...]:
 
 
 def url_allowed(url: str) -> bool:
-    """An http(s) URL on one of the allowed hosts (exact host names, no wildcards)."""
-    parts = urlsplit(url)
-    return parts.scheme in {"http", "https"} and (parts.hostname or "") in media_hosts()
+    """An http(s) URL on one of the allowed hosts: an entry `host` allows it at its scheme's default
+    port, `host:port` at that port (no wildcards) — what the CSP's `img-src` (scheme://entry) lets a
+    browser load, and all a worker downloads."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return False
+    host = parts.hostname or ""
+    return parts.scheme in {"http", "https"} and (host if port is None else f"{host}:{port}") in media_hosts()
 
 
 def picture_of(media: Media | None) -> Picture | None:
@@ -40,7 +47,7 @@ def picture_of(media: Media | None) -> Picture | None:
     if media.stored_path:
         src = reverse("catalog:media-file", args=[media.pk])
         return Picture(src, media.kind, media.width, media.height, remote=False)
-    if media.url and url_allowed(media.url):
+    if media.url and media.kind == Media.Kind.IMAGE and url_allowed(media.url):  # the CSP allows remote images only
         return Picture(media.url, media.kind, media.width, media.height, remote=True)
     return None
 
@@ -52,5 +59,9 @@ def is_showable(media: Media | None) -> bool:
 def showable_q(to_media: str = "") -> Q:
     """The media `picture_of` shows, as a filter (`to_media`: the path to Media, e.g. "item__media__")."""
     hosts = "|".join(re.escape(host) for host in media_hosts())
-    by_url = Q(**{f"{to_media}url__regex": rf"^https?://({hosts})(:[0-9]+)?/"}) if hosts else Q(pk__in=[])
+    by_url = (
+        Q(**{f"{to_media}url__iregex": rf"^https?://({hosts})/", f"{to_media}kind": Media.Kind.IMAGE})
+        if hosts
+        else Q(pk__in=[])
+    )
     return ~Q(**{f"{to_media}stored_path": ""}) | by_url

@@ -7,6 +7,7 @@ import re
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System, ranked_q
+from catalog.pictures import showable_q
 from catalog.visibility import references_visible, visible_q
 
 
@@ -74,7 +75,7 @@ def dataset_counts(*, dataset: Dataset, viewer=None) -> dict[str, int]:
     media = Media.objects.filter(dataset=dataset).aggregate(
         declared=Count("id"),
         available=Count("id", filter=~Q(stored_path="")),
-        by_url=Count("id", filter=Q(stored_path="") & ~Q(url="")),
+        by_url=Count("id", filter=Q(stored_path="") & showable_q()),
         with_checksum=Count("id", filter=~Q(expected_md5="")),
     )
     return {

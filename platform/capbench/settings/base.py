@@ -166,7 +166,8 @@ MEDIA_ROOT = config.optional("CAPBENCH_MEDIA_ROOT", Path) or STATE_DIR / "media"
 # A worker's local copies of files from an object store (content-addressed: never stale).
 CAPBENCH_FILE_CACHE = config.optional("CAPBENCH_FILE_CACHE", Path) or STATE_DIR / "file-cache"
 # Pages show a dataset's pictures from these hosts while no file is stored (catalog/pictures.py).
-CAPBENCH_MEDIA_HOSTS = config.typed("CAPBENCH_MEDIA_HOSTS", list)
+CAPBENCH_MEDIA_HOSTS = [host.lower() for host in config.typed("CAPBENCH_MEDIA_HOSTS", list)]
+CAPBENCH_MEDIA_MAX_BYTES = config.typed("CAPBENCH_MEDIA_MAX_BYTES", int)
 # What `datasets fetch` downloads and unpacks (catalog/services/fetch.py).
 CAPBENCH_DOWNLOADS_DIR = config.optional("CAPBENCH_DOWNLOADS_DIR", Path) or STATE_DIR / "downloads"
 # A worker whose heartbeat is this old is dead: its batches go to others (capbench/heartbeat.py).

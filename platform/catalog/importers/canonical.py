@@ -154,8 +154,10 @@ class _Reader:
     def media_url(self, row: dict, line: int) -> str:
         url = row.get("url", "")
         parts = urlsplit(url) if isinstance(url, str) else None
-        if parts is None or (url and (parts.scheme not in {"http", "https"} or not parts.hostname)):
-            raise ImportFormatError(self.path, line, "url", f"expected an http(s) address, found {url!r}")
+        if parts is None or (url and (parts.scheme not in {"http", "https"} or not parts.hostname or len(url) > 500)):
+            raise ImportFormatError(
+                self.path, line, "url", f"expected an http(s) address of at most 500 characters, found {url!r:.80}"
+            )
         return url
 
     def item(self, row: dict, line: int) -> None:

@@ -23,6 +23,11 @@ def image_url(file_name: str, fields: Mapping[str, object] | None = None) -> str
     """A COCO-style image entry's own `coco_url` when it is an http(s) address, else COCO's address
     for its file name, else ""."""
     given = (fields or {}).get("coco_url")
-    if isinstance(given, str) and urlsplit(given).scheme in {"http", "https"} and urlsplit(given).hostname:
+    if (
+        isinstance(given, str)
+        and len(given) <= 500
+        and urlsplit(given).scheme in {"http", "https"}
+        and urlsplit(given).hostname
+    ):
         return given
     return coco_image_url(file_name)

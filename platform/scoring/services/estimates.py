@@ -36,7 +36,7 @@ def dataset_estimate(*, dataset: Dataset, slugs: list[str] | None = None) -> lis
     are listed as not estimated, with why."""
     versions = metric_versions_current(slugs)
     captions = list(Caption.objects.own().filter(item__dataset=dataset).order_by("id").values_list("id", flat=True))
-    rows = [job_row.row for job_row in caption_rows(captions)]
+    rows = [job_row.row for job_row in caption_rows(captions, by_url=False)]
     out: list[Estimate | NotEstimated] = []
     for version in versions:
         slug = version.metric.slug

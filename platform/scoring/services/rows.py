@@ -25,10 +25,11 @@ class JobRow:
     media_sha256: str
 
 
-def caption_rows(caption_ids: Iterable[int], *, media: bool = True) -> list[JobRow]:
+def caption_rows(caption_ids: Iterable[int], *, media: bool = True, by_url: bool = True) -> list[JobRow]:
     """In the order given; media is a path on this machine when the file is attached: the stored
     file, or this worker's cached copy of it when files live in an object store. `media=False`
-    (text-only work) fetches nothing and leaves it None."""
+    (text-only work) fetches nothing and leaves it None; `by_url=False` does not download media known
+    only by their address (an estimate reads what is here)."""
     ids = list(caption_ids)
     found = {}
     # The ids as one array parameter: an `IN` list of 500 is 500 parameters to build and send.
@@ -42,7 +43,7 @@ def caption_rows(caption_ids: Iterable[int], *, media: bool = True) -> list[JobR
         "item__media__url",
     )
     queried = list(query)  # one round trip (a server-side cursor would take three, and its rows are all kept anyway)
-    fetched = _by_url_fetched(queried) if media else [row[:5] for row in queried]
+    fetched = _by_url_fetched(queried) if media and by_url else [row[:5] for row in queried]
     wanted = {stored: sha or "" for _, _, _, stored, sha in fetched if stored} if media else {}
     paths = storage.local_copies(wanted)
     for pk, text, references, stored, sha in fetched:

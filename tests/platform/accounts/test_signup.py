@@ -35,6 +35,15 @@ def test_the_form_asks_for_an_email_address_and_the_account_keeps_it(client):
     assert client.session["_auth_user_id"] == str(user.pk)  # signed in
 
 
+def test_a_user_name_is_said_to_be_public_and_may_not_be_an_address(client):
+    """The boards name who submitted: a user name with "@" could show an e-mail address there."""
+    assert "Shown publicly beside your public submissions" in client.get("/accounts/signup/").content.decode()
+    response = sign_up(client, "ada@example.org", "ada@example.org")
+    assert response.status_code == 200
+    assert "it may not contain" in response.content.decode()
+    assert not get_user_model().objects.filter(email="ada@example.org").exists()
+
+
 @pytest.mark.parametrize(("email", "error"), [(None, "This field is required."), ("not-an-address", "valid email")])
 def test_a_missing_or_malformed_address_is_a_form_error(client, email, error):
     response = sign_up(client, "grace", email)

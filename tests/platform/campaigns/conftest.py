@@ -11,8 +11,7 @@ from campaigns.models import Campaign
 from campaigns.services.creation import CampaignSpec, campaign_create
 from catalog.models import Item
 from submissions.services import MethodInfo, submission_create
-
-PASSWORD = "a long test password"
+from tests.platform.campaigns.helpers import PASSWORD
 
 
 def submit(owner, dataset, name: str, caption=None, *, is_public: bool = True):

@@ -8,6 +8,8 @@ from campaigns.models import Annotation, Campaign
 from campaigns.services.answers import annotation_answer
 from campaigns.services.assignment import task_next
 
+PASSWORD = "a long test password"  # every account the campaign tests make
+
 
 def rate(task: Annotation, user, value: int | dict) -> Annotation:
     """Answer a rating task: every dimension `value`, or the values given."""

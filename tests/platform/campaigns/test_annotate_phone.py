@@ -13,7 +13,7 @@ import pytest
 
 from capbench import storage
 from catalog.models import Media
-from tests.platform.campaigns.conftest import PASSWORD
+from tests.platform.campaigns.helpers import PASSWORD
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 PHONE = {"width": 390, "height": 844}

@@ -175,7 +175,7 @@ class Command(BaseCommand):
         dataset = self.dataset(options["slug"])
         pending = len(media_to_fetch(dataset))
         self.stdout.write(f"{dataset.slug}: {pending:,} media to download")
-        outcome = media_fetch_all(dataset, say=self.stdout.write)
+        outcome = media_fetch_all(dataset)
         self.stdout.write(
             f"{dataset.slug}: stored {len(outcome.stored):,} files ({outcome.already_stored:,} were already stored)"
         )
