@@ -106,5 +106,7 @@ def image_size(path: Path) -> tuple[int | None, int | None]:
     try:
         with Image.open(path) as image:
             return image.size
-    except (UnidentifiedImageError, OSError):
+    except (UnidentifiedImageError, OSError, ImportError):
+        # ImportError: ultralytics, once imported, replaces Image.open with one that tries to install
+        # a HEIF plugin on a file Pillow does not know.
         return None, None

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import clear_url_caches, reverse
 
@@ -238,7 +239,9 @@ def test_every_page_has_a_policy_without_inline_script(client, demo_dataset, cap
         assert policy["default-src"] == ["'self'"] and policy["script-src"] == script_src, path
         assert policy["object-src"] == ["'none'"] and policy["frame-ancestors"] == ["'none'"], path
         assert policy["base-uri"] == ["'self'"] and policy["form-action"] == ["'self'"], path
-        assert set(policy["img-src"]) == {"'self'", "data:", "blob:"}, path
+        # Pictures from this site, and from the hosts dataset images are shown from (catalog/pictures.py).
+        hosts = {f"{scheme}://{host}" for host in settings.CAPBENCH_MEDIA_HOSTS for scheme in ("http", "https")}
+        assert set(policy["img-src"]) == {"'self'", "data:", "blob:", *hosts}, path
         assert _inline_scripts(response.content.decode()) == [], path
     detail = client.get(f"/submissions/{submission.pk}/").content.decode()
     progress_url = reverse("submissions:progress", args=[submission.pk])
