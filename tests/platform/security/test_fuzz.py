@@ -569,13 +569,19 @@ def test_downloads_neutralise_formulas_and_keep_numbers(world, client):
 
     caption = world["public"].system.captions.get(text='=HYPERLINK("http://x")')
     Item.objects.filter(pk=caption.item_id).update(external_id="@SUM(A1)")
-    rows = list(
-        csv.DictReader(
-            io.StringIO(
-                b"".join(client.get(f"/submissions/{world['public'].pk}/scores.csv").streaming_content).decode()
-            )
-        )
-    )
+
+    def download(query: str) -> list[dict]:
+        response = client.get(f"/submissions/{world['public'].pk}/scores.csv{query}")
+        return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+
+    wide = download("")  # one row per caption, metrics as columns (points)
+    assert len(wide) == 100
+    row = next(row for row in wide if row["caption"].endswith('HYPERLINK("http://x")'))
+    assert row["image_id"] == "'@SUM(A1)"
+    assert row["caption"] == '\'=HYPERLINK("http://x")'
+    assert float(row["bleu_4"]) == -25.0
+    assert row["errors"] == "bleu_4: -not a formula"  # begins with the metric's name: no formula
+    rows = download("?layout=long")  # one row per (caption, metric)
     assert len(rows) == 100
     formula = next(row for row in rows if row["caption"].endswith('HYPERLINK("http://x")'))
     assert formula == {
