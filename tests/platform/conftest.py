@@ -110,3 +110,36 @@ def workers(transactional_db, repo_root, tmp_path):
     pool = Workers(repo_root, tmp_path)
     yield pool
     pool.stop_all()
+
+
+@pytest.fixture
+def scored_submission():
+    """Makes a public submission whose captions are each image's reference number `reference`,
+    planned for `metrics` and run in this process: `scored_submission(owner, dataset, metrics)`."""
+    import json
+
+    from catalog.models import Item
+    from scoring.models import EvaluationJob
+    from submissions.services import MethodInfo, submission_create, submission_plan
+    from tests.platform.scoring.inline import run_jobs
+
+    def make(owner, dataset, metrics: list[str], *, reference: int = 0, method: str = "Scored"):
+        entries = [
+            {"image_id": item.external_id, "caption": item.references[reference]}
+            for item in Item.objects.filter(dataset=dataset)
+        ]
+        submission = submission_create(
+            owner=owner,
+            dataset=dataset,
+            file_name="results.json",
+            content=json.dumps(entries).encode(),
+            method=MethodInfo(method),
+            metrics=metrics,
+            is_public=True,
+        )
+        submission_plan(submission_id=submission.pk)
+        run_jobs(EvaluationJob.objects.filter(system=submission.system))
+        submission.refresh_from_db()
+        return submission
+
+    return make

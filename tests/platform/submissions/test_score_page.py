@@ -2,7 +2,6 @@
 one row per caption with each metric a column, in points, every caption once across the pages, a
 metric's column alone when asked, and the same statements for the first page and the last."""
 
-import json
 import re
 
 import pytest
@@ -10,31 +9,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 import tests.platform.scoring.plugins  # noqa: F401  (registers the test metrics here)
-from catalog.models import Item
-from scoring.models import EvaluationJob, Score
+from scoring.models import Score
 from submissions import selectors
-from submissions.services import MethodInfo, submission_create, submission_plan
-from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def scored(owner, dataset, metrics):
-    entries = [
-        {"image_id": item.external_id, "caption": item.references[1]} for item in Item.objects.filter(dataset=dataset)
-    ]
-    submission = submission_create(
-        owner=owner,
-        dataset=dataset,
-        file_name="results.json",
-        content=json.dumps(entries).encode(),
-        method=MethodInfo("Second reference"),
-        metrics=metrics,
-        is_public=True,
-    )
-    submission_plan(submission_id=submission.pk)
-    run_jobs(EvaluationJob.objects.filter(system=submission.system))
-    return submission
 
 
 def scores_table(body: str) -> str:
@@ -42,9 +20,11 @@ def scores_table(body: str) -> str:
 
 
 def test_pages_of_captions_hold_every_caption_once_with_its_metrics_as_columns(
-    demo_dataset, captioner, client, monkeypatch
+    scored_submission, demo_dataset, captioner, client, monkeypatch
 ):
-    submission = scored(captioner, demo_dataset, ["bleu_4", "rouge_l", "test_missing_weights"])
+    submission = scored_submission(
+        captioner, demo_dataset, ["bleu_4", "rouge_l", "test_missing_weights"], reference=1, method="Second reference"
+    )
     monkeypatch.setattr(selectors, "SCORE_ROWS", 40)
     first = selectors.score_page(submission=submission, viewer=None, metric=None, number=1)
     pages, seen, counts = first.page.paginator.num_pages, [], []

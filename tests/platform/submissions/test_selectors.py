@@ -2,42 +2,17 @@
 listed apart, in no total), and its per-caption scores come a row per caption, the metrics as
 columns (submissions.selectors)."""
 
-import json
-
 import pytest
 
 import tests.platform.scoring.plugins  # noqa: F401  (registers the test metrics here)
-from catalog.models import Item
 from scoring.models import EvaluationJob, Metric
 from submissions import selectors
-from submissions.services import MethodInfo, submission_create, submission_plan
-from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def scored(owner, dataset, metrics):
-    """A public submission of `metrics`, planned and run in this process."""
-    entries = [
-        {"image_id": item.external_id, "caption": item.references[0]} for item in Item.objects.filter(dataset=dataset)
-    ]
-    submission = submission_create(
-        owner=owner,
-        dataset=dataset,
-        file_name="results.json",
-        content=json.dumps(entries).encode(),
-        method=MethodInfo("Scored"),
-        metrics=metrics,
-        is_public=True,
-    )
-    submission_plan(submission_id=submission.pk)
-    run_jobs(EvaluationJob.objects.filter(system=submission.system))
-    submission.refresh_from_db()
-    return submission
-
-
-def test_progress_totals_count_only_the_metrics_computed_here(demo_dataset, captioner):
-    submission = scored(captioner, demo_dataset, ["test_missing_weights", "rouge_l", "test_words"])
+def test_progress_totals_count_only_the_metrics_computed_here(scored_submission, demo_dataset, captioner):
+    submission = scored_submission(captioner, demo_dataset, ["test_missing_weights", "rouge_l", "test_words"])
     progress = selectors.submission_progress(submission=submission)
     assert [line["metric"] for line in progress["metrics"]] == ["rouge_l", "test_words"]
     assert (progress["done"], progress["total"], progress["final"]) == (200, 200, True)  # ends at N/N
@@ -54,8 +29,10 @@ def test_progress_totals_count_only_the_metrics_computed_here(demo_dataset, capt
     assert progress["total"] == 300 and progress["unavailable"] == []
 
 
-def test_the_per_caption_table_has_a_row_per_caption_and_a_column_per_metric(demo_dataset, captioner, monkeypatch):
-    submission = scored(captioner, demo_dataset, ["test_missing_weights", "rouge_l", "test_words"])
+def test_the_per_caption_table_has_a_row_per_caption_and_a_column_per_metric(
+    scored_submission, demo_dataset, captioner, monkeypatch
+):
+    submission = scored_submission(captioner, demo_dataset, ["test_missing_weights", "rouge_l", "test_words"])
     table = selectors.score_page(submission=submission, viewer=None, metric=None, number=1)
     assert [column.slug for column in table.columns] == ["rouge_l", "test_words"]  # no empty unavailable column
     assert len(table.rows) == len({row.caption_id for row in table.rows}) == submission.caption_count == 100
