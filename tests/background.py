@@ -57,7 +57,11 @@ COMMANDS: dict[str, tuple[Callable[[Path], tuple[list[str], Path | None]], float
     "ngram-oracle:flickr8k-cf": (lambda folder: _oracle(folder, "flickr8k-cf"), 600),
     "reproduce:flickr8k-expert": (lambda _: _reproduce("flickr8k-expert", "flickr8k", "--replicates", "200"), 300),
     "reproduce:flickr8k-cf": (lambda _: _reproduce("flickr8k-cf", "flickr8k", "--replicates", "200"), 600),
-    "reproduce:pascal50s": (lambda _: _reproduce("pascal50s", "pascal50s", "--draws", "1"), 300),
+    "reproduce:pascal50s": (lambda _: _reproduce("pascal50s", "pascal50s", "--draws", "2"), 300),
+    "reproduce:msvd-eval": (
+        lambda _: _reproduce("msvd-eval", "msvd_eval", "--replicates", "200", "--metrics", "bleu_4,cider_d"),
+        300,
+    ),
 }
 
 

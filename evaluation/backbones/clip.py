@@ -1,7 +1,10 @@
 """A CLIP model loaded by its real open_clip name from the local store, encoding images and texts
 in batches (halved on out-of-memory), one instance per process and configuration. Features come
 back L2-normalised (CLIP-S, PAC-S) or raw (Polos feeds the unnormalised projections to its head);
-the image feature cache keeps the raw ones, so both share it.
+the image feature cache keeps the raw ones, so both forms come from one cache. When a picture becomes
+RGB is the caller's choice (`RGB_AFTER_CROP` for CLIP-S and PAC-S, `RGB_ON_OPENING` for Polos, as
+their references do) and part of the cache's key: the two orders give different pixels for a
+picture with transparency or a palette, so they never share a cached feature.
 
 torch and open_clip are imported inside the functions that use them: importing the metrics must not
 load them (a CPU web process never needs them)."""
@@ -24,6 +27,15 @@ from evaluation.backbones.features import FeatureCache, media_sha256
 from evaluation.backbones.lazy import LazyModel, in_use
 
 PREPROCESSING_VERSION = "open_clip-val-transform-raw-2"
+# When a picture is converted to RGB (metrics.md §6–8). The CLIPScore and PAC-S references give the
+# file as opened to their transform, whose own step after Resize and CenterCrop converts it (as
+# open_clip's validation transform does: Resize, CenterCrop, convert to RGB, ToTensor, Normalize);
+# Polos's reference converts on opening. PIL resizes RGBA premultiplied by alpha (so fully
+# transparent pixels come out black) and a palette picture with NEAREST whatever was asked, so the
+# two orders differ for those; for RGB and grey pictures they agree.
+RGB_AFTER_CROP = "rgb-after-crop"
+RGB_ON_OPENING = "rgb-on-opening"
+RGB_ORDERS = (RGB_AFTER_CROP, RGB_ON_OPENING)
 # Texts whose raw features (and token rows) a process keeps, least recently used dropped first:
 # ≈ 2 KiB of features (ViT-B/32) and 0.6 KiB of tokens each, so ≈ 260 MiB at most per encoder.
 TEXT_MEMO_SIZE = 100_000
@@ -170,10 +182,18 @@ class ClipEncoder(LazyModel):
 
     @in_use
     def encode_images(
-        self, paths: Sequence[str], cache: FeatureCache | None = None, normalise: bool = True
+        self,
+        paths: Sequence[str],
+        cache: FeatureCache | None = None,
+        normalise: bool = True,
+        rgb: str = RGB_ON_OPENING,
     ) -> np.ndarray:
         """One row per image path (L2-normalised unless `normalise=False`), from the feature cache
-        where the same content was seen before."""
+        where the same content was seen before. `rgb`: when the picture is converted to RGB
+        (RGB_ON_OPENING or RGB_AFTER_CROP); a cache from `feature_cache` must be of the same order."""
+        check_rgb(rgb)
+        if isinstance(cache, ClipFeatureCache) and cache.rgb != rgb:
+            raise ValueError(f"a feature cache of {cache.rgb} pictures cannot serve {rgb} ones")
         model, preprocess, _ = self._load()
         shas = [media_sha256(path) for path in paths]
         found: dict[str, np.ndarray] = {}
@@ -187,7 +207,7 @@ class ClipEncoder(LazyModel):
             def encode(part):
                 import torch
 
-                pixels = torch.stack(prepared([p for _, p in part], preprocess))
+                pixels = torch.stack(prepared([p for _, p in part], preprocess, rgb))
                 dtype = torch.float16 if self.precision == "fp16" else torch.float32
                 return model.encode_image(pixels.to(self.device, dtype=dtype))
 
@@ -242,9 +262,24 @@ class ClipEncoder(LazyModel):
             start += len(part)
         return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
 
-    def feature_cache(self) -> FeatureCache:
-        key = "_".join([self.fingerprint().replace("/", "_"), PREPROCESSING_VERSION, self.precision])
-        return FeatureCache(key)
+    def feature_cache(self, rgb: str = RGB_ON_OPENING) -> ClipFeatureCache:
+        """The on-disk image features of these weights, precision and RGB conversion order."""
+        check_rgb(rgb)
+        key = "_".join([self.fingerprint().replace("/", "_"), PREPROCESSING_VERSION, self.precision, rgb])
+        return ClipFeatureCache(key, rgb)
+
+
+class ClipFeatureCache(FeatureCache):
+    """A feature cache that knows which RGB conversion order its features were computed with."""
+
+    def __init__(self, model_key: str, rgb: str):
+        super().__init__(model_key)
+        self.rgb = rgb
+
+
+def check_rgb(rgb: str) -> None:
+    if rgb not in RGB_ORDERS:
+        raise ValueError(f"unknown RGB conversion order {rgb!r}; one of {', '.join(RGB_ORDERS)}")
 
 
 @functools.cache
@@ -259,12 +294,15 @@ def _decoders() -> ThreadPoolExecutor:
 os.register_at_fork(after_in_child=_decoders.cache_clear)
 
 
-def prepared(paths: Sequence[str], preprocess) -> list:
-    """The model's input tensor for each image file, in order."""
+def prepared(paths: Sequence[str], preprocess, rgb: str = RGB_ON_OPENING) -> list:
+    """The model's input tensor for each image file, in order. RGB_ON_OPENING converts the file to
+    RGB before `preprocess`; RGB_AFTER_CROP gives it in its own mode (RGBA, P, L …), and open_clip's
+    transform converts it after its resize and crop."""
+    check_rgb(rgb)
 
     def one(path: str):
         with Image.open(path) as image:
-            return preprocess(image.convert("RGB"))
+            return preprocess(image.convert("RGB") if rgb == RGB_ON_OPENING else image)
 
     return list(_decoders().map(one, paths))
 

@@ -1,7 +1,8 @@
 """Pairwise accuracy: does the metric prefer the caption people preferred? (Pascal-50S, FOIL)
 
-Strict accuracy counts a metric tie as wrong; the secondary number gives a tie half a point;
-the tie count is always reported (metaeval.md)."""
+Strict accuracy counts a metric tie as wrong; the secondary number gives a tie half a point; a
+third convention gives the tie to the second caption (a "b wins unless a scores higher" reading of
+`score_a > score_b`); the tie count is always reported (metaeval.md)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class PairwiseAccuracy:
     ties_half: float
     ties: int
     pairs: int
+    ties_second: float = float("nan")  # a tie counted for the second caption
 
 
 def pairwise_accuracy(
@@ -38,6 +40,7 @@ def pairwise_accuracy(
         ties_half=float((w @ correct + 0.5 * (w @ tied)) / total),
         ties=int(tied.sum()),
         pairs=len(a),
+        ties_second=float(w @ (correct | (tied & ~first)) / total),
     )
 
 
@@ -57,5 +60,6 @@ def accuracy_by_category(
         ties_half=float(np.mean([p.ties_half for p in parts])),
         ties=sum(p.ties for p in parts),
         pairs=sum(p.pairs for p in parts),
+        ties_second=float(np.mean([p.ties_second for p in parts])),
     )
     return results

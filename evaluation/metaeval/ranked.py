@@ -101,13 +101,17 @@ class _Workspace:
 class RankedRows:
     """`first` and `second` (no NaN) of the same rows, sorted once; `weigh` a block of weightings."""
 
-    def __init__(self, first: np.ndarray, second: np.ndarray, column: np.ndarray | None = None) -> None:
+    def __init__(
+        self, first: np.ndarray, second: np.ndarray, column: np.ndarray | None = None, columns: int | None = None
+    ) -> None:
+        """`column`: each row's column (cluster) of the weightings; `columns`: how many there are
+        (default: the largest used + 1; more when these rows are a group of a larger set)."""
         first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
         rank_first = np.unique(first, return_inverse=True)[1].ravel().astype(np.intp)
         rank_second = np.unique(second, return_inverse=True)[1].ravel().astype(np.intp)
         rows = len(rank_first)
         column = np.arange(rows, dtype=np.intp) if column is None else np.asarray(column, dtype=np.intp)
-        self.rows, self.columns = rows, int(column.max(initial=-1)) + 1
+        self.rows, self.columns = rows, int(column.max(initial=-1)) + 1 if columns is None else columns
         self.rows_per_column = np.bincount(column, minlength=self.columns)
         # Pearson's sums are linear in the weights: per column once, then one matrix product.
         a, b = (first - first.mean(), second - second.mean()) if rows else (first, second)

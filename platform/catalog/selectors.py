@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System, ranked_q
 from catalog.pictures import showable_q
 from catalog.visibility import references_visible, visible_q
+from evaluation.metaeval.protocols import CORPUS_WORDS, dataset_protocols_of
 
 
 def dataset_list_public(*, viewer=None) -> QuerySet[Dataset]:
@@ -126,3 +128,37 @@ def dataset_items_page(*, dataset: Dataset, query: str = "", viewer=None) -> Que
             found |= Q(references__icontains=query)
         items = items.filter(found)
     return _items_shown(items, dataset, viewer).order_by("id")
+
+
+@dataclass(frozen=True)
+class ProtocolFacts:
+    """What the dataset page says of one of its meta-evaluation protocols."""
+
+    key: str
+    name: str
+    version: str
+    statistics: tuple[str, ...]  # headline first; for pairs, the tie conventions
+    rows: str
+    references: str
+    corpus: str  # the corpus rule in words
+    corpus_source: str
+    notes: str
+
+
+def dataset_protocol_facts(*, dataset: Dataset) -> list[ProtocolFacts]:
+    """The dataset's meta-evaluation protocols (paper first), each with its rows, references,
+    statistics and the corpus a corpus-dependent metric scores its candidates in."""
+    return [
+        ProtocolFacts(
+            key=chosen.key,
+            name=chosen.name,
+            version=chosen.version,
+            statistics=chosen.statistics,
+            rows=chosen.rows,
+            references=chosen.references,
+            corpus=CORPUS_WORDS[chosen.corpus.rule],
+            corpus_source=chosen.corpus.source,
+            notes=chosen.notes,
+        )
+        for chosen in dataset_protocols_of(dataset.source_format, dataset.slug, dataset.kind)
+    ]

@@ -34,6 +34,7 @@ def dataset_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "meta_evaluation": candidates.is_meta_evaluation(dataset),
             "references_shown": references_visible(dataset, request.user),
             "bibtex": dataset_bibtex(dataset),
+            "protocols": [] if dataset.is_benchmark else selectors.dataset_protocol_facts(dataset=dataset),
         },
     )
 

@@ -202,7 +202,14 @@ def metric_board(
         row.values = [row.cells.get(header.key) for header in ordered]
         row.ranks = [clusters.get(header.key, {}).get(row.column.slug) for header in ordered]
         row.published = [
-            published_value(header.dataset.source_format, row.column.slug, header.dimension, header.statistic, result.n)
+            published_value(
+                header.dataset.source_format,
+                row.column.slug,
+                header.dimension,
+                header.statistic,
+                result.n,
+                version=header.dataset.protocol_version,
+            )
             if protocol_name == PROTOCOLS[0] and result is not None
             else None
             for result, header in zip(row.values, ordered, strict=True)

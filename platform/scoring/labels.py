@@ -30,6 +30,7 @@ PROTOCOL_DATASETS = {
     "nebula": "Nebula",
     "composite": "Composite",
     "foil": "FOIL",
+    "vatex-eval": "VATEX-EVAL",
 }
 
 PROTOCOL_NAMES = {
@@ -45,6 +46,7 @@ STATISTICS = {
     "spearman": "Spearman ρ",
     "accuracy": "accuracy",
     "accuracy_ties_half": "accuracy (ties count half)",
+    "accuracy_ties_second": "accuracy (ties go to the second caption)",
 }
 
 

@@ -1,7 +1,8 @@
 """BERTScore F1 as bert-score computes it with lang="en" (metrics.md §9): roberta-large, layer 17,
 idf off, greedy cosine matching of L2-normalised token embeddings. The similarity matrix includes
-<s> and </s> but their weight is 0; P, R and F are each maximised over the references
-independently. An empty sentence gives P = R = 0. Optional baseline rescaling (x − b)/(1 − b).
+<s> and </s> but their weight is 0 wherever their ids occur (also inside a caption that holds the
+text "</s>"); P, R and F are each maximised over the references independently. An empty sentence
+(or one of special tokens only) gives P = R = 0. Optional baseline rescaling (x − b)/(1 − b).
 
 torch and transformers are imported inside the methods that use them: importing the metrics must not
 load them (a CPU web process never needs them)."""
@@ -75,12 +76,13 @@ class TokenEmbedder(LazyModel):
 
     @in_use
     def embed(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per text: normalised token embeddings and idf-off weights (0 on <s> and </s>)."""
+        """Per text: normalised token embeddings and idf-off weights (0 on every <s> and </s>)."""
         import torch
 
         tokenizer, model = self._load()
         unique = list(dict.fromkeys(texts))
         encoded = dict(zip(unique, self.token_ids(unique), strict=True))
+        special = [tokenizer.cls_token_id, tokenizer.sep_token_id]
         # Longest first, so each batch is padded to about its own length.
         distinct = sorted(encoded, key=lambda text: -len(encoded[text]))
         found, start = {}, 0
@@ -96,8 +98,9 @@ class TokenEmbedder(LazyModel):
                 self.batch = max(1, len(part) // 2)  # remembered: the size this device holds
                 continue
             for index, (text, row) in enumerate(zip(part, ids, strict=True)):
-                weights = np.ones(len(row))
-                weights[0] = weights[-1] = 0.0  # <s> and </s>
+                # bert-score's idf-off weights: 0 for the ids of <s> and </s> wherever they stand (a
+                # caption holding the text "</s>" is tokenised to that id), 1 for every other token.
+                weights = 1.0 - np.isin(row, special).astype(float)
                 total = weights.sum()
                 found[text] = (hidden[index, : len(row)], weights / total if total else weights)
             start += len(part)
@@ -145,6 +148,8 @@ def token_embedder(model: HfModel, layer: int) -> TokenEmbedder:
 @register("bertscore")
 class BertScore(Metric):
     slug, name, family = "bertscore", "BERTScore", "embedding"
+    # 2: weight 0 on every <s>/</s> id, not only on the first and last token (as bert-score does).
+    version = "2"
     needs = frozenset({"references", "gpu"})
     citation = "T. Zhang, V. Kishore, F. Wu, K. Q. Weinberger and Y. Artzi (2020). BERTScore. ICLR."
     description = "F1 of greedy token matching with roberta-large layer-17 embeddings, best reference."

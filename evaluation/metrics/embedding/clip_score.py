@@ -3,7 +3,9 @@
 CLIP-S(c, v) = w · max(cos(E_v, E_c), 0) with w = 2.5 (PAC-S: 2.0 and the fine-tuned checkpoint,
 fp32). Candidates AND references get the prefix "A photo depicts ". The reference term is the RAW
 maximum text–reference cosine (no clipping, no w, as the reference code does), and the Ref- variant
-is the harmonic mean 2·S·T/(S+T). Per-caption scores are independent: batches never change them."""
+is the harmonic mean 2·S·T/(S+T). Per-caption scores are independent: batches never change them.
+A picture is converted to RGB after the resize and centre crop, as both references' transforms do
+(`_convert_image_to_rgb` after CenterCrop): it matters for pictures with transparency or a palette."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from evaluation.backbones.catalogue import Checkpoint, OpenClipModel, entry
-from evaluation.backbones.clip import clip_encoder
+from evaluation.backbones.clip import RGB_AFTER_CROP, clip_encoder
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult
 from evaluation.metrics.registry import register
 
@@ -41,6 +43,7 @@ class _ClipFamily(Metric):
     backbone = OpenClipModel("ViT-B-32-quickgelu", "openai")
     checkpoint: Checkpoint | None = None
     fp16_on_cuda = True
+    rgb = RGB_AFTER_CROP  # the references convert after Resize and CenterCrop (metrics.md §6)
 
     @property
     def encoder(self):
@@ -51,6 +54,7 @@ class _ClipFamily(Metric):
             "w": self.w,
             "prefix": PREFIX,
             "references": self.uses_references,
+            "rgb": self.rgb,
             "weights": self.encoder.fingerprint(),
         }
 
@@ -63,7 +67,7 @@ class _ClipFamily(Metric):
         if missing:
             raise ValueError(f"{self.name} needs the image of every row; rows without one: {missing[:5]}")
         encoder = self.encoder
-        images = encoder.encode_images([row.media for row in rows], cache=encoder.feature_cache())
+        images = encoder.encode_images([row.media for row in rows], cache=encoder.feature_cache(self.rgb), rgb=self.rgb)
         candidates = encoder.encode_texts([PREFIX + row.candidate for row in rows])
         scores = clip_s(images, candidates, self.w)
         details = None

@@ -18,9 +18,11 @@ Our choices, versioned in `config()`:
   released code computes at batch size 1, and the same number however a job is batched or cached.
   Papers' tables were computed with batches of 32, so they can differ from ours in the 3rd decimal.
 - CLIP weights. The checkpoint carries a frozen copy of OpenAI ViT-B/32 (`clip.*`); we load the
-  store's `ViT-B-32-quickgelu/openai` instead (sharing CLIP-S's image feature cache) after checking
+  store's `ViT-B-32-quickgelu/openai` instead (CLIP-S's encoder; its own feature cache) after checking
   that every tensor the checkpoint holds equals it, and refuse if one does not. As in the reference,
   CLIP runs in fp16 on CUDA; SimCSE and the head run in fp32.
+- Pictures are converted to RGB on opening, before CLIP's resize, as the reference does (CLIP-S
+  and PAC-S convert after the crop; the feature cache keeps the two apart).
 
 torch and transformers are imported inside the functions that use them: importing the metrics must
 not load them (a CPU web process never needs them).
@@ -43,7 +45,7 @@ from evaluation.backbones.catalogue import (
     folder_sha256,
     offline,
 )
-from evaluation.backbones.clip import clip_encoder
+from evaluation.backbones.clip import RGB_ON_OPENING, clip_encoder
 from evaluation.backbones.device import best_device
 from evaluation.backbones.lazy import LazyModel, in_use
 from evaluation.metrics.base import CaptionRow, Metric, MetricResult, MetricUnavailable
@@ -303,7 +305,10 @@ class Polos(Metric):
             zip(texts, model.clip.encode_texts([PREFIX + text for text in texts], normalise=False), strict=True)
         )
         images = model.clip.encode_images(
-            [row.media for row in rows if row.media], cache=model.clip.feature_cache(), normalise=False
+            [row.media for row in rows if row.media],
+            cache=model.clip.feature_cache(RGB_ON_OPENING),
+            normalise=False,
+            rgb=RGB_ON_OPENING,  # the reference converts on opening, before CLIP's transform
         )  # (every row has one: checked above)
         values = model.score_pairs(
             references=np.stack([sentences[ref] for *_, ref in pairs]),

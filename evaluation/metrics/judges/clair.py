@@ -1,5 +1,6 @@
 """CLAIR (Chan et al. 2023), metrics.md §15: a text-only LLM judges whether the candidate and the
 references describe the same image, answering JSON {"score": 0–100, "reason": …}; reported on 0–1.
+The prompt is the released one byte for byte, and the reply is read as the released code reads it.
 Temperature 0; an answer without a score is asked again (up to 3 draws), then recorded as failed."""
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from evaluation.metrics.registry import register
 @register("clair")
 class Clair(JudgeMetric):
     slug, name = "clair", "CLAIR"
+    # 2: the released prompt byte for byte (a blank line after each list, a final newline); the reply
+    # read as the reference reads it (the first JSON object's score, else the reply's first number).
+    version = "2"
     needs = frozenset({"references", "api"})
     params = JudgeParams(temperature=0.0, max_tokens=1024, top_logprobs=0)
     assumed_completion_tokens = 60
@@ -27,6 +31,8 @@ class Clair(JudgeMetric):
     notes = (
         "One LLM (the configured endpoint), not the paper's CLAIR_E ensemble of several.",
         "A reply whose score lies outside 0–100 is a failure, not clipped.",
+        "A first JSON object whose score float() cannot read (where the reference crashes), or a boolean score, "
+        "is a failure; so is a reply without any number (the reference says 0).",
     )
 
     def backend(self):

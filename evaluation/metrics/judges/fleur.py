@@ -1,7 +1,9 @@
 """FLEUR (metrics.md §16): LLaVA-1.5 prints a score from 0.0 to 1.0 for the caption, and the score
 is smoothed with the model's own digit probabilities at the printed decimals:
 Σ_d p(d)·d·0.1 at the first decimal (+ Σ_d p(d)·d·0.01 at a second), and for a printed 1.0,
-0.9·p("0") + p("1") at the "1". Greedy decoding, at most 512 new tokens."""
+0.9·p("0") + p("1") at the "1". The decimals are read as the reference reads them, through
+str(float(printed)): a trailing zero is dropped, so "0.70" has no second decimal term. Greedy
+decoding, at most 512 new tokens."""
 
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ MODEL: HfModel = LLAVA
 @register("fleur")
 class Fleur(JudgeMetric):
     slug, name = "fleur", "FLEUR"
+    # 2: the printed decimals read as the reference reads them (trailing zeros dropped: "0.70" has no
+    # second-decimal term); a printed score above 1.0 is unparseable.
+    version = "2"
     needs = frozenset({"media", "gpu"})
     params = JudgeParams(temperature=0.0, max_tokens=512, top_logprobs=20)
     assumed_completion_tokens = 60

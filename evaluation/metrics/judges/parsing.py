@@ -52,6 +52,8 @@ def expected_after_marker(tokens: list[Token], marker: str) -> Expectation:
                     f"({', '.join(map(repr, following.top)) or 'none given'})"
                 )
             total = sum(kept.values())
+            if not total:  # every numeric alternative's probability underflows to 0 (the reference divides by 0)
+                raise Unparseable(f"the numeric alternatives after {marker!r} all have probability 0")
             distribution = {value: p / total for value, p in sorted(kept.items())}
             return Expectation(sum(value * p for value, p in distribution.items()), distribution, index + 1)
     raise Unparseable(f"the reply has no {marker!r}")
@@ -83,24 +85,41 @@ def strict_rating(text: str, low: float = 0.0, high: float = 100.0) -> float:
 
 
 def clair_score(text: str) -> tuple[float, str]:
-    """CLAIR: the first {...} JSON object's "score" (0–100) and "reason"; else the first number
-    (×100 when below 1, as the reference does). Returned on 0–1."""
-    for match in re.finditer(r"\{.*?\}", text, flags=re.DOTALL):
+    """CLAIR, read as the reference reads a reply: from its first "{" to the next "}" (or the next
+    "{", as the reference splits on "{"), closed with "}" and parsed as JSON; that object's "score"
+    through float() (a number or a numeric string), however many objects follow. When the reply has
+    no "{", that text is not JSON or it has no "score": the first number of the whole reply (×100
+    when below 1, as the reference does). Returned on 0–1 with the reason.
+
+    Refused (Unparseable) where the reference would crash or say 0: a first object whose score
+    float() cannot read (the reference's float() raises), a boolean score (not a rating; the
+    reference reads true as 1), no number at all (the reference retries, then returns 0), and a
+    score outside 0–100 (the reference passes it on unclipped)."""
+    pieces = text.split("{")
+    if len(pieces) > 1:
         try:
-            data = json.loads(match.group())
+            data = json.loads("{" + pieces[1].split("}")[0] + "}")
         except json.JSONDecodeError:
-            continue
-        if (
-            isinstance(data, dict)
-            and isinstance(data.get("score"), int | float)
-            and not isinstance(data["score"], bool)
-        ):
-            return _clair_range(float(data["score"])), str(data.get("reason", ""))
+            data = None
+        if isinstance(data, dict) and "score" in data:
+            return _clair_range(_json_score(data["score"])), str(data.get("reason", ""))
     number = re.search(r"\d*\.?\d+", text)
     if not number:
         raise Unparseable("the reply has neither a JSON score nor a number")
     value = float(number.group())
-    return _clair_range(value * 100 if value < 1 else value), ""
+    reason = re.search(r"(?i)reason.*", text)  # the reference's reason outside JSON: the rest of that line
+    said = reason.group().strip()[len("reason") :].replace(":", "").strip() if reason else ""
+    return _clair_range(value * 100 if value < 1 else value), said
+
+
+def _json_score(value: object) -> float:
+    """float(value) as the reference takes the first object's score; what it cannot read is refused."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise Unparseable(f"the reply's JSON score {value!r} is not a number")
+    try:
+        return float(value)
+    except (ValueError, OverflowError) as error:
+        raise Unparseable(f"the reply's JSON score {value!r} is not a number") from error
 
 
 def _clair_range(value: float) -> float:
@@ -117,14 +136,21 @@ class Smoothed:
 
 
 def fleur_smoothed(tokens: list[Token], digit_logprobs: list[dict[str, float]]) -> Smoothed:
-    """FLEUR: find the printed score ("0.x", "0.xy" or "1.0"); at the first decimal digit's position
-    Σ_d p(d)·d·0.1 (p over the whole vocabulary), plus Σ_d p(d)·d·0.01 at a second decimal digit;
-    a printed 1.0 is 0.9·p("0") + p("1") at the "1" position. `digit_logprobs[i]` holds the
-    log-probabilities of "0".."9" at generated position i."""
+    """FLEUR: find the printed score ("0.x", "0.xy…" or "1.0") and read its decimals as the
+    reference does, through Python's float: `str(float("0.70"))` is "0.7", so trailing zeros are
+    dropped and a second decimal counts only when a non-zero digit follows the first ("0.70" and
+    "0.700" have one decimal, "0.07" and "0.705" two; digits after the second are ignored). At the
+    first decimal digit's position Σ_d p(d)·d·0.1 (p over the whole vocabulary), plus
+    Σ_d p(d)·d·0.01 at the second decimal digit's; a printed 1.0 (or 1.00 …) is 0.9·p("0") + p("1")
+    at the "1" position, and a printed number above 1 is unparseable (the reference skips the row).
+    `digit_logprobs[i]` holds the log-probabilities of "0".."9" at generated position i."""
     text = "".join(token.text for token in tokens)
-    match = re.search(r"([01])\.(\d)(\d)?", text)
+    match = re.search(r"([01])\.(\d+)", text)
     if not match:
         raise Unparseable("the reply has no score of the form 0.x or 1.0")
+    decimals = match.group(2).rstrip("0") or "0"  # the decimals of str(float(printed))
+    if match.group(1) == "1" and decimals != "0":
+        raise Unparseable(f"the printed score {match.group()} is above 1.0")
     starts, offset = [], 0
     for token in tokens:
         starts.append(offset)
@@ -142,8 +168,8 @@ def fleur_smoothed(tokens: list[Token], digit_logprobs: list[dict[str, float]]) 
     first = probabilities(position(match.start(2)))
     value = sum(d * p * 0.1 for d, p in first.items())
     used = [first]
-    if match.group(3) is not None:
-        second = probabilities(position(match.start(3)))
+    if len(decimals) > 1:
+        second = probabilities(position(match.start(2) + 1))
         value += sum(d * p * 0.01 for d, p in second.items())
         used.append(second)
     return Smoothed(value, match.group(), used)

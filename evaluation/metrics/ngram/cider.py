@@ -79,6 +79,10 @@ class CiderD(Metric):
     name = "CIDEr-D"
     family = "ngram"
     corpus_dependent = True
+    # 2: the same formula; the platform's corpus rule changed (a caption enters a corpus once, or once
+    # per row of its dataset's protocol, never once per rating dimension: docs/metaeval.md §7.7), and
+    # a new version is what makes every stored CIDEr-D score computed again.
+    version = "2"
     citation = "R. Vedantam, C. L. Zitnick and D. Parikh (2015). CIDEr. CVPR."
     description = "Consensus TF-IDF n-gram similarity with a length penalty; document frequencies from the batch."
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from catalog.importers.bundle import DatasetBundle
+from catalog.importers.bundle import CaptionKey, DatasetBundle
 from evaluation.metrics import CaptionRow
 
 
@@ -16,6 +16,8 @@ class JudgmentRows:
     rows: list[CaptionRow]
     human: np.ndarray
     items: list[str]
+    captions: list[CaptionKey]  # the judged caption of each row
+    annotators: list[str]
 
 
 def judgment_rows(bundle: DatasetBundle, dimension: str | None = None) -> JudgmentRows:
@@ -26,4 +28,6 @@ def judgment_rows(bundle: DatasetBundle, dimension: str | None = None) -> Judgme
         rows=[CaptionRow(str(i), texts[j.caption], references[j.caption.item]) for i, j in enumerate(judgments)],
         human=np.array([j.value for j in judgments]),
         items=[j.caption.item for j in judgments],
+        captions=[j.caption for j in judgments],
+        annotators=[j.annotator for j in judgments],
     )

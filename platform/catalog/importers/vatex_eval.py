@@ -154,6 +154,7 @@ def _info() -> DatasetInfo:
             "whole reference list (the 9-ref setting; the 1-ref setting is its first reference; "
             "no-ref metrics use the video). Published numbers (EMScore, G-VEval): Kendall tau-b and "
             "Spearman computed per annotator on metric scores rounded to 4 decimals, then averaged "
-            "over the three annotators; the board instead correlates all judgment rows at once."
+            "over the three annotators, as the board's paper protocol does (its canonical protocol "
+            "correlates all judgment rows at once)."
         ),
     )

@@ -4,43 +4,75 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 from catalog.importers.bundle import DatasetBundle, PairRow
 from evaluation.metaeval.pairwise import accuracy_by_category
-from evaluation.metaeval.published import PASCAL_ACCURACY
+from evaluation.metaeval.published import published_of
 from evaluation.metrics import CaptionRow, get
 
 CATEGORIES = ("HC", "HI", "HM", "MM", "mean")
 
 
 def pascal_accuracy(bundle: DatasetBundle, *, draws: int, seed: int, stdout) -> None:
+    """Per metric: the file's fixed draw (under each tie convention), K random 5-reference draws
+    from the pool (draw k uses seed + k, printed), their mean and standard deviation, and the
+    papers' numbers (the mean of their 5 draws, which are not published)."""
     texts = {caption.key: caption.text for caption in bundle.captions}
     pool = {item.external_id: item.references for item in bundle.items}
     pairs = bundle.pairs
-    protocols = {"fixed draw (file)": [_file_draw(pair) for pair in pairs]}
-    generator = random.Random(seed)
-    for draw in range(draws):
-        protocols[f"draw {draw + 1} of 5 from the pool"] = [generator.sample(pool[pair.item], 5) for pair in pairs]
+    fixed = [_file_draw(pair) for pair in pairs]
+    drawn = {seed + k: _draw(random.Random(seed + k), pool, pairs) for k in range(draws)}
     stdout.write(
-        f"pascal50s: {len(pairs):,} pairs; strict accuracy % (a metric tie counts as wrong), "
-        f"ties in brackets; papers average {draws} random draws"
+        f"pascal50s: {len(pairs):,} pairs; accuracy %; strict (a metric tie counts as wrong) unless said, "
+        f"ties in brackets; K = {draws} random draws of 5 references, draw k with seed {seed} + k"
     )
     stdout.write(f"{'metric':8} {'protocol':28} " + " ".join(f"{c:>12}" for c in CATEGORIES))
-    for slug, published in PASCAL_ACCURACY.items():
-        averages = dict.fromkeys(CATEGORIES, 0.0)
-        for name, references in protocols.items():
-            result = _accuracies(slug, pairs, texts, references)
-            if name.startswith("draw"):
-                for category in CATEGORIES:
-                    averages[category] += result[category].strict / draws
-            stdout.write(
-                f"{slug:8} {name:28} "
-                + " ".join(f"{100 * result[c].strict:6.1f} ({result[c].ties:3d})" for c in CATEGORIES)
-            )
+    for slug in dict.fromkeys(entry.metric for entry in published_of("pascal50s")):
+        published = {e.dimension: e.value for e in published_of("pascal50s") if e.metric == slug}
+        result = _accuracies(slug, pairs, texts, fixed)
+        stdout.write(f"{slug:8} {'fixed draw (file)':28} " + _row(result, "strict", ties=True))
+        stdout.write(f"{slug:8} {'fixed draw, ties count half':28} " + _row(result, "ties_half"))
+        stdout.write(f"{slug:8} {'fixed draw, ties to the 2nd':28} " + _row(result, "ties_second"))
+        strict: dict[str, list[float]] = {category: [] for category in CATEGORIES}
+        for draw_seed, references in drawn.items():
+            drawn_result = _accuracies(slug, pairs, texts, references)
+            for category in CATEGORIES:
+                strict[category].append(100 * drawn_result[category].strict)
+            stdout.write(f"{slug:8} {f'draw (seed {draw_seed})':28} " + _row(drawn_result, "strict", ties=True))
         if draws:
             stdout.write(
-                f"{slug:8} {'mean of the draws':28} " + " ".join(f"{100 * averages[c]:12.1f}" for c in CATEGORIES)
+                f"{slug:8} {'mean of the draws':28} " + " ".join(f"{np.mean(strict[c]):12.1f}" for c in CATEGORIES)
+            )
+            stdout.write(
+                f"{slug:8} {'sd of the draws':28} "
+                + " ".join(f"{np.std(strict[c], ddof=1) if draws > 1 else 0:12.2f}" for c in CATEGORIES)
             )
         stdout.write(f"{slug:8} {'paper':28} " + " ".join(f"{published[c]:12.1f}" for c in CATEGORIES))
+        if draws > 1:  # the papers' draws are not published: a difference is judged against the draws' spread
+            means = {c: float(np.mean(strict[c])) for c in CATEGORIES}
+            spreads = {c: float(np.std(strict[c], ddof=1)) for c in CATEGORIES}
+            stdout.write(
+                f"{slug:8} {'Δ (mean of draws − paper)':28} "
+                + " ".join(f"{means[c] - published[c]:+12.1f}" for c in CATEGORIES)
+            )
+            stdout.write(
+                f"{slug:8} {'paper within mean ± 2 sd':28} "
+                + " ".join(
+                    f"{'yes' if abs(means[c] - published[c]) <= 2 * spreads[c] else 'no':>12}" for c in CATEGORIES
+                )
+            )
+
+
+def _draw(generator: random.Random, pool: dict[str, list[str]], pairs: list[PairRow]) -> list[list[str]]:
+    """One draw: 5 references from each pair's pool, one generator across the pairs (each pair its own draw)."""
+    return [generator.sample(pool[pair.item], 5) for pair in pairs]
+
+
+def _row(result: dict, convention: str, *, ties: bool = False) -> str:
+    if ties:
+        return " ".join(f"{100 * getattr(result[c], convention):6.1f} ({result[c].ties:3d})" for c in CATEGORIES)
+    return " ".join(f"{100 * getattr(result[c], convention):12.1f}" for c in CATEGORIES)
 
 
 def _file_draw(pair: PairRow) -> list[str]:

@@ -22,7 +22,7 @@ from evaluation import metrics as registry
 from evaluation.metrics import MetricUnavailable
 from scoring.events import job_running
 from scoring.models import EvaluationJob, JobBatch, Score
-from scoring.services.contexts import job_context
+from scoring.services.contexts import job_score, row_contexts
 from scoring.services.lifecycle import job_end
 from scoring.services.pictures import pictures_publish
 from scoring.services.rows import caption_rows, input_key
@@ -79,15 +79,17 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
     started = time.perf_counter()
     needs_media = "media" in implementation.needs
     job_rows = caption_rows(batch.caption_ids, media=needs_media)
-    keys = [input_key(version.config_hash, job_row, job.context_key) for job_row in job_rows]
+    contexts = row_contexts(job, batch.caption_ids) if implementation.corpus_dependent else [""] * len(job_rows)
+    keys = [
+        input_key(version.config_hash, job_row, context) for job_row, context in zip(job_rows, contexts, strict=True)
+    ]
     known = _known_scores(version, keys)
     todo = [(job_row, key) for job_row, key in zip(job_rows, keys, strict=True) if key not in known]
     runnable = [(job_row, key) for job_row, key in todo if not needs_media or job_row.row.media]
     computed: dict[bytes, dict] = {}
     if runnable:
-        context = job_context(job, implementation) if implementation.corpus_dependent else None
         try:
-            result = implementation.score([job_row.row for job_row, _ in runnable], context)
+            result = job_score(job, implementation, [job_row for job_row, _ in runnable])
         except MetricUnavailable as error:
             return _unavailable(job, str(error))
         for index, (_, key) in enumerate(runnable):

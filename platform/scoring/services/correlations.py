@@ -13,13 +13,7 @@ from catalog.models import Caption, Dataset, Judgment, PairJudgment, System
 from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
 from evaluation.metaeval.kendall import pair_counts
 from evaluation.metaeval.pairwise import pairwise_accuracy
-from evaluation.metaeval.protocols import (
-    GENERIC_VERSION,
-    PROTOCOLS,
-    RATING_STATISTICS,
-    Protocol,
-    rating_cells_with_draws,
-)
+from evaluation.metaeval.protocols import Protocol, dataset_protocols_of, rating_cells_with_draws
 from evaluation.metaeval.significance import paired_draws_p_values, significance_clusters
 from evaluation.metaeval.system_level import MIN_SYSTEMS, JudgedRows, ScoredRows, system_level_cells
 from evaluation.metrics.base import CORPUS
@@ -36,22 +30,15 @@ from scoring.models import (
 from scoring.services.numbers import metric_aggregation
 from scoring.services.training import SPLITS, item_split
 
-PAIRWISE_STATISTICS = ("accuracy", "accuracy_ties_half")
+TIE_CONVENTIONS = ("accuracy", "accuracy_ties_half", "accuracy_ties_second")  # a tie: wrong, half, the second's
+
 log = logging.getLogger(__name__)
 
 
 def dataset_protocols(dataset: Dataset) -> list[Protocol]:
-    """The protocols of the dataset's source (paper first), or the generic canonical one. Pascal's
-    paper protocol averages random 5-reference draws per pair, which per-caption scores against the
-    whole pool cannot give: `manage.py reproduce pascal50s` computes it from the source files."""
-    known = [p for p in PROTOCOLS.values() if p.dataset == dataset.source_format]
-    if dataset.kind == Dataset.Kind.PAIRWISE:
-        known = [p for p in known if p.name == "canonical"]
-    if known:
-        return sorted(known, key=lambda p: p.name != "paper")
-    rating = dataset.kind == Dataset.Kind.RATING
-    statistics, version = (RATING_STATISTICS, GENERIC_VERSION) if rating else (PAIRWISE_STATISTICS, "1")
-    return [Protocol(dataset.slug, "canonical", version, statistics, "one row per judgment", "the item's references")]
+    """The protocols of the dataset's source (paper first), or the generic canonical one
+    (evaluation.metaeval.protocols.dataset_protocols_of)."""
+    return dataset_protocols_of(dataset.source_format, dataset.slug, dataset.kind)
 
 
 def dataset_correlations(*, dataset: Dataset, metric_version: MetricVersion) -> list[CorrelationResult]:
@@ -186,10 +173,21 @@ def _rating_cells(
             Judgment.objects.own()
             .filter(caption__item__dataset=dataset, dimension=dimension)
             .order_by("id")
-            .values_list("caption_id", "value", "caption__item_id", "caption__system_id", "caption__system__kind")
+            .values_list(
+                "caption_id", "value", "caption__item_id", "caption__system_id", "caption__system__kind", "annotator"
+            )
         )
         cells += rating_dimension_cells(dimension, chosen, rows, scores, board=board)
+        for kind in chosen.without:  # the same cells without one kind of system's rows (THumB's Human)
+            kept = [row for row in rows if row[4] != kind]
+            if len(kept) < len(rows):
+                cells += rating_dimension_cells(without_dimension(dimension, kind), chosen, kept, scores, board=board)
     return cells
+
+
+def without_dimension(dimension: str, kind: str) -> str:
+    """The dimension of a cell computed without one kind of system's rows: "total, without Human"."""
+    return f"{dimension}, without {kind.capitalize()}"
 
 
 REAL_SYSTEMS = (System.Kind.MODEL, System.Kind.HUMAN)  # the kinds a system-level cell ranks (not a mixed pool)
@@ -246,8 +244,8 @@ def rating_dimension_cells(
 ) -> list[dict]:
     """One dimension's caption-level cells (every statistic of `chosen`, with draws) and, given the
     dataset's `board` numbers and where the rows hold enough real systems, its system-level ones.
-    `rows`: (caption id, human value, item id, system id, system kind), one per judgment; `scores`:
-    caption id -> metric score."""
+    `rows`: (caption id, human value, item id, system id, system kind[, annotator]), one per judgment
+    (the annotator where the protocol correlates each apart); `scores`: caption id -> metric score."""
     if not rows:
         return []
     human_values = [row[1] for row in rows]
@@ -255,12 +253,15 @@ def rating_dimension_cells(
     cluster_ids = [row[2] for row in rows]
     human = np.array(human_values, dtype=float)
     metric = np.array(metric_values, dtype=float)
+    if chosen.metric_decimals is not None:  # the tie rate of the scores the statistics compare
+        metric = np.round(metric, chosen.metric_decimals)
     kept = ~np.isnan(metric)
     if kept.sum() < 3:
         return []
     counts = pair_counts(human[kept], metric[kept])
     tie_rate = (counts.tied_metric + counts.tied_both) / counts.pairs if counts.pairs else None
-    intervals, draws = rating_cells_with_draws(chosen, human_values, metric_values, cluster_ids)
+    annotators = [row[5] for row in rows] if chosen.per_annotator else None
+    intervals, draws = rating_cells_with_draws(chosen, human_values, metric_values, cluster_ids, annotators)
     cells = [
         {
             "dimension": dimension,
@@ -352,7 +353,7 @@ def pairwise_cells(chosen: Protocol, pairs: list[tuple]) -> list[dict]:
         for name in names:
             sub = masks[name]
             result = pairwise_accuracy(a[sub], b[sub], winner[sub], None if weights is None else weights[sub])
-            per[name] = [result.strict, result.ties_half]
+            per[name] = [result.strict, result.ties_half, result.ties_second]
         per["mean"] = list(np.mean([per[name] for name in names], axis=0))  # the papers' unweighted mean
         return [value for name in groups for value in per[name]]
 
@@ -363,7 +364,7 @@ def pairwise_cells(chosen: Protocol, pairs: list[tuple]) -> list[dict]:
         mask = masks[name]
         ties = int(((a == b) & mask).sum())
         left_out = int((~kept & ((category == name) if name != "mean" else True)).sum())
-        for statistic_name in PAIRWISE_STATISTICS:
+        for statistic_name in TIE_CONVENTIONS:
             interval, column = next(columns)
             if statistic_name not in chosen.statistics:
                 continue

@@ -18,8 +18,9 @@ from evaluation import metrics as registry
 from scoring.events import job_ended, rescore_excluded
 from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
 from scoring.queues import enqueue_many
+from scoring.services.contexts import corpus_rule_now
 from scoring.services.metrics import metric_versions_current
-from scoring.services.rows import caption_multiplicity, caption_rows, context_key
+from scoring.services.rows import caption_corpora, caption_rows, context_key
 
 BATCH_TASK = "scoring.run_batch"
 
@@ -86,7 +87,8 @@ def job_plan(*, purpose, dataset, system, version: MetricVersion, caption_ids: l
             return job  # planned before: the batches (and the reaper) carry it on
         if metric.corpus_dependent:
             rows = [job_row.row.references for job_row in caption_rows(caption_ids, media=False)]
-            job.context_key = context_key(version.config_hash, rows, caption_multiplicity(caption_ids))
+            rule = corpus_rule_now(job)
+            job.context_key = context_key(version.config_hash, rule, rows, caption_corpora(caption_ids, rule))
         size = batch_size(metric.slug) or settings.CAPBENCH_BATCH_SIZE.get(metric.queue, 500)
         slices = [caption_ids[start : start + size] for start in range(0, len(caption_ids), size)]
         JobBatch.objects.bulk_create([JobBatch(job=job, index=i, caption_ids=ids) for i, ids in enumerate(slices)])

@@ -12,8 +12,9 @@ from django.db.models import Count
 from django.db.models.expressions import RawSQL
 
 from capbench import storage
-from catalog.models import Caption, PairJudgment
+from catalog.models import Caption, Judgment, PairJudgment
 from catalog.services.media_urls import media_fetch_for_work
+from evaluation.metaeval.protocols import CORPUS_DATASET, CORPUS_ROWS, CORPUS_SYSTEM
 from evaluation.metrics import CaptionRow
 from scoring.models import INPUT_KEY_BYTES
 
@@ -66,15 +67,41 @@ def _by_url_fetched(fetched: list[tuple]) -> list[tuple]:
     ]
 
 
-def caption_multiplicity(caption_ids: list[int]) -> list[int]:
-    """How many rows each caption stands for in the published protocols: its judgments and pair
-    appearances (Flickr8k scores every judgment row as its own "image"), at least one."""
-    judged = dict(Caption.objects.filter(pk__in=caption_ids).annotate(n=Count("judgments")).values_list("pk", "n"))
-    pairs: Counter[int] = Counter()
+def caption_corpora(caption_ids: list[int], corpus: str) -> list[tuple[str, int]]:
+    """Per caption, the corpus it is scored in and how many documents it is there
+    (evaluation.metaeval.protocols, CORPORA; docs/metaeval.md §7.7): under CORPUS_SYSTEM its
+    system's corpus (the part named by the system's id), once; under CORPUS_DATASET the one corpus,
+    once; under CORPUS_ROWS the one corpus, once per row it stands for in the protocol: its imported
+    judgments of one dimension (the most any dimension has: the number of rating dimensions never
+    multiplies it) and its pair appearances, at least one."""
+    if corpus == CORPUS_SYSTEM:
+        systems = dict(Caption.objects.filter(pk__in=caption_ids).values_list("pk", "system_id"))
+        return [(str(systems.get(pk) or ""), 1) for pk in caption_ids]
+    if corpus == CORPUS_DATASET:
+        return [("", 1)] * len(caption_ids)
+    if corpus != CORPUS_ROWS:
+        raise ValueError(f"no corpus rule {corpus!r}")
+    rows: Counter[int] = Counter()
+    per_dimension = (
+        Judgment.objects.filter(caption_id__in=caption_ids)
+        .values_list("caption_id", "dimension")
+        .annotate(n=Count("id"))
+        .values_list("caption_id", "n")
+    )
+    for caption_id, count in per_dimension:
+        rows[caption_id] = max(rows[caption_id], count)
     for a, b in PairJudgment.objects.filter(caption_a__in=caption_ids).values_list("caption_a", "caption_b"):
-        pairs[a] += 1
-        pairs[b] += 1
-    return [max(1, judged.get(pk, 0) + pairs.get(pk, 0)) for pk in caption_ids]
+        rows[a] += 1
+        rows[b] += 1
+    return [("", max(1, rows.get(pk, 0))) for pk in caption_ids]
+
+
+def corpus_parts(job_rows: list[JobRow], corpora: list[tuple[str, int]]) -> dict[str, list[CaptionRow]]:
+    """The rows of each corpus part, each repeated as many times as it counts there."""
+    parts: dict[str, list[CaptionRow]] = {}
+    for job_row, (part, times) in zip(job_rows, corpora, strict=True):
+        parts.setdefault(part, []).extend([job_row.row] * times)
+    return parts
 
 
 def input_key(config_hash: str, job_row: JobRow, context_key: str) -> bytes:
@@ -88,11 +115,37 @@ def input_key(config_hash: str, job_row: JobRow, context_key: str) -> bytes:
     return hashlib.sha256(payload.encode()).digest()[:INPUT_KEY_BYTES]
 
 
-def context_key(config_hash: str, references: list[tuple[str, ...]], multiplicity: list[int]) -> str:
-    """The identity of a corpus context: the multiset of reference lists (order-free)."""
-    counts: Counter[tuple[str, ...]] = Counter()
-    for refs, times in zip(references, multiplicity, strict=True):
-        counts[refs] += times
+KEY_LENGTH = 64  # EvaluationJob.context_key, CorpusContext.key
+
+
+def context_key(config_hash: str, rule: str, references: list[tuple[str, ...]], corpora: list[tuple[str, int]]) -> str:
+    """The identity of a corpus context: the corpus rule it was planned under (CORPORA; "+parts"
+    when its corpus has several parts), then a digest of the multiset of reference lists
+    (order-free). One part (every submission) is keyed by its content alone: two submissions of the
+    same captions share their context and their scores. Several parts (a dataset's systems) are
+    named in the digest too: the stored context holds one context per part name."""
+    parts: dict[str, Counter[tuple[str, ...]]] = {}
+    for refs, (part, times) in zip(references, corpora, strict=True):
+        parts.setdefault(part, Counter())[refs] += times
+    if len(parts) == 1:
+        prefix, digest = rule, _part_key(config_hash, next(iter(parts.values())))
+    else:
+        keys = sorted([part, _part_key(config_hash, counts)] for part, counts in parts.items())
+        prefix, digest = f"{rule}+parts", hashlib.sha256(json.dumps([config_hash, keys]).encode()).hexdigest()
+    return f"{prefix}:{digest}"[:KEY_LENGTH]
+
+
+def context_rule(key: str) -> tuple[str, bool] | None:
+    """The corpus rule a context key was planned under and whether its corpus has several parts;
+    None for a key from before keys named their rule (one part, scored as the job's rows)."""
+    prefix, named, _ = key.partition(":")
+    if not named:
+        return None
+    rule, _, parted = prefix.partition("+")
+    return rule, bool(parted)
+
+
+def _part_key(config_hash: str, counts: Counter[tuple[str, ...]]) -> str:
     digest = hashlib.sha256(config_hash.encode())
     for refs, times in sorted(counts.items()):
         digest.update(json.dumps([list(refs), times], ensure_ascii=False).encode())

@@ -21,7 +21,7 @@ def test_every_dataset_has_a_paper_and_a_canonical_protocol():
     datasets = {p.dataset for p in PROTOCOLS.values()}
     assert datasets == {
         *("flickr8k-expert", "flickr8k-cf", "msvd-eval", "thumb", "pascal50s"),
-        *("polaris", "nebula", "composite", "foil"),
+        *("polaris", "nebula", "composite", "foil", "vatex-eval"),
     }
     for dataset in datasets:
         assert protocol(dataset, "paper").version and protocol(dataset, "canonical").version
@@ -125,3 +125,39 @@ def test_only_the_protocol_statistics_in_its_order():
     assert list(cells) == ["tau_c", "tau_b"] and list(draws) == ["tau_c", "tau_b"]
     assert cells["tau_c"] == canonical_cells["tau_c"]
     assert np.array_equal(draws["tau_b"], canonical_draws["tau_b"])
+
+
+def test_a_per_annotator_protocol_averages_each_annotators_correlation_as_emscore_does():
+    rng = np.random.default_rng(11)
+    videos, annotators = 120, 3
+    metric_per_video = rng.normal(0.5, 0.2, videos)
+    metric = np.tile(metric_per_video + 1e-6 * rng.random(videos), annotators)  # noise below the 4th decimal
+    human = np.concatenate(
+        [np.clip(np.round(3 + 4 * metric_per_video + rng.normal(0, 1, videos)), 1, 5) for _ in range(3)]
+    )
+    who = np.repeat([f"annotator_{i}" for i in range(annotators)], videos)
+    items = np.tile(np.arange(videos), annotators)
+    chosen = protocol("vatex-eval", "paper")
+    cells = rating_cells(chosen, human, metric, items, who)
+    rounded = np.round(metric, 4)
+    expected_tau = np.mean([stats.kendalltau(rounded[who == a], human[who == a]).statistic for a in np.unique(who)])
+    expected_rho = np.mean([stats.spearmanr(rounded[who == a], human[who == a]).statistic for a in np.unique(who)])
+    assert cells["tau_b"].value == pytest.approx(expected_tau, abs=1e-12)
+    assert cells["spearman"].value == pytest.approx(expected_rho, abs=1e-12)
+    flat = stats.kendalltau(metric, human).statistic  # one correlation over every row: another number
+    assert abs(flat - expected_tau) > 1e-4
+    assert cells["tau_b"].low < cells["tau_b"].value < cells["tau_b"].high
+    with pytest.raises(ValueError, match="annotators are needed"):
+        rating_cells(chosen, human, metric, items)
+
+
+def test_every_protocol_states_its_corpus_rule_and_its_source():
+    from evaluation.metaeval.protocols import CORPORA, CORPUS_ROWS, CORPUS_SYSTEM, Corpus
+
+    for chosen in PROTOCOLS.values():
+        assert chosen.corpus.rule in CORPORA and chosen.corpus.source
+    assert protocol("flickr8k-expert").corpus.rule == CORPUS_ROWS  # 16,992 rows, the published tables' corpus
+    assert protocol("thumb").corpus.rule == CORPUS_SYSTEM  # each system's results file, as COCO's toolkit
+    assert protocol("thumb").without == ("human",)
+    with pytest.raises(ValueError, match="not one of"):
+        Corpus("per image", "nowhere")

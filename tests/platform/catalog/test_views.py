@@ -29,6 +29,11 @@ def test_dataset_detail_shows_counts_protocol_and_escapes_captions(client, demo)
     assert "0 of 100 files stored here" in page
     assert "clipscore-1" in page
     assert "<script>alert" not in page and "&lt;script&gt;alert" in page
+    # Its meta-evaluation protocols, each with its statistics, rows, references and corpus rule.
+    protocols = page[page.index("Meta-evaluation protocols") :]
+    assert "Paper protocol (v1)" in protocols and "Canonical protocol (v1)" in protocols
+    assert "Kendall τ-c (headline)" in protocols
+    assert "one document per row of the protocol — CLIPScore/PAC-S correlation code" in protocols
 
 
 def test_unknown_dataset_is_404(client, db):

@@ -59,7 +59,11 @@ def scores_of(system, slug) -> dict[int, float]:
 def test_sync_mirrors_the_registry_and_a_new_configuration_is_a_new_version(monkeypatch):
     metrics_sync()
     cider = Metric.objects.get(slug="cider_d")
-    assert cider.corpus_dependent and cider.queue == "cpu" and cider.current_version.version == "1"
+    assert (
+        cider.corpus_dependent
+        and cider.queue == "cpu"
+        and cider.current_version.version == get("cider_d").version == "2"
+    )
     assert not Metric.objects.get(slug="test_missing_weights").available
     monkeypatch.setattr(type(get("cider_d")), "config", lambda self: {"n": 4, "sigma": 7.0})
     created = metrics_sync()

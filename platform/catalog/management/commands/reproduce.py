@@ -1,78 +1,77 @@
-"""`manage.py reproduce DATASET PATH`: the published Kendall table for a dataset, recomputed from its
-source files (no database), with 95% image-level bootstrap intervals beside the papers' numbers."""
+"""`manage.py reproduce DATASET PATH`: a meta-evaluation dataset's paper protocol recomputed from
+its source files (the files `datasets fetch` brings, or the format its importer reads; no database),
+each cell with its 95% interval beside the published value where one is known: ours, theirs, the
+difference, whether theirs lies inside our interval and whether ours matches it to the printed
+value's rounding (evaluation/metaeval/published.py; docs/datasets.md §3)."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.importers.errors import ImportFormatError
-from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
 from catalog.management.pascal import pascal_accuracy
-from evaluation.metaeval.protocols import protocol, rating_cells
-from evaluation.metaeval.published import KENDALL, TOLERANCE
+from catalog.management.reproduction import HEADER, foil_cells, metric_slugs, rating_cells_of, timed
+from evaluation.metaeval.protocols import PROTOCOLS
+from evaluation.metaeval.published import NO_TABLE, SOURCES, published_of
 from evaluation.metrics import MetricUnavailable, UnknownMetric, get
 
-DATASETS = ("flickr8k-expert", "flickr8k-cf", "pascal50s")
+DATASETS = tuple(sorted({p.dataset for p in PROTOCOLS.values() if p.name == "paper"}))
 
 
 class Command(BaseCommand):
-    help = "Recompute the published Kendall tau-b/tau-c of reference-based metrics, with 95% intervals."
+    help = "Recompute a dataset's published meta-evaluation table, with 95% intervals."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("dataset", choices=DATASETS)
         parser.add_argument("path", help="the folder with the dataset's source files")
         parser.add_argument("--replicates", type=int, default=1000)
         parser.add_argument("--seed", type=int, default=12345)
-        parser.add_argument("--draws", type=int, default=5, help="Pascal-50S: random 5-reference draws")
+        parser.add_argument("--draws", type=int, default=5, help="Pascal-50S: random 5-reference draws (K)")
+        parser.add_argument("--metrics", default="", help="comma-separated slugs (default: the published table's)")
+        parser.add_argument("--split", default=None, help="a dataset with versions: which (Nebula: test-corrected)")
 
     def handle(self, *args, **options) -> None:
+        dataset = options["dataset"]
         try:
-            bundle = read_bundle(options["dataset"], Path(options["path"]))
+            bundle = read_bundle(dataset, Path(options["path"]), split=options["split"])
         except ImportFormatError as error:
             raise CommandError(str(error)) from None
-        if options["dataset"] == "pascal50s":
+        if dataset == "pascal50s":
             pascal_accuracy(bundle, draws=options["draws"], seed=options["seed"], stdout=self.stdout)
             return
-        table = judgment_rows(bundle)
-        rows, human, images = table.rows, table.human, table.items
-        self.stdout.write(
-            f"{options['dataset']}: {len(rows):,} rows over {len(bundle.items):,} images; "
-            f"95% intervals from {options['replicates']} image-level bootstrap replicates"
-        )
-        self.stdout.write(f"{'metric':10} {'tau-b':>22} {'paper':>6}   {'tau-c':>22} {'paper':>6}  match")
+        slugs = [s for s in options["metrics"].split(",") if s] or metric_slugs(dataset)
+        self._sources(dataset, bundle)
+        self.stdout.write(HEADER)
         mismatches = 0
-        for slug in sorted({slug for dataset, slug in KENDALL if dataset == options["dataset"]}):
-            mismatches += self._metric_line(slug, rows, human, images, options)
+        for slug in slugs:
+            try:
+                metric = get(slug)
+                metric.require_available()
+            except UnknownMetric:
+                self.stdout.write(f"{slug:10} not implemented")
+                continue
+            except MetricUnavailable as error:
+                self.stdout.write(f"{slug:10} unavailable: {error}")
+                continue
+            kwargs = {"replicates": options["replicates"], "seed": options["seed"]}
+            if dataset == "foil":
+                cells = foil_cells(bundle, metric, **kwargs)
+            else:
+                cells = rating_cells_of(dataset, bundle, metric, split=options["split"] or "", **kwargs)
+            for cell, seconds in timed(cells):
+                mismatches += cell.matches is False
+                self.stdout.write(f"{cell.line()}  ({seconds:.1f} s)")
         if mismatches:
-            raise CommandError(f"{mismatches} value(s) differ from the papers by more than {TOLERANCE}")
+            raise CommandError(f"{mismatches} value(s) differ from the papers by more than their printed rounding")
 
-    def _metric_line(self, slug: str, rows: list, human: np.ndarray, images: list, options: dict) -> int:
-        published = KENDALL[(options["dataset"], slug)]
-        try:
-            started = time.perf_counter()
-            scores = np.array(get(slug).score(rows).scores)
-        except UnknownMetric:
-            self.stdout.write(f"{slug:10} not implemented yet")
-            return 0
-        except MetricUnavailable as error:
-            self.stdout.write(f"{slug:10} unavailable: {error}")
-            return 0
-        paper = replace(protocol(options["dataset"], "paper"), replicates=options["replicates"], seed=options["seed"])
-        intervals = rating_cells(paper, human.tolist(), scores.tolist(), images)  # its Sequence[float]
-        cells, mismatches = [], 0
-        for name in ("tau_b", "tau_c"):
-            interval = intervals[name]
-            ours = round(100 * interval.value, 1)
-            mismatches += abs(ours - published[name]) > TOLERANCE + 1e-9
-            cells.append(f"{ours:5.1f} [{100 * interval.low:5.1f}, {100 * interval.high:5.1f}] {published[name]:6.1f}")
-        verdict = "yes" if not mismatches else "NO"
-        self.stdout.write(
-            f"{slug:10} {cells[0]:>29}   {cells[1]:>29}  {verdict}  ({time.perf_counter() - started:.1f} s)"
-        )
-        return mismatches
+    def _sources(self, dataset: str, bundle) -> None:
+        rows = len(bundle.judgments) or len(bundle.pairs)
+        self.stdout.write(f"{dataset}: {rows:,} judgment rows or pairs over {len(bundle.items):,} items")
+        for key in dict.fromkeys(entry.source for entry in published_of(dataset)):
+            source = SOURCES[key]
+            self.stdout.write(f"published: {source.paper}, {source.table}; data: {source.data}")
+        if dataset in NO_TABLE:
+            self.stdout.write(f"published: none here ({NO_TABLE[dataset]}); ours only")

@@ -237,3 +237,26 @@ def test_a_clip_running_in_half_precision_is_the_same_clip(model_store, polos_st
     state["clip.positional_embedding"] = state["clip.positional_embedding"] + 0.5
     with pytest.raises(MetricUnavailable, match="positional_embedding"):
         model._check_clip(state)
+
+
+def test_polos_converts_on_opening_as_released_on_every_picture_mode(model_store, polos_store, mode_pictures):
+    """The released code converts to RGB on opening (unlike CLIP-S, which converts after the crop):
+    the same numbers on grey, RGBA and palette pictures and on captions over CLIP's 77 tokens and
+    outside ASCII; and CLIP-S scoring the same files in between serves Polos no feature of its order."""
+    from evaluation.metrics.embedding.clip_score import ClipScore
+
+    long = "a dog runs on the grass and " * 14  # over 77 CLIP tokens
+    batch = [
+        CaptionRow(str(i), caption, refs, path)
+        for i, (caption, refs, path) in enumerate(
+            zip(
+                [long, "Ein Hund läuft über die Straße 犬", "a red sofa", "the cat sleeps", "people walk", "a man"],
+                [("a dog on grass",), (long, "a dog"), ("a sofa", "Ünïcödé"), ("a cat",), ("people",), ("a bike",)],
+                mode_pictures,
+                strict=True,
+            )
+        )
+    ]
+    expected = released_forward(model_store, polos_store, batch)
+    ClipScore().score(batch)  # caches its own (converted after the crop) features of the same files first
+    assert Polos().score(batch).scores == pytest.approx(expected, abs=1e-5)

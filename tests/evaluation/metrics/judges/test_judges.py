@@ -121,10 +121,9 @@ def test_clair_asks_at_temperature_zero_and_reports_on_0_to_1(judge_server):
     assert result.scores == [0.65] and result.details[0]["reason"] == "similar scene"
     sent = judge_server.requests[0]
     assert sent["temperature"] == 0.0 and sent["max_tokens"] == 1024
-    assert (
-        "Candidate set:\n- a dog\nReference set:\n- a dog runs\n- a puppy\nOn a precise scale"
-        in sent["messages"][0]["content"]
-    )
+    prompt = sent["messages"][0]["content"]  # the released code's layout: a blank line after each list
+    assert "Candidate set:\n- a dog\n\nReference set:\n- a dog runs\n- a puppy\n\nOn a precise scale" in prompt
+    assert prompt.endswith("with a string value.)\n")
 
 
 def test_visce2_extracts_the_context_once_per_image_and_rates_with_it(judge_server, picture, monkeypatch):

@@ -85,7 +85,11 @@ def test_first_integer_is_the_released_parse_and_strict_is_ours():
 def test_clair_reads_json_then_a_bare_number():
     assert clair_score('Sure. {"score": 72, "reason": "same dog"} ok') == (0.72, "same dog")
     assert clair_score("score: 0.85") == (pytest.approx(0.85), "")
-    assert clair_score('{"score": "high"} then 40') == (0.4, "")
+    assert clair_score('{"score": 30} {"score": 90}') == (0.3, "")  # the first object, as the reference
+    assert clair_score('{score: 30} {"score": 90}') == (0.3, "")  # not JSON: the reply's first number
+    assert clair_score("Score 55. Reason: same dog") == (0.55, "same dog")
+    with pytest.raises(Unparseable, match="not a number"):
+        clair_score('{"score": "high"} then 40')  # the reference's float() raises here
     with pytest.raises(Unparseable):
         clair_score('{"score": 140, "reason": "x"}')
     with pytest.raises(Unparseable):
@@ -104,3 +108,18 @@ def test_fleur_smoothing_on_one_and_two_decimals_and_on_one_point_zero():
     assert value == pytest.approx(0.9 * 0.2 + 0.7)
     with pytest.raises(Unparseable):
         fleur_smoothed([Token("good", 0, {})], [{}])
+
+
+def test_fleur_reads_the_decimals_through_float_as_the_reference():
+    """str(float("0.70")) is "0.7": a trailing zero adds no second-decimal term; a printed score
+    above 1 is refused (the reference skips the row)."""
+    tokens = [Token(text, 0, {}) for text in "0.70"]
+    first, second = {"7": math.log(0.5), "8": math.log(0.5)}, {"0": math.log(0.6), "5": math.log(0.4)}
+    smoothed = fleur_smoothed(tokens, [{}, {}, first, second])
+    assert smoothed.value == pytest.approx(0.1 * (7 * 0.5 + 8 * 0.5)) and len(smoothed.digit_probabilities) == 1
+    tokens = [Token(text, 0, {}) for text in "0.705"]
+    assert fleur_smoothed(tokens, [{}, {}, first, second, {}]).value == pytest.approx(0.75 + 0.01 * 5 * 0.4)
+    one = [Token(text, 0, {}) for text in "1.00"]
+    assert fleur_smoothed(one, [{"1": math.log(0.5)}, {}, {}, {}]).value == pytest.approx(0.5)
+    with pytest.raises(Unparseable, match="above 1.0"):
+        fleur_smoothed([Token(text, 0, {}) for text in "1.5"], [{}, {}, {}])

@@ -5,6 +5,8 @@ import io
 import json
 import os
 import pickle
+import random
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -12,11 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
+from scipy import stats
 
 from catalog.importers.errors import ImportFormatError
+from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
 from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System
 from evaluation.metaeval.pairwise import pairwise_accuracy
+from evaluation.metrics import get
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "datasets"
 
@@ -186,6 +191,20 @@ def test_a_metric_preferring_caption_a_is_always_right_on_foil(foil):
     assert flipped.strict == 0.0
 
 
+def test_reproduce_foil_computes_the_1_ref_and_4_ref_settings_against_the_paper():
+    """The fixture's 4 pairs are not the paper's test set: every line is printed, then the command
+    fails naming the values that differ (a reproduction is judged, never only shown)."""
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="differ from the papers"):
+        call_command(
+            "reproduce", "foil", str(FIXTURES / "foil"), "--metrics", "rouge_l", "--replicates", "20", stdout=out
+        )
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("rouge_l")]
+    assert [line.split()[1] for line in lines] == ["1-ref", "4-ref"]
+    assert [line.split()[7] for line in lines] == ["71.7", "79.3"]  # CLIPScore Table 5
+    assert "published: Hessel et al., CLIPScore (EMNLP 2021), Table 5" in out.getvalue()
+
+
 def test_foil_group_with_two_originals_is_located(tmp_path):
     folder = _copy("foil", tmp_path)
     source = folder / "foilv1.0_test_2017.json"
@@ -294,6 +313,25 @@ class _Marker:
         return (os.system, (f"touch {self.target}",))
 
 
+def test_reproduce_vatex_eval_averages_the_annotators_correlations():
+    out = io.StringIO()
+    call_command(
+        "reproduce", "vatex-eval", str(FIXTURES / "vatex-eval"), "--metrics", "bleu_1", "--replicates", "20", stdout=out
+    )  # fmt: skip
+    printed = out.getvalue()
+    assert "published: none here" in printed
+    bundle = read_bundle("vatex-eval", FIXTURES / "vatex-eval")
+
+    table = judgment_rows(bundle)
+    scores = np.round(get("bleu_1").score(table.rows).scores, 4)  # every candidate once: one corpus
+    who = np.asarray(table.annotators)
+    expected = np.mean(
+        [stats.kendalltau(scores[who == a], table.human[who == a]).statistic for a in sorted(set(table.annotators))]
+    )
+    line = next(line for line in printed.splitlines() if line.startswith("bleu_1") and " tau_b " in line)
+    assert float(line.split()[3]) == pytest.approx(100 * expected, abs=0.005)
+
+
 def test_vatex_eval_refuses_a_pickle_that_runs_code(tmp_path):
     folder = _copy("vatex-eval", tmp_path)
     marker = tmp_path / "ran"
@@ -397,3 +435,102 @@ def test_vatex_eval_malicious_pickle_stores_nothing(tmp_path):
     with pytest.raises(CommandError, match="nothing was imported: .*gts_list.pkl: refused"):
         _run("import", "vatex-eval", str(folder))
     assert _table_counts() == before and not (tmp_path / "ran").exists()
+
+
+def test_nebula_corrected_scores_replace_the_first_release_by_image_and_candidate(tmp_path):
+    folder = _copy("nebula", tmp_path)
+    first = read_bundle("nebula", folder)
+    records = [  # the corrected release: other order, one record changed, one of another split
+        {"imgid": "000000005678.jpg", "mt": "a giraffe eating from a tall tree", "refs": ["x"], "score": 0.5},
+        {"imgid": "000000001234.jpg", "mt": "a woman holding an umbrella in the rain", "refs": ["x"], "score": 0.8},
+        {"imgid": "000000000001.jpg", "mt": "not in the test split", "refs": ["x"], "score": 0.3},
+    ]
+    (folder / "nebula_test_corrected.json").write_text(json.dumps(records))
+    corrected = read_bundle("nebula", folder, split="test-corrected")
+    texts = {caption.key: caption.text for caption in corrected.captions}
+    values = {texts[j.caption]: j.value for j in corrected.judgments}
+    before = {texts[j.caption]: j.value for j in first.judgments}
+    assert values["a giraffe eating from a tall tree"] == 0.5 and before["a giraffe eating from a tall tree"] == 0.95
+    assert values["two children playing soccer on a field"] == before["two children playing soccer on a field"]
+    assert corrected.report["corrected_scores"] == 1 and corrected.report["records_without_a_correction"] == 2
+    assert "2 of 4 test records have no record in the corrected release" in corrected.warnings[0]
+    assert (corrected.info.slug, corrected.info.title) == ("nebula-test-corrected", "Nebula (corrected scores)")
+    assert corrected.info.protocol_version == "nebula-1-corrected" != first.info.protocol_version
+    for info in (first.info, corrected.info):  # both versions are named on the dataset's page
+        assert "'test'" in info.protocol_notes and "'test-corrected'" in info.protocol_notes
+    (folder / "nebula_test_corrected.json").write_text(json.dumps([*records, {**records[0], "score": 0.7}]))
+    with pytest.raises(ImportFormatError, match="scores 'a giraffe eating from a tall tree'.*twice"):
+        read_bundle("nebula", folder, split="test-corrected")
+
+
+def test_reproduce_judges_the_nebula_table_only_on_the_corrected_scores(tmp_path):
+    folder = _copy("nebula", tmp_path)
+    shutil.copy(folder / "nebula_test.csv", folder / "nebula_test_corrected.csv")
+    out = io.StringIO()
+    call_command(
+        "reproduce", "nebula", str(folder), "--split", "test", "--metrics", "bleu_4", "--replicates", "20", stdout=out
+    )  # fmt: skip
+    assert "(published on split test-corrected)" in out.getvalue() and " n/a" in out.getvalue()
+    # Four candidates cannot reproduce the paper: on the corrected split the table is judged, and fails.
+    with pytest.raises(CommandError, match="differ from the papers"):
+        call_command("reproduce", "nebula", str(folder), "--split", "test-corrected", "--metrics", "bleu_4",
+                     "--replicates", "20", stdout=io.StringIO())  # fmt: skip
+
+
+# THumB: reproduce with and without Human, caption and system level
+
+
+def test_reproduce_thumb_scores_each_system_apart_with_and_without_human(tmp_path):
+    generator = random.Random(3)
+    words = [
+        "a",
+        "the",
+        "dog",
+        "cat",
+        "man",
+        "red",
+        "ball",
+        "park",
+        "runs",
+        "sits",
+        "on",
+        "in",
+        "with",
+        "near",
+        "green",
+        "frisbee",
+    ]
+    systems = ["Up-Down", "VinVL-base", "VinVL-large", "Human"]
+    rows, references = [], []
+    for seg in range(10):
+        references.append(
+            {"seg_id": str(seg), "set_id": seg, "refs": [" ".join(generator.choices(words, k=7)) for _ in range(4)]}
+        )
+        for system in systems:
+            p, r = generator.randint(1, 5), generator.randint(1, 5)
+            rows.append({
+                "SYS": system, "seg_id": str(seg), "set_id": seg, "hyp": " ".join(generator.choices(words, k=8)),
+                "image": f"COCO_val2014_{seg:012d}.jpg", "P": p, "R": r, "Fl": 0, "Inc": 0, "Con": 0,
+                "human_score": (p + r) / 2,
+            })  # fmt: skip
+    (tmp_path / "mscoco_THumB-1.0.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (tmp_path / "mscoco_references.json").write_text("".join(json.dumps(ref) + "\n" for ref in references))
+    out = io.StringIO()
+    call_command("reproduce", "thumb", str(tmp_path), "--metrics", "cider_d", "--replicates", "50", stdout=out)
+    lines = {
+        tuple(re.split(r"\s{2,}", line)[1:3]): line
+        for line in out.getvalue().splitlines()
+        if line.startswith("cider_d")
+    }
+    assert {"total (systems)", "total, without Human (systems)", "total, without Human"} <= {d for d, _ in lines}
+    # The caption level: CIDEr-D of each system's captions as one corpus, Pearson against the totals.
+    bundle = read_bundle("thumb", tmp_path)
+    table = judgment_rows(bundle, "total")
+    per_system = {}
+    for system in {c.system for c in table.captions}:
+        at = [n for n, c in enumerate(table.captions) if c.system == system]
+        per_system.update(zip(at, get("cider_d").score([table.rows[n] for n in at]).scores, strict=True))
+    scores = np.array([per_system[n] for n in range(len(table.rows))])
+    expected = 100 * stats.pearsonr(scores, table.human).statistic
+    printed = float(lines[("total", "pearson")].split()[3])
+    assert printed == pytest.approx(expected, abs=0.006)

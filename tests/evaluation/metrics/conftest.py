@@ -1,0 +1,37 @@
+"""Pictures in the modes a dataset may hold (grey, RGBA, palette …), for the model metrics' oracles
+(embedding/ and vision/)."""
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def mode_pictures(tmp_path):
+    """PNG files in order: RGB, grey (L), RGBA with a transparent band, palette (P), palette with a
+    transparent colour, RGB again; 40×53 or 53×40, so that the resize and the crop both matter."""
+    from PIL import Image
+
+    rng = np.random.default_rng(5)
+    colours = rng.integers(0, 255, (40, 53, 3), dtype=np.uint8)
+    rgba = np.dstack([colours, rng.integers(0, 255, (40, 53), dtype=np.uint8)])
+    rgba[:12, :, 3] = 0  # a transparent band over random colours
+    rgba[30:, :20, 3] = 255
+    palette = Image.fromarray(colours).quantize(24)
+    transparent = palette.copy()
+    transparent.info["transparency"] = 3
+    made = {
+        "rgb": Image.fromarray(colours),
+        "grey": Image.fromarray(colours).convert("L"),
+        "rgba": Image.fromarray(rgba, "RGBA"),
+        "palette": palette,
+        "palette-transparent": transparent,
+        "rgb-2": Image.fromarray(rng.integers(0, 255, (53, 40, 3), dtype=np.uint8)),
+    }
+    paths = []
+    for name, picture in made.items():
+        path = tmp_path / f"{name}.png"
+        picture.save(path)
+        paths.append(str(path))
+    with Image.open(paths[3]) as opened, Image.open(paths[2]) as rgba_opened:
+        assert opened.mode == "P" and rgba_opened.mode == "RGBA"  # saved in their own modes
+    return paths
