@@ -31,6 +31,30 @@ from evaluation.files import atomic_write_text
 from evaluation.metrics.judges.estimate import image_tokens, text_tokens
 from evaluation.metrics.judges.parsing import Token
 
+# LLaVA-1.5 as the released VisCE² and FLEUR run it (haotian-liu/LLaVA, metrics.md §14, §16): the
+# prompt inside LLaVA's "llava_v1" conversation, "<system> USER: <image>\n<prompt> ASSISTANT:", and
+# the picture padded to a square of the image processor's mean colour before its resize and crop
+# (the checkpoints' `image_aspect_ratio: pad`). llava-hf's chat template renders a system message as
+# its text and a space before "USER: " and adds none of its own; its processor crops the centre of a
+# picture that is not square. Without both, LLaVA answers another prompt about a cropped picture.
+LLAVA_V1_SYSTEM = (
+    "A chat between a curious human and an artificial intelligence assistant. The assistant gives helpful, "
+    "detailed, and polite answers to the human's questions."
+)
+LLAVA_V1_MODELS = frozenset({"llava-hf/llava-1.5-13b-hf", "llava-hf/llava-1.5-7b-hf"})
+
+
+def padded_square(picture: Image.Image, colour: tuple[int, ...]) -> Image.Image:
+    """The picture centred on a square of `colour` as wide as its longer side (LLaVA's expand2square:
+    the offset of the shorter side is rounded down)."""
+    width, height = picture.size
+    if width == height:
+        return picture
+    side = max(width, height)
+    square = Image.new(picture.mode, (side, side), colour)
+    square.paste(picture, ((side - width) // 2, (side - height) // 2))
+    return square
+
 
 @dataclass(frozen=True)
 class JudgeParams:
@@ -327,6 +351,7 @@ class LocalVLM(Backend, LazyModel):
         size kept for the rest of the process."""
         self.spec, self.batch, self.top = model, batch, top_logprobs
         self.name = f"transformers:{model.name}"
+        self.llava_v1 = model.name in LLAVA_V1_MODELS  # LLaVA's own conversation and padding
         self.device = best_device()
         super().__init__()
         self._processor = None
@@ -347,24 +372,31 @@ class LocalVLM(Backend, LazyModel):
         return self._processor
 
     def inputs(self, requests: Sequence[JudgeRequest]):
-        """The processor's tensors for a batch: the chat template, the pictures, left padding."""
+        """The processor's tensors for a batch: the chat template, the pictures, left padding; for
+        LLaVA-1.5, its system line and pictures padded to a square (LLAVA_V1_SYSTEM)."""
         processor = self.processor()
         texts, images = [], []
         for request in requests:
             content = [{"type": "text", "text": request.prompt}]
             if request.image is not None:
                 content.insert(0, {"type": "image"})
-                images.append(Image.open(io.BytesIO(request.image)).convert("RGB"))
-            texts.append(
-                processor.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True)
-            )
+                picture = Image.open(io.BytesIO(request.image)).convert("RGB")
+                if self.llava_v1:
+                    mean = processor.image_processor.image_mean
+                    picture = padded_square(picture, tuple(int(value * 255) for value in mean))
+                images.append(picture)
+            messages = [{"role": "user", "content": content}]
+            if self.llava_v1:
+                messages.insert(0, {"role": "system", "content": [{"type": "text", "text": LLAVA_V1_SYSTEM}]})
+            texts.append(processor.apply_chat_template(messages, add_generation_prompt=True))
         return processor(images=images or None, text=texts, padding=True, return_tensors="pt")
 
     def prompt_tokens(self, request: JudgeRequest) -> int:
         return int(self.inputs([request])["attention_mask"][0].sum())
 
     def fingerprint(self) -> str:
-        return f"{self.name}@{folder_sha256(self.spec.folder)[:16]}" if self.spec.present() else f"{self.name}@absent"
+        weights = folder_sha256(self.spec.folder)[:16] if self.spec.present() else "absent"
+        return f"{self.name}@{weights}" + ("+llava_v1-conversation-pad" if self.llava_v1 else "")
 
     def build(self):
         offline()

@@ -25,7 +25,9 @@ class Fleur(JudgeMetric):
     slug, name = "fleur", "FLEUR"
     # 2: the printed decimals read as the reference reads them (trailing zeros dropped: "0.70" has no
     # second-decimal term); a printed score above 1.0 is unparseable.
-    version = "2"
+    # 3: on LLaVA-1.5, the prompt inside LLaVA's llava_v1 conversation (its system line) with the picture
+    # padded to a square, as the released fleur.py runs it (backends.LLAVA_V1_SYSTEM).
+    version = "3"
     needs = frozenset({"media", "gpu"})
     params = JudgeParams(temperature=0.0, max_tokens=512, top_logprobs=20)
     assumed_completion_tokens = 60
@@ -38,6 +40,9 @@ class Fleur(JudgeMetric):
     notes = (
         "Through an OpenAI-compatible endpoint the digit probabilities come from the top-20 alternatives "
         "(digits outside them count 0); the local model reads them from the full vocabulary.",
+        "On LLaVA-1.5 the prompt goes inside LLaVA's llava_v1 conversation (its system line first) with the "
+        "picture padded to a square of the processor's mean colour, as fleur.py runs LLaVA (--image-aspect-ratio "
+        "pad); llava-hf's own template has no system line and its processor crops the centre.",
     )
 
     def backend(self):

@@ -35,6 +35,10 @@ CONTEXT_PROMPT, RATING_PROMPT = "visce2/visual_context.txt", "visce2/evaluate.tx
 @register("visce2")
 class VisCE2(JudgeMetric):
     slug, name = "visce2", "VisCE²"
+    # 2: on LLaVA-1.5, both steps inside LLaVA's llava_v1 conversation (its system line) with the picture
+    # padded to a square, as the released code runs it (backends.LLAVA_V1_SYSTEM); v1 sent llava-hf's bare
+    # "USER: …" turn with a centre-cropped picture.
+    version = "2"
     points = 1.0  # rates 0–100 already
     needs = frozenset({"media", "gpu"})
     params = JudgeParams(temperature=0.2, max_tokens=1024, top_logprobs=0, seed=0)
@@ -50,6 +54,9 @@ class VisCE2(JudgeMetric):
         "LLaVA-1.5-13B through transformers (llava-hf) in fp16, not the released 4-bit original-LLaVA loader; "
         "temperature 0.2 with a pinned seed. CAPBENCH_VISCE2_MODEL picks another vision-language model of the "
         "store (Qwen2-VL, LLaVA-1.5-7B); CAPBENCH_VISCE2_BACKEND=api sends both steps to the judge endpoint.",
+        "On LLaVA-1.5 both steps go inside LLaVA's llava_v1 conversation (its system line first) with the picture "
+        "padded to a square of the processor's mean colour, as the released code runs LLaVA; llava-hf's own "
+        "template has no system line and its processor crops the centre.",
     )
 
     assumed_completion_tokens = 10  # the rating: the prompt asks for a single number

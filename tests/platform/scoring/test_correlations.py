@@ -92,7 +92,7 @@ def test_the_added_sets_are_correlated_under_their_papers_protocols():
     for dataset in (foil, polaris):
         run_jobs(dataset_plan(dataset=dataset, slugs=["cider_d"]))
     foil_cells = {(r.protocol, r.statistic): r for r in CorrelationResult.objects.filter(dataset=foil)}
-    assert {"foil/paper@1", "foil/canonical@1"} == {protocol for protocol, _ in foil_cells}
+    assert {"foil/paper@1", "foil/canonical@2"} == {protocol for protocol, _ in foil_cells}
     scores = dict(Score.objects.filter(caption__item__dataset=foil).values_list("caption_id", "value"))
     pairs = PairJudgment.objects.filter(dataset=foil)
     direct = pairwise_accuracy(
@@ -100,6 +100,9 @@ def test_the_added_sets_are_correlated_under_their_papers_protocols():
     )
     assert foil_cells[("foil/paper@1", "accuracy")].value == pytest.approx(direct.strict)
     assert ("foil/paper@1", "accuracy_ties_half") not in foil_cells  # the paper counts a tie as wrong
+    # The canonical protocol's three tie conventions: wrong, half, and for the second caption.
+    assert foil_cells[("foil/canonical@2", "accuracy_ties_half")].value == pytest.approx(direct.ties_half)
+    assert foil_cells[("foil/canonical@2", "accuracy_ties_second")].value == pytest.approx(direct.ties_second)
     polaris_cells = {(r.protocol, r.statistic) for r in CorrelationResult.objects.filter(dataset=polaris)}
     assert ("polaris/paper@1", "tau_c") in polaris_cells and ("polaris/canonical@1", "pearson") in polaris_cells
 

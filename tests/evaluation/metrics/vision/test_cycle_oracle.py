@@ -45,7 +45,9 @@ CAPTIONS = [
 
 
 def rows(paths):
-    return [CaptionRow(str(i), caption, (), path) for i, (caption, path) in enumerate(zip(CAPTIONS, paths, strict=True))]
+    return [
+        CaptionRow(str(i), caption, (), path) for i, (caption, path) in enumerate(zip(CAPTIONS, paths, strict=True))
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -165,7 +167,6 @@ def test_t2i_cycle_equals_the_cosine_of_the_two_pictures_and_its_mean(vision_sto
     originals = features(model, preprocess, [Image.open(path).convert("RGB") for path in mode_pictures])
     made = features(model, preprocess, [Image.open(path).convert("RGB") for path in generated])
     expected = np.sum(originals * made, axis=1)
-    print("T2I", result.scores, "maxdiff", np.max(np.abs(np.array(result.scores[:-1]) - expected)), "corpus", abs(result.corpus - float(np.mean(expected))))
     assert result.scores[:-1] == pytest.approx(expected.tolist(), abs=1e-5)
     assert math.isnan(result.scores[-1])
     assert result.corpus == pytest.approx(float(np.mean(expected)), abs=1e-5)
@@ -186,7 +187,6 @@ def test_t2i_cycle_equals_the_cosine_of_the_two_pictures_and_its_mean(vision_sto
             generator=torch.Generator("cpu").manual_seed(seed_of(CAPTIONS[index], 7)),
         ).images[0]
         difference = np.abs(np.asarray(again, dtype=int) - np.asarray(Image.open(generated[index]), dtype=int))
-        print("regen", index, difference.max(), difference.mean())
         assert difference.max() <= 2
 
 
@@ -215,7 +215,10 @@ def test_camscore_levels_and_fusion_equal_their_definitions(vision_store, mode_p
     folder = CATALOGUE["depth-anything/Depth-Anything-V2-Large-hf"].folder
     processor, depth = AutoImageProcessor.from_pretrained(folder), AutoModelForDepthEstimation.from_pretrained(folder)
     for index, detail in enumerate(result.details):
-        original, generated = squashed(mode_pictures[picked[index]]), squashed(generated_path(detail["generated_image"]))
+        original, generated = (
+            squashed(mode_pictures[picked[index]]),
+            squashed(generated_path(detail["generated_image"])),
+        )
         assert detail["pixel"] == pytest.approx(pixel_level(original, generated), abs=1e-9)
 
         whole = features(semantic, preprocess, [original, generated])
@@ -240,12 +243,23 @@ def test_camscore_levels_and_fusion_equal_their_definitions(vision_store, mode_p
         maps = torch.nn.functional.interpolate(maps[:, None], size=(SIDE, SIDE), mode="bicubic", align_corners=False)
         assert detail["depth"] == pytest.approx(depth_level(maps[1, 0].numpy(), maps[0, 0].numpy()), rel=1e-4)
 
-        print("CAM", index, m, n, {k: detail[k] for k in ("pixel","semantic","object","ciou","depth")}, result.scores[index],
-              "d", abs(detail["pixel"]-pixel_level(original, generated)), abs(detail["semantic"]-float(whole[0] @ whole[1])),
-              abs(detail["object"]-optimal_assignment_cost(cost) / m), abs(detail["ciou"]-float(spatial)),
-              abs(detail["depth"]-depth_level(maps[1, 0].numpy(), maps[0, 0].numpy())), abs(result.scores[index]-fusion(detail, state)))
         assert result.scores[index] == pytest.approx(fusion(detail, state), abs=1e-6)
     assert max(result.scores) - min(result.scores) > 1e-4  # the fusion's output differs between the rows
+
+
+@pytest.mark.parametrize(("m", "n"), [(9, 4), (4, 9), (12, 12), (30, 1)])
+def test_the_object_level_pads_and_assigns_as_defined_for_any_counts(m, n):
+    """The detector above finds as many boxes in both pictures; other counts on random crop features
+    (m > n: the m×m padding with cost 1; m < n: extra generated objects cost nothing)."""
+    from evaluation.metrics.vision.levels import object_matching
+
+    rng = np.random.default_rng(m * 100 + n)
+    a, b = rng.normal(size=(m, 16)) * rng.uniform(0.5, 3, size=(m, 1)), rng.normal(size=(n, 16))
+    cost = np.ones((m, max(m, n)))
+    cost[:, :n] = 1.0 - unit(a) @ unit(b).T
+    value, pairs = object_matching(a, b)
+    assert value == pytest.approx(optimal_assignment_cost(cost) / m, abs=1e-12)
+    assert len(pairs) == min(m, n) and sum(c for _, _, c in pairs) + (m - len(pairs)) == pytest.approx(value * m)
 
 
 def test_a_level_without_objects_is_as_defined():
