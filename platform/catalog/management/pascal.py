@@ -22,7 +22,7 @@ def pascal_accuracy(bundle: DatasetBundle, *, draws: int, seed: int, stdout) -> 
     pool = {item.external_id: item.references for item in bundle.items}
     pairs = bundle.pairs
     fixed = [_file_draw(pair) for pair in pairs]
-    drawn = {seed + k: _draw(random.Random(seed + k), pool, pairs) for k in range(draws)}
+    drawn = {seed + k: draw_references(random.Random(seed + k), pool, pairs) for k in range(draws)}
     stdout.write(
         f"pascal50s: {len(pairs):,} pairs; accuracy %; strict (a metric tie counts as wrong) unless said, "
         f"ties in brackets; K = {draws} random draws of 5 references, draw k with seed {seed} + k"
@@ -64,7 +64,7 @@ def pascal_accuracy(bundle: DatasetBundle, *, draws: int, seed: int, stdout) -> 
             )
 
 
-def _draw(generator: random.Random, pool: dict[str, list[str]], pairs: list[PairRow]) -> list[list[str]]:
+def draw_references(generator: random.Random, pool: dict[str, list[str]], pairs: list[PairRow]) -> list[list[str]]:
     """One draw: 5 references from each pair's pool, one generator across the pairs (each pair its own draw)."""
     return [generator.sample(pool[pair.item], 5) for pair in pairs]
 

@@ -44,7 +44,8 @@ def corpus_rule_now(job: EvaluationJob) -> str:
 def row_contexts(job: EvaluationJob, caption_ids: list[int]) -> list[str]:
     """Each caption's corpus context as its scores' reuse key names it: the job's context key, and
     the caption's part where the context has several (two systems' identical captions are not the
-    same work when each system is its own corpus)."""
+    same work when each system is its own corpus). A key from before keys named their rule is of
+    one part (CIDEr-D version 1, whose batches a version-2 worker refuses before reading this)."""
     planned = context_rule(job.context_key)
     if planned is None or not planned[1]:
         return [job.context_key] * len(caption_ids)

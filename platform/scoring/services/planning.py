@@ -20,7 +20,7 @@ from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
 from scoring.queues import enqueue_many
 from scoring.services.contexts import corpus_rule_now
 from scoring.services.metrics import metric_versions_current
-from scoring.services.rows import caption_corpora, caption_rows, context_key
+from scoring.services.rows import caption_corpora, caption_rows, context_key, context_rule
 
 BATCH_TASK = "scoring.run_batch"
 
@@ -81,7 +81,7 @@ def job_plan(*, purpose, dataset, system, version: MetricVersion, caption_ids: l
         )
         if not metric.available:
             return _unavailable(job, metric) if created else job
-        if not created and job.status == EvaluationJob.Status.UNAVAILABLE:
+        if not created and (job.status == EvaluationJob.Status.UNAVAILABLE or _corpus_moved(job)):
             _reopen(job)
         elif not created and (job.is_final or job.batch_count):
             return job  # planned before: the batches (and the reaper) carry it on
@@ -98,6 +98,13 @@ def job_plan(*, purpose, dataset, system, version: MetricVersion, caption_ids: l
         job.save()
         transaction.on_commit(lambda: batches_enqueue(job_id=job.pk))
     return job
+
+
+def _corpus_moved(job: EvaluationJob) -> bool:
+    """A finished job of a corpus-dependent metric planned under another corpus rule than its
+    dataset's protocol states now (docs/metaeval.md §7.7): its scores are of another corpus."""
+    planned = context_rule(job.context_key)
+    return job.is_final and planned is not None and planned[0] != corpus_rule_now(job)
 
 
 def _unavailable(job: EvaluationJob, metric: Metric) -> EvaluationJob:
@@ -131,7 +138,9 @@ def versions_rescore() -> list[EvaluationJob]:
     """Caption sets scored by an older version of a metric and not yet by its current one get a
     job for the current version. The older scores stay (and stay shown) until it is done. Caption
     sets whose job ended unavailable get one too once the metric is available (`_waiting`). Systems
-    a layer above excludes (scoring.events.rescore_excluded: a withdrawn submission's) are left alone."""
+    a layer above excludes (scoring.events.rescore_excluded: a withdrawn submission's) are left alone.
+    A dataset's own candidates scored by a corpus-dependent metric under a corpus rule its protocol
+    no longer states are scored again by the current version (`_moved_corpora`)."""
     excluded = {system_id for _, ids in rescore_excluded.send(sender=EvaluationJob) for system_id in ids or ()}
     jobs = []
     for metric in Metric.objects.filter(is_registered=True, current_version__isnull=False).select_related(
@@ -146,6 +155,17 @@ def versions_rescore() -> list[EvaluationJob]:
             .values_list("dataset_id", "system_id")
             .distinct()
         )
+        for job in _moved_corpora(metric, current):  # a protocol's corpus rule changed: scored again
+            captions = Caption.objects.own().filter(item__dataset_id=job.dataset_id).order_by("id")
+            jobs.append(
+                job_plan(
+                    purpose=EvaluationJob.Purpose.DATASET,
+                    dataset=job.dataset,
+                    system=None,
+                    version=current,
+                    caption_ids=list(captions.values_list("id", flat=True)),
+                )
+            )
         for dataset_id, system_id in {*older, *_waiting(metric)}:
             if system_id in excluded or not _needs_plan(metric, current, dataset_id, system_id):
                 continue
@@ -163,6 +183,16 @@ def versions_rescore() -> list[EvaluationJob]:
                 )
             )
     return jobs
+
+
+def _moved_corpora(metric: Metric, current: MetricVersion) -> list[EvaluationJob]:
+    """The current version's finished dataset jobs whose corpus rule is no longer their protocol's."""
+    if not metric.corpus_dependent:
+        return []
+    done = EvaluationJob.objects.filter(
+        metric_version=current, purpose=EvaluationJob.Purpose.DATASET, status=EvaluationJob.Status.DONE
+    ).select_related("dataset")
+    return [job for job in done if _corpus_moved(job)]
 
 
 def _ended_unavailable_before_sync(metric: Metric) -> Q:

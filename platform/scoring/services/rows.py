@@ -121,8 +121,8 @@ KEY_LENGTH = 64  # EvaluationJob.context_key, CorpusContext.key
 def context_key(config_hash: str, rule: str, references: list[tuple[str, ...]], corpora: list[tuple[str, int]]) -> str:
     """The identity of a corpus context: the corpus rule it was planned under (CORPORA; "+parts"
     when its corpus has several parts), then a digest of the multiset of reference lists
-    (order-free). One part (every submission) is keyed by its content alone: two submissions of the
-    same captions share their context and their scores. Several parts (a dataset's systems) are
+    (order-free). One part (every submission) is keyed by its rule and content: two submissions of
+    the same captions share their context and their scores. Several parts (a dataset's systems) are
     named in the digest too: the stored context holds one context per part name."""
     parts: dict[str, Counter[tuple[str, ...]]] = {}
     for refs, (part, times) in zip(references, corpora, strict=True):

@@ -25,5 +25,7 @@ def test_a_value_is_shown_only_beside_the_same_rows_and_data_version():
     # Nebula's table is of the corrected scores: not beside the first release's cells.
     assert published_value("nebula", "cider_d", "overall", "tau_c", 3298, version="nebula-1-corrected") == 48.8
     assert published_value("nebula", "cider_d", "overall", "tau_c", 3298, version="nebula-1") is None
+    assert published_value("polaris", "cider_d", "overall", "tau_c", 26122) == 52.1
+    assert published_value("polaris", "cider_d", "overall", "tau_c", 400) is None
     assert published_value("composite", "meteor", "correctness", "tau_c", 11985) == 38.9
     assert published_value("composite", "meteor", "thoroughness", "tau_c", 11985) is None

@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import random
+from dataclasses import replace
 
 import pytest
 from pycocoevalcap.cider.cider import Cider as OracleCider
@@ -14,9 +15,10 @@ from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer as OracleTokenizer
 from catalog.importers.registry import read_bundle
 from catalog.models import Caption, Judgment
 from catalog.services.imports import dataset_import
+from evaluation.metaeval.protocols import CANDIDATES, PROTOCOLS
 from evaluation.metrics import CaptionRow, get
 from scoring.models import CorrelationResult, Score
-from scoring.services.planning import dataset_plan
+from scoring.services.planning import dataset_plan, versions_rescore
 from tests.platform.scoring.inline import run_jobs
 
 SYSTEMS = ["Up-Down", "VinVL-base", "VinVL-large", "Human"]
@@ -200,3 +202,24 @@ def test_msvd_eval_scores_each_videos_candidate_once_whatever_its_judgments(judg
     assert [stored[c.pk] for c in captions] == pytest.approx(once, abs=1e-9)
     eight = get("cider_d").score([row for row in rows for _ in range(8)]).scores[0::8]  # the old corpus
     assert max(abs(a - b) for a, b in zip(once, eight, strict=True)) > 1e-3
+
+
+def test_a_protocols_new_corpus_rule_rescores_the_datasets_candidates(thumb_dir, monkeypatch):
+    """The existing re-score path carries a rule change: the sweep finds the dataset job planned
+    under the old rule and plans it again; its scores become the new corpus's."""
+    dataset = _imported(thumb_dir, "thumb-moved")
+    before = _stored(dataset)
+    assert versions_rescore() == []  # nothing moved yet
+    paper = PROTOCOLS["thumb/paper"]
+    monkeypatch.setitem(PROTOCOLS, "thumb/paper", replace(paper, corpus=CANDIDATES))
+    planned = versions_rescore()
+    assert [(job.dataset_id, job.metric_version.metric.slug) for job in planned] == [(dataset.pk, "cider_d")]
+    run_jobs(planned)
+    assert versions_rescore() == []  # planned once
+    captions = list(Caption.objects.filter(item__dataset=dataset).select_related("item", "system").order_by("id"))
+    rows = [CaptionRow(str(c.pk), c.text, tuple(c.item.references)) for c in captions]
+    once = dict(zip(captions, get("cider_d").score(rows).scores, strict=True))  # every candidate once
+    after = _stored(dataset)
+    for caption, value in once.items():
+        assert after[(caption.system.slug, caption.item.external_id)] == pytest.approx(value, abs=1e-9)
+    assert after != pytest.approx(before, abs=1e-6)
