@@ -59,7 +59,13 @@ class ScoreCursor(CursorPagination):
             )
         with transaction.atomic(), connection.cursor() as database:
             database.execute("SET LOCAL enable_sort = off")
-            return super().paginate_queryset(queryset, request, view)
+            page = super().paginate_queryset(queryset, request, view)  # (a list: the query ran)
+            # SET LOCAL lasts until the outermost transaction ends, not this block when it is a
+            # savepoint (a test's transaction): every later query would be planned without sorts,
+            # at a cost past jit_above_cost, and JIT-compiled (0.1-0.5 s each). On an error the
+            # block's rollback undoes the setting.
+            database.execute("SET LOCAL enable_sort = on")
+            return page
 
     page_size = 500
     page_size_query_param = "page_size"

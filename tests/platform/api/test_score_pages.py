@@ -111,3 +111,13 @@ def test_the_wide_layout_gives_a_row_per_caption_with_its_metrics_as_keys(scored
     assert client.get("/api/v1/scores/", {"layout": "sideways"}).status_code == 400
     assert client.get("/api/v1/scores/", {"dataset": "no-such", "layout": "wide"}).json()["results"] == []
     assert "metric" in client.get("/api/v1/scores/", {"dataset": scored.slug}).json()["results"][0]  # long: as before
+
+
+def test_a_page_leaves_the_rest_of_a_longer_transaction_planned_as_usual(scored):
+    """The page plans its query without sorts (SET LOCAL), inside a savepoint when a transaction is
+    already open (this test's, or a request's): the setting must not outlive the page, or every
+    later query of that transaction is planned at a disabled node's cost and JIT-compiled."""
+    APIClient().get("/api/v1/scores/", {"dataset": scored.slug, "page_size": 7})
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW enable_sort")
+        assert cursor.fetchone()[0] == "on"
