@@ -22,7 +22,7 @@ from evaluation import metrics as registry
 from evaluation.metrics import MetricUnavailable
 from scoring.events import job_running
 from scoring.models import EvaluationJob, JobBatch, Score
-from scoring.services.contexts import job_score, row_contexts
+from scoring.services.contexts import job_score, reuse_context, row_parts
 from scoring.services.lifecycle import job_end
 from scoring.services.pictures import pictures_publish
 from scoring.services.rows import caption_rows, input_key
@@ -79,9 +79,10 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
     started = time.perf_counter()
     needs_media = "media" in implementation.needs
     job_rows = caption_rows(batch.caption_ids, media=needs_media)
-    contexts = row_contexts(job, batch.caption_ids) if implementation.corpus_dependent else [""] * len(job_rows)
+    parts = row_parts(job, batch.caption_ids) if implementation.corpus_dependent else [""] * len(job_rows)
     keys = [
-        input_key(version.config_hash, job_row, context) for job_row, context in zip(job_rows, contexts, strict=True)
+        input_key(version.config_hash, job_row, reuse_context(job, part))
+        for job_row, part in zip(job_rows, parts, strict=True)
     ]
     known = _known_scores(version, keys)
     todo = [(job_row, key) for job_row, key in zip(job_rows, keys, strict=True) if key not in known]
@@ -89,7 +90,9 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
     computed: dict[bytes, dict] = {}
     if runnable:
         try:
-            result = job_score(job, implementation, [job_row for job_row, _ in runnable])
+            part_of = dict(zip(batch.caption_ids, parts, strict=True))
+            scored = [job_row for job_row, _ in runnable]
+            result = job_score(job, implementation, scored, [part_of[job_row.caption_id] for job_row in scored])
         except MetricUnavailable as error:
             return _unavailable(job, str(error))
         for index, (_, key) in enumerate(runnable):

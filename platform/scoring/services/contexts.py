@@ -41,15 +41,21 @@ def corpus_rule_now(job: EvaluationJob) -> str:
     return dataset_protocols_of(dataset.source_format, dataset.slug, dataset.kind)[0].corpus.rule
 
 
-def row_contexts(job: EvaluationJob, caption_ids: list[int]) -> list[str]:
-    """Each caption's corpus context as its scores' reuse key names it: the job's context key, and
-    the caption's part where the context has several (two systems' identical captions are not the
-    same work when each system is its own corpus). A key from before keys named their rule is of
-    one part (CIDEr-D version 1, whose batches a version-2 worker refuses before reading this)."""
+def row_parts(job: EvaluationJob, caption_ids: list[int]) -> list[str]:
+    """Each caption's part of the job's corpus: "" where the corpus has one part (a key from before
+    keys named their rule is of one part: CIDEr-D version 1, whose batches a version-2 worker
+    refuses before reading this), else the part's name (one query)."""
     planned = context_rule(job.context_key)
     if planned is None or not planned[1]:
-        return [job.context_key] * len(caption_ids)
-    return [f"{job.context_key}/{part}" for part, _ in caption_corpora(caption_ids, planned[0])]
+        return [""] * len(caption_ids)
+    return [part for part, _ in caption_corpora(caption_ids, planned[0])]
+
+
+def reuse_context(job: EvaluationJob, part: str) -> str:
+    """A caption's corpus context as its score's reuse key names it: the job's context key, and the
+    caption's part where there are several (two systems' identical captions are not the same work
+    when each system is its own corpus)."""
+    return f"{job.context_key}/{part}" if part else job.context_key
 
 
 def job_context(job: EvaluationJob, metric: Metric) -> object:
@@ -84,18 +90,17 @@ def job_context(job: EvaluationJob, metric: Metric) -> object:
     return context
 
 
-def job_score(job: EvaluationJob, metric: Metric, job_rows: Sequence[JobRow]) -> MetricResult:
-    """The metric's result on a batch's rows, a corpus-dependent metric in its job's context (each
-    row in its part's): one result, in the order of `job_rows`."""
+def job_score(job: EvaluationJob, metric: Metric, job_rows: Sequence[JobRow], parts: Sequence[str]) -> MetricResult:
+    """The metric's result on a batch's rows, a corpus-dependent metric in its job's context, each
+    row in its part's (`parts`, row_parts of the rows): one result, in the order of `job_rows`."""
     rows = [job_row.row for job_row in job_rows]
     if not metric.corpus_dependent:
         return metric.score(rows)
     context = job_context(job, metric)
     if not isinstance(context, dict):
         return metric.score(rows, context)
-    ids = [job_row.caption_id for job_row in job_rows]
     by_part: dict[str, list[int]] = {}
-    for index, (part, _) in enumerate(caption_corpora(ids, job_corpus(job))):
+    for index, part in enumerate(parts):
         by_part.setdefault(part, []).append(index)
     missing = sorted(set(by_part) - set(context))
     if missing:

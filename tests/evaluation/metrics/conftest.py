@@ -1,5 +1,5 @@
-"""Pictures in the modes a dataset may hold (grey, RGBA, palette …), for the model metrics' oracles
-(embedding/ and vision/)."""
+"""Pictures in the modes a dataset may hold (grey, RGBA, palette …) and captions a tokenizer finds
+awkward, for the model metrics' oracles (embedding/ and vision/)."""
 
 import numpy as np
 import pytest
@@ -35,3 +35,17 @@ def mode_pictures(tmp_path):
     with Image.open(paths[3]) as opened, Image.open(paths[2]) as rgba_opened:
         assert opened.mode == "P" and rgba_opened.mode == "RGBA"  # saved in their own modes
     return paths
+
+
+@pytest.fixture
+def awkward_captions() -> list[str]:
+    """One caption per picture of `mode_pictures`: plain, non-ASCII (accents, CJK, an emoji), over
+    CLIP's 77 tokens, upper case with quotes, repeated words past the limit, two words."""
+    return [
+        "a dog runs on the grass",
+        "Ein Hund läuft über die Straße, 犬が走っている — très vite 🐕",
+        " ".join(["a long caption about a red bicycle leaning on a wall"] * 12),  # ≈ 130 tokens
+        "ÇA VA? «un chat» sur le canapé",
+        "two children sit on a bench " * 20,
+        "a picture",
+    ]
