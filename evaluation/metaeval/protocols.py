@@ -54,9 +54,7 @@ class Corpus:
 
 
 PER_SYSTEM = Corpus(CORPUS_SYSTEM, "pycocoevalcap's COCOEvalCap scores one results file (a system) as one corpus")
-JUDGMENT_ROWS = Corpus(
-    CORPUS_ROWS, "CLIPScore/PAC-S correlation code: one pycocoevalcap image id per judgment row (datasets.md §3)"
-)
+JUDGMENT_ROWS = Corpus(CORPUS_ROWS, "CLIPScore/PAC-S correlation code: one pycocoevalcap image id per judgment row")
 PAIR_ROWS = Corpus(
     CORPUS_ROWS, "CLIPScore/PAC-S pairwise code: both captions of every pair scored, a pair per document"
 )
