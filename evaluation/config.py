@@ -312,6 +312,14 @@ VARIABLES: dict[str, Variable] = {
             "`downloads` in the state dir",
         ),
         _v(
+            "CAPBENCH_FETCH_MAX_BYTES",
+            "int",
+            16 * 1024 * MIB,
+            "The most `datasets fetch` downloads of a file whose size the catalogue does not give (16 GiB: "
+            "the largest such archive is about 7.3 GB); past it the download stops and nothing is kept.",
+            P,
+        ),
+        _v(
             "CAPBENCH_WORKER_HEARTBEAT",
             "int",
             30,
@@ -439,6 +447,13 @@ VARIABLES: dict[str, Variable] = {
         ),
         _v("CAPBENCH_ACTION_RATE", "str", "60/hour", "Withdrawals and visibility changes per account.", P),
         _v(
+            "CAPBENCH_ACCOUNT_DATA_RATE",
+            "str",
+            "10/day",
+            "Downloads of one's data and account deletions (attempts, wrong passwords included) per account.",
+            P,
+        ),
+        _v(
             "CAPBENCH_COMPARISON_RATE",
             "str",
             "120/hour",
@@ -489,6 +504,14 @@ VARIABLES: dict[str, Variable] = {
             P,
         ),
         _v("CAPBENCH_LOGIN_FAILURES", "int", 5, "Failed sign-ins before a lockout.", P),
+        _v(
+            "CAPBENCH_STAFF_2FA",
+            "bool",
+            None,
+            "Whether staff sessions need a two-factor code (TOTP) before any page, the admin and /ops/ included.",
+            P,
+            "on in production, off elsewhere",
+        ),
         _v("CAPBENCH_LOGIN_COOLOFF_MINUTES", "int", 15, "Minutes a lockout lasts.", P),
         _v("CAPBENCH_DB_POOL", "bool", True, "Whether each process keeps a pool of database connections.", P),
         _v("CAPBENCH_DB_POOL_SIZE", "int", 8, "Most database connections per process.", P),

@@ -23,6 +23,7 @@ from capbench_client.api import Client
 from capbench_client.errors import CapBenchError, Conflict, NotFound, WaitTimedOut
 from capbench_client.progress import ProgressDisplay
 from capbench_client.tables import board_text, progress_text, results_text, table
+from capbench_client.terminal import SafeBytes, SafeText, shown
 from capbench_client.version import VERSION
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -150,7 +151,7 @@ def _same_server(one: str, other: str) -> bool:
 
 
 def _retrying(attempt: int, seconds: float, why: str) -> None:
-    sys.stderr.write(f"{PROGRAM}: {why}; trying again in {seconds:.0f} s (attempt {attempt + 1})\n")
+    sys.stderr.write(f"{PROGRAM}: {shown(why)}; trying again in {seconds:.0f} s (attempt {attempt + 1})\n")
 
 
 # Commands
@@ -197,7 +198,7 @@ def _submit(args: argparse.Namespace) -> int:
         known = f" as submission {error.submission}" if error.submission else ""
         raise Failed(f"this file was already submitted{known}: {error.page or error.message}") from None
     number = submission["id"]
-    print(f"Submission {number} ({submission.get('status', 'queued')}): {client.url}/submissions/{number}/")
+    _say(f"Submission {number} ({submission.get('status', 'queued')}): {client.url}/submissions/{number}/")
     if not args.wait:
         return 0
     display = ProgressDisplay(sys.stderr)
@@ -208,9 +209,9 @@ def _submit(args: argparse.Namespace) -> int:
     finally:
         display.close()
     try:
-        print(results_text(client.results(number)))
+        _say(results_text(client.results(number)))
     except NotFound:  # a server older than the results card
-        print(progress_text(state))
+        _say(progress_text(state))
     if state.get("status") != "done":
         raise Failed(f"submission {number} {state.get('status')}: {state.get('error') or 'see the metrics above'}")
     return 0
@@ -218,7 +219,7 @@ def _submit(args: argparse.Namespace) -> int:
 
 def _results(args: argparse.Namespace) -> int:
     card = _client(args).results(args.submission)
-    print(json.dumps(card, indent=2) if args.json else results_text(card))
+    _say(json.dumps(card, indent=2) if args.json else results_text(card))
     return 0
 
 
@@ -280,16 +281,16 @@ def _metric_upload(args: argparse.Namespace) -> int:
         public=args.public,
     )
     slug = submission.get("metric")
-    print(f"Metric submission {submission.get('id')} ({slug}): {client.url}/metrics/{slug}/")
+    _say(f"Metric submission {submission.get('id')} ({slug}): {client.url}/metrics/{slug}/")
     for upload in submission.get("uploads") or []:
-        print(f"  version {upload.get('version')}: {upload.get('status')}")
+        _say(f"  version {upload.get('version')}: {upload.get('status')}")
     return 0
 
 
 def _datasets(args: argparse.Namespace) -> int:
     found = _client(args).datasets()
     head = ["slug", "title", "kind", "modality"]
-    print(table(head, [[str(d.get(key) or "") for key in head] for d in found]))
+    _say(table(head, [[str(d.get(key) or "") for key in head] for d in found]))
     return 0
 
 
@@ -299,17 +300,23 @@ def _metrics(args: argparse.Namespace) -> int:
         [str(m.get("slug")), str(m.get("name")), str(m.get("family")), "yes" if m.get("available", True) else "no"]
         for m in found
     ]
-    print(table(["slug", "name", "family", "available"], rows))
+    _say(table(["slug", "name", "family", "available"], rows))
     return 0
 
 
 # Output
 
 
+def _say(text: str) -> None:
+    """A line or lines with the server's text in them, on stdout, control characters escaped (terminal.shown)."""
+    print(shown(text, lines=True))
+
+
 class _Output:
     """`path` written through a sibling `.part` file that replaces it only when the command
-    succeeds (a refused request or a dropped connection leaves an earlier file as it was), or
-    stdout when None (left open)."""
+    succeeds (a refused request or a dropped connection leaves an earlier file as it was), the
+    server's bytes as they came; or stdout when None (left open), other people's text in it with its
+    control characters escaped (terminal.SafeText: a JSON line stays the same data)."""
 
     binary = False
 
@@ -320,16 +327,18 @@ class _Output:
 
     def __enter__(self) -> Any:
         if self.part is None:
+            sys.stdout.flush()
             if self.binary:
-                sys.stdout.flush()
-                return getattr(sys.stdout, "buffer", None) or _TextBytes(sys.stdout)
-            return sys.stdout
+                self.file = SafeBytes(getattr(sys.stdout, "buffer", None) or _TextBytes(sys.stdout))
+            else:
+                self.file = SafeText(sys.stdout)
+            return self.file
         self.file = self.part.open("wb") if self.binary else self.part.open("w", encoding="utf-8", newline="")
         return self.file
 
     def __exit__(self, kind: object, *exc: object) -> None:
-        if self.file is None:
-            sys.stdout.flush()
+        if self.part is None:
+            self.file.flush()
             return
         self.file.close()
         assert self.part is not None and self.path is not None
@@ -355,6 +364,9 @@ class _TextBytes:
 
     def write(self, data: bytes) -> None:
         self.stream.write(data.decode("utf-8", errors="replace"))
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 def _write_rows(rows: Iterable[dict[str, Any]], out: TextIO, format: str) -> int:
@@ -386,7 +398,7 @@ def _cell(value: Any) -> Any:
 
 
 def _fail(message: str) -> int:
-    sys.stderr.write(f"{PROGRAM}: {message}\n")
+    sys.stderr.write(f"{PROGRAM}: {shown(message, lines=True)}\n")
     return 1
 
 

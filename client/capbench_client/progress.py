@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from capbench_client.terminal import shown
+
 FINAL_JOB_STATES = ("done", "failed", "unavailable")
 WIDTH = 30
 
@@ -37,7 +39,7 @@ def progress_line(state: dict[str, Any], width: int = WIDTH) -> str:
     if ahead and not state.get("final"):
         parts.append(f"{ahead:,} {'batch' if ahead == 1 else 'batches'} ahead in the queue")
     parts.append(f"({state.get('status', '?')})")
-    return "  ".join(parts)
+    return shown("  ".join(parts))
 
 
 class ProgressDisplay:

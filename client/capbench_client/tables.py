@@ -7,11 +7,16 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from capbench_client.terminal import shown
+
 NUMBER = re.compile(r"^[-+]?[\d,.]+")
 
 
 def table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Columns padded to their widest cell; a column whose cells start with a number is right-aligned."""
+    """Columns padded to their widest cell; a column whose cells start with a number is right-aligned.
+    A cell's control characters (a line break too) are written as escapes (terminal.shown)."""
+    head = [shown(cell) for cell in head]
+    rows = [[shown(cell) for cell in row] for row in rows]
     widths = [max([len(head[i]), *(len(row[i]) for row in rows)]) for i in range(len(head))]
     right = [bool(rows) and all(row[i] in ("", "–") or NUMBER.match(row[i]) for row in rows) for i in range(len(head))]
 
@@ -39,8 +44,10 @@ def results_text(card: dict[str, Any]) -> str:
     """A results answer (Client.results) as a table: metric, value in points, 95% interval, rank of n;
     then the metrics still being scored and those without a number."""
     lines = [
-        f"Submission {card.get('submission')} on {card.get('dataset')} "
-        f"(system {card.get('system')}): {card.get('status')}"
+        shown(
+            f"Submission {card.get('submission')} on {card.get('dataset')} "
+            f"(system {card.get('system')}): {card.get('status')}"
+        )
     ]
     rows = []
     for result in card.get("results") or []:
@@ -65,7 +72,7 @@ def results_text(card: dict[str, Any]) -> str:
         for entry in entries:
             count = f" ({entry.get('done', 0):,}/{entry.get('total', 0):,})" if entry.get("total") else ""
             name = entry.get("name") or entry.get("metric")
-            lines.append(f"  {name}: {entry.get('words') or entry.get('status')}{count}")
+            lines.append(shown(f"  {name}: {entry.get('words') or entry.get('status')}{count}"))
     return "\n".join(lines)
 
 
@@ -85,18 +92,18 @@ def board_text(board: dict[str, Any], *, top: int = 20, columns: int = 4) -> str
         return found if isinstance(found, dict) else {}
 
     scored = [m for m in metrics if any(number(cell(s, m).get("points")) != "–" for s in shown_systems)]
-    shown = (scored or metrics[:1])[:columns]
+    chosen = (scored or metrics[:1])[:columns]
     rows = []
     for system in shown_systems:
         kind = " (baseline)" if system.get("baseline") else ""
-        cells = [_with_interval(cell(system, metric)) for metric in shown]
+        cells = [_with_interval(cell(system, metric)) for metric in chosen]
         rows.append([str(system.get("rank") or ""), f"{system.get('name')}{kind}", *cells])
-    head = ["rank", "system", *(str(m.get("name") or m.get("slug")) for m in shown)]
+    head = ["rank", "system", *(str(m.get("name") or m.get("slug")) for m in chosen)]
     domain = f", {board['domain']} images" if board.get("domain") else ""
     ranked = next((str(m.get("name")) for m in metrics if m.get("slug") == board.get("sorted_by")), "")
     by = f", ranked by {ranked}" if ranked else ""
     text = [
-        f"{board.get('dataset')}{domain}: {len(systems)} systems{by} (points, 95% interval in brackets)",
+        shown(f"{board.get('dataset')}{domain}: {len(systems)} systems{by} (points, 95% interval in brackets)"),
         "",
         table(head, rows),
     ]
@@ -107,9 +114,9 @@ def board_text(board: dict[str, Any], *, top: int = 20, columns: int = 4) -> str
 
 def _with_interval(cell: dict[str, Any]) -> str:
     """A board cell in points with its interval beneath it on the page, beside it here: "8.8 (7.2–10.6)"."""
-    shown = number(cell.get("points"))
+    value = number(cell.get("points"))
     around = interval(cell.get("low_points"), cell.get("high_points"))
-    return f"{shown} ({around})" if shown != "–" and around else shown
+    return f"{value} ({around})" if value != "–" and around else value
 
 
 def progress_text(state: dict[str, Any]) -> str:
@@ -121,7 +128,7 @@ def progress_text(state: dict[str, Any]) -> str:
         for m in listed
         if m.get("status") != "unavailable"
     ]
-    head = f"Submission {state.get('submission')}: {state.get('status')}"
+    head = shown(f"Submission {state.get('submission')}: {state.get('status')}")
     lines = [head, "", table(["metric", "state", "scored"], rows)] if rows else [head]
     not_here = state.get("not_computed_here") or ", ".join(
         str(m.get("name") or m.get("metric"))
@@ -129,5 +136,5 @@ def progress_text(state: dict[str, Any]) -> str:
         if isinstance(m, dict) and (m.get("status") in (None, "unavailable"))
     )
     if not_here:
-        lines += ["", f"Not computed on this server: {not_here}."]
+        lines += ["", shown(f"Not computed on this server: {not_here}.")]
     return "\n".join(lines)

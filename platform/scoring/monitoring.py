@@ -1,14 +1,14 @@
 """What the workers are doing, for monitoring: messages waiting per queue, jobs and batches by state,
 and per metric the batches' time, failures and the scores written. Counts over every job, private
 submissions' included, with no caption or name: only staff or the operations token see them
-(api.ops)."""
+(api.ops). Uploaded metrics share one label (metric_label), so the label set stays the registry's."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import redis
-from django.db.models import Count, Q, Sum
+from django.db.models import Case, CharField, Count, F, Q, Sum, Value, When
 
 from capbench import heartbeat, valkey
 from scoring.models import EvaluationJob, JobBatch
@@ -17,6 +17,7 @@ from scoring.queues import KINDS, queue_name
 # Kombu's Redis transport keeps a queue's messages in one list per priority step: the queue's own
 # name for the default priority, the name + "\x06\x16" + step for the others.
 PRIORITY_STEPS = (0, 3, 6, 9)
+UPLOADED = "uploaded"  # the one `metric` label of every uploaded metric (metric_label)
 
 
 @dataclass
@@ -57,22 +58,39 @@ def work_now() -> Work:
     batches = dict(JobBatch.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
     work.batches = {state: batches.get(state, 0) for state in JobBatch.Status.values}
     done, failed = JobBatch.Status.DONE, JobBatch.Status.FAILED
-    batches_per_metric = JobBatch.objects.values_list("job__metric_version__metric__slug").annotate(
-        done=Count("id", filter=Q(status=done)),
-        seconds=Sum("seconds", filter=Q(status=done)),
-        failed=Count("id", filter=Q(status=failed)),
+    batches_per_metric = (
+        JobBatch.objects.annotate(label=metric_label("job__metric_version__metric__"))
+        .values_list("label")
+        .annotate(
+            done=Count("id", filter=Q(status=done)),
+            seconds=Sum("seconds", filter=Q(status=done)),
+            failed=Count("id", filter=Q(status=failed)),
+        )
     )
-    for slug, batches_done, seconds, batches_failed in batches_per_metric:
-        metric = work.metrics.setdefault(slug, MetricWork())
+    for label, batches_done, seconds, batches_failed in batches_per_metric:
+        metric = work.metrics.setdefault(label, MetricWork())
         metric.batches_done, metric.batch_seconds, metric.batches_failed = batches_done, seconds or 0.0, batches_failed
-    jobs_per_metric = EvaluationJob.objects.values_list("metric_version__metric__slug").annotate(
-        done=Sum("done"), failed=Sum("failed")
+    jobs_per_metric = (
+        EvaluationJob.objects.annotate(label=metric_label("metric_version__metric__"))
+        .values_list("label")
+        .annotate(done=Sum("done"), failed=Sum("failed"))
     )
-    for slug, captions_done, captions_failed in jobs_per_metric:
-        metric = work.metrics.setdefault(slug, MetricWork())
+    for label, captions_done, captions_failed in jobs_per_metric:
+        metric = work.metrics.setdefault(label, MetricWork())
         metric.captions_failed = captions_failed or 0
         metric.scores_written = (captions_done or 0) - metric.captions_failed
     return work
+
+
+def metric_label(to_metric: str) -> Case:
+    """A metric's `metric` label, over the path `to_metric`: a built-in metric's slug; UPLOADED for
+    every metric a researcher uploaded, public, private or withdrawn alike. Their slugs would name
+    private work on the page and add a label with every upload; the built-in ones are the code's."""
+    return Case(
+        When(**{f"{to_metric}submission__isnull": False}, then=Value(UPLOADED)),
+        default=F(f"{to_metric}slug"),
+        output_field=CharField(),
+    )
 
 
 def prometheus_text(work: Work) -> str:

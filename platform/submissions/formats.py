@@ -16,6 +16,27 @@ from pathlib import PurePath
 FORMATS = ("json", "jsonl", "csv")
 MAX_PROBLEMS = 20
 
+# C0 controls, DEL and C1 controls. A terminal acts on them (`ESC ]0;…` sets its title, `ESC [2J`
+# clears it), and other people read names, descriptions and captions in theirs (`capbench board`),
+# so free text that others read may not hold them; LAYOUT, where a text may run over lines.
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+LAYOUT = "\t\n\r"  # a caption's or a description's tabs and line breaks (a textarea sends \r\n)
+
+
+def control_character(text: str, *, allow: str = "") -> str:
+    """Where `text` holds a control character other than those in `allow`, in words ("U+001B at
+    character 4"); "" when it holds none."""
+    for found in CONTROL.finditer(text):
+        if found.group() not in allow:
+            return f"U+{ord(found.group()):04X} at character {found.start() + 1}"
+    return ""
+
+
+def file_name_problem(file_name: str) -> str:
+    """What is wrong with an uploaded file's name, which is kept and shown with the upload ("" if nothing)."""
+    bad = control_character(file_name)
+    return f"field 'file name' ({file_name!r}): contains a control character ({bad}); rename the file" if bad else ""
+
 
 @dataclass(frozen=True)
 class SubmittedCaption:
@@ -233,6 +254,9 @@ def _caption(where: str, entry: object, problems: Problems, max_chars: int) -> S
         ok = False
     elif "\x00" in caption:
         problems.add(f"{where}, field 'caption': contains a NUL character")
+        ok = False
+    elif bad := control_character(caption, allow=LAYOUT):
+        problems.add(f"{where}, field 'caption': contains a control character ({bad}); write plain text")
         ok = False
     elif not _encodable(caption):
         problems.add(f"{where}, field 'caption': contains an unpaired surrogate (\\ud800–\\udfff), not text")

@@ -32,7 +32,15 @@ from scoring.services.lifecycle import jobs_cancel
 from scoring.services.metrics import metric_versions_current
 from scoring.services.planning import job_plan, longest_first
 from submissions.events import submission_changed
-from submissions.formats import Problems, SubmissionFileError, SubmittedCaption, read_submission
+from submissions.formats import (
+    LAYOUT,
+    Problems,
+    SubmissionFileError,
+    SubmittedCaption,
+    control_character,
+    file_name_problem,
+    read_submission,
+)
 from submissions.integrity import caption_flags
 from submissions.models import Submission
 from submissions.notifications import outcome_notice_claim
@@ -97,6 +105,8 @@ def submission_create(
     chunks. A refused upload leaves no file behind. The captions' integrity checks (copied references,
     near-empty, constant) are stored on it as flags, refusing nothing (submissions.integrity)."""
     _check_method(method)
+    if problem := file_name_problem(file_name):
+        raise SubmissionRefused(problem)
     _check_metrics(metrics or [])
     with staged_upload(content, file_name) as staged:
         problems = Problems(file_name)
@@ -315,6 +325,8 @@ def _check_method(method: MethodInfo) -> None:
     ):
         if "\x00" in text:
             raise SubmissionRefused(f"field '{field}': contains a NUL character")
+        if bad := control_character(text, allow=LAYOUT if field == "description" else ""):
+            raise SubmissionRefused(f"field '{field}': contains a control character ({bad}); write plain text")
 
 
 def _check_metrics(metrics: list[str]) -> None:

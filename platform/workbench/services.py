@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+import unicodedata
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -22,11 +23,12 @@ from django.utils.text import slugify
 from catalog.models import Dataset
 from catalog.services.candidates import caption_keys, is_meta_evaluation
 from catalog.visibility import references_visible
+from evaluation.metrics import get as registered
 from evaluation.metrics import slugs as registered_slugs
 from scoring.models import EvaluationJob, Metric, MetricVersion, Score
 from scoring.queues import enqueue
 from scoring.services.correlations import dataset_correlations, dataset_significance
-from submissions.formats import Problems, SubmissionFileError
+from submissions.formats import LAYOUT, Problems, SubmissionFileError, control_character, file_name_problem
 from submissions.services import QuotaExceeded, StagedUpload, Upload, staged_upload
 from workbench.formats import SubmittedScore, read_scores
 from workbench.models import FAMILY, MetricSubmission, MetricUpload, UploadedFile
@@ -98,6 +100,9 @@ def metric_submit(
     _check_info(info)
     if not files:
         raise MetricRefused("no scores file: upload one file of scores per dataset")
+    for scores in files:
+        if problem := file_name_problem(scores.file_name):
+            raise MetricRefused(f"{scores.dataset.slug}: {problem}")
     datasets = [scores.dataset for scores in files]
     if len({dataset.pk for dataset in datasets}) < len(datasets):
         raise MetricRefused("one file per dataset: a dataset was given twice")
@@ -179,6 +184,41 @@ def _check_info(info: MetricInfo) -> None:
             raise MetricRefused(f"the {label} must start with https:// or http://")
         if len(url) > URL_MAX_CHARS:
             raise MetricRefused(f"the {label} is {len(url):,} characters long; at most {URL_MAX_CHARS}")
+    for label, text in (
+        ("name", info.name),
+        ("description", info.description),
+        ("paper URL", info.paper_url),
+        ("code URL", info.code_url),
+    ):
+        if bad := control_character(text, allow=LAYOUT if label == "description" else ""):
+            raise MetricRefused(f"field '{label}': contains a control character ({bad}); write plain text")
+    builtin = builtin_name_of(name)
+    if builtin:
+        raise MetricRefused(
+            f"field 'name': {name!r} reads as the built-in metric {builtin} "
+            "(names are compared ignoring case, spaces and punctuation); choose a name of its own"
+        )
+
+
+def _normalised(name: str) -> str:
+    """A name as compared with the built-in metrics': NFKC, case folded, letters and digits only."""
+    return "".join(char for char in unicodedata.normalize("NFKC", name).casefold() if char.isalnum())
+
+
+def builtin_name_of(name: str) -> str:
+    """The built-in metric (its name and slug, "BLEU-4 (bleu_4)") whose name or slug `name` reads as
+    once case, spaces and punctuation are ignored ("BLEU-4", "bleu 4", "Bleu_4"); "" when none. Read
+    from the registry and from the store's metrics that no researcher uploaded (one the code no longer
+    has keeps its name)."""
+    wanted = _normalised(name)
+    if not wanted:
+        return ""
+    known = {slug: registered(slug).name for slug in registered_slugs()}
+    known.update(Metric.objects.filter(submission__isnull=True).values_list("slug", "name"))
+    for slug, label in known.items():
+        if wanted in (_normalised(slug), _normalised(label)):
+            return f"{label} ({slug})"
+    return ""
 
 
 def _existing(owner: User, info: MetricInfo) -> MetricSubmission | None:
@@ -292,14 +332,13 @@ def _submission(
 
 
 def _metric_slug(name: str) -> str:
-    """The name's slug, never a built-in metric's, a page's (`/metrics/all/`) nor a taken one. A taken
-    one gets a random suffix, not "-2": a counter would tell anyone that a private metric has the name."""
+    """The name's slug and a random suffix, every time ("my-metric-3f9a1c"): a bare slug for a free
+    name and a suffixed one for a taken name would tell anyone that someone, perhaps privately, holds
+    the name; a counter ("-2") would tell how many do. Never a built-in metric's slug nor a page's
+    (`/metrics/all/`). Metrics stored before keep their slugs, so their addresses still work."""
     base = slugify(name)[:50].strip("-") or "metric"
-    taken = set(Metric.objects.filter(slug__startswith=base).values_list("slug", flat=True))
-    taken |= set(registered_slugs()) | RESERVED_SLUGS
-    if base not in taken:
-        return base
-    while (slug := f"{base}-{secrets.token_hex(3)}") in taken:
+    taken = set(registered_slugs()) | RESERVED_SLUGS
+    while (slug := f"{base}-{secrets.token_hex(3)}") in taken or Metric.objects.filter(slug=slug).exists():
         pass
     return slug
 

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -437,6 +438,59 @@ def test_the_results_table_shows_points_intervals_and_ranks():
         "no number:",
         "  SPICE: not available",
     ]
+
+
+# Other people's text on a terminal
+
+# Sets the terminal's title, clears the screen (ESC [2J, and CSI alone: U+009B), rubs out (DEL), rings.
+HOSTILE = "Evil\x1b]0;pwned\x07 net\x9b2J\x1b[2J\x7f\rfake line\nsecond"
+CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")  # all but \t, \n and \r\n
+
+
+def test_control_characters_from_the_server_are_printed_as_escapes(scripted, tmp_path, capsys):
+    """A system's, metric's and dataset's names, a refusal's located problems, a CSV or JSON Lines
+    download on stdout: no control character reaches the terminal (each is written `\\u001b`), plain
+    spaces stay; a download written to --output keeps the server's bytes."""
+    board = {
+        "dataset": "demo" + HOSTILE,
+        "sorted_by": "m",
+        "headline_metric": "m",
+        "metrics": [{"slug": "m", "name": "Metric" + HOSTILE}],
+        "systems": [{"rank": 1, "name": HOSTILE, "scores": {"m": {"points": 12.5}}}],
+    }
+    csv_text = "rank,system\r\n1," + HOSTILE.replace("\n", " ") + "\r\n"
+    rows = [{"caption": "a dog\x9b2J\x1b]0;t\x07", "value": 0.5}]
+    refusal = {"method_name": ["field 'method name': " + HOSTILE]}
+    server = scripted(
+        (200, {}, board),
+        (200, {"Content-Type": "text/csv; charset=utf-8"}, csv_text.encode()),
+        (200, {"Content-Type": "text/csv; charset=utf-8"}, csv_text.encode()),
+        (200, {}, {"next": None, "results": rows}),
+        (200, {}, {"next": None, "results": [{"slug": "x", "name": HOSTILE, "family": "f"}]}),
+        (400, {}, refusal),
+    )
+    base = ["--url", server.url, "--token", "t", "--retries", "0"]
+    results = tmp_path / "r.json"
+    results.write_text("[]")
+    capsys.readouterr()
+    assert cli.main([*base, "board", "demo"]) == 0
+    text = capsys.readouterr().out
+    assert not CONTROLS.search(text) and "\t" not in text
+    assert "Evil\\u001b]0;pwned\\u0007 net\\u009b2J\\u001b[2J\\u007f\\u000dfake line\\u000asecond" in text
+    assert text.splitlines()[0].startswith("demoEvil\\u001b]0;pwned") and "Metric" in text.splitlines()[2]
+    assert cli.main([*base, "board", "demo", "--csv"]) == 0
+    out = capsys.readouterr().out
+    assert not CONTROLS.search(out) and "1,Evil\\u001b]0;pwned\\u0007 net" in out
+    assert cli.main([*base, "board", "demo", "--csv", "--output", str(tmp_path / "b.csv")]) == 0
+    assert (tmp_path / "b.csv").read_bytes() == csv_text.encode()  # a file keeps the server's bytes
+    assert cli.main([*base, "scores", "--format", "jsonl"]) == 0
+    out = capsys.readouterr().out
+    assert not CONTROLS.search(out) and [json.loads(line) for line in out.splitlines()] == rows  # the same data
+    assert cli.main([*base, "metrics"]) == 0
+    assert not CONTROLS.search(capsys.readouterr().out)
+    assert cli.main([*base, "submit", "demo", str(results)]) == 1
+    err = capsys.readouterr().err
+    assert not CONTROLS.search(err) and "method_name: field 'method name': Evil\\u001b]0;pwned" in err
 
 
 # Installed alone

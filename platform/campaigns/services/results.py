@@ -14,7 +14,8 @@ in CampaignResults (docs/human-evaluation.md, "Results"):
   level, the metric's board numbers against the Bradley–Terry strengths).
 
 Only captions everyone may see count, read at every refresh: a submission made private or
-withdrawn leaves the results at the next one (and its ratings stay stored).
+withdrawn leaves the results at the next one (and its ratings stay stored); every read drops it at
+once (campaigns.selectors.results_shown, from an arena's games kept per opponent).
 """
 
 from __future__ import annotations
@@ -181,6 +182,7 @@ def _arena_results(campaign: Campaign, comparisons: list[tuple], captions: dict[
         [(left_system, right_system, winner, item) for _, _, winner, item, left_system, right_system in comparisons],
         systems,
     )
+    against = _games_against(comparisons)
     people = {}
     for rating in fitted.ratings:
         if rating.comparisons == 0:
@@ -195,6 +197,7 @@ def _arena_results(campaign: Campaign, comparisons: list[tuple], captions: dict[
             "wins": rating.wins,
             "losses": rating.losses,
             "ties": rating.ties,
+            "against": against[int(str(rating.system))],
         }
     return {
         "people": people,
@@ -207,6 +210,18 @@ def _arena_results(campaign: Campaign, comparisons: list[tuple], captions: dict[
             "seed": fitted.seed,
         },
     }
+
+
+def _games_against(comparisons: list[tuple]) -> dict[int, dict[str, list[int]]]:
+    """Per system, per opponent (its id as a string): [wins, losses, ties] in their games. Read with
+    the results (campaigns.selectors.campaign_results), they let the counts leave out the games
+    against a system hidden since this refresh."""
+    games: dict[int, dict[str, list[int]]] = defaultdict(dict)
+    for _, _, winner, _, left, right in comparisons:
+        for system, opponent, won in ((left, right, "left"), (right, left, "right")):
+            counts = games[system].setdefault(str(opponent), [0, 0, 0])
+            counts[0 if winner == won else 2 if winner == "tie" else 1] += 1
+    return games
 
 
 def _finite(value: float | None) -> float | None:

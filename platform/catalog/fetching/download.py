@@ -6,7 +6,11 @@ starts at N; a 200 answer means the server sends the whole file, so the part fil
 A `file://` URL is read from the offset directly. Transient failures (timeouts, resets, 5xx, 429)
 are retried with growing pauses, each retry resuming where the last one stopped. A verified file
 gets a `NAME.sha256` stamp beside it (`sha256  size`), so a later fetch knows it without reading it
-again; a file whose stamp is missing or stale is hashed once more."""
+again; a file whose stamp is missing or stale is hashed once more.
+
+A file the catalogue gives no size for is capped at `CAPBENCH_FETCH_MAX_BYTES`: a server that
+declares more (`Content-Length`) is refused before a byte is read, and a transfer that passes it
+(no `Content-Length`, or a wrong one) is cut off; either way the part file is removed."""
 
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TextIO
 from urllib.parse import unquote, urlsplit
+
+from django.conf import settings
 
 from catalog.fetching.entries import SourceFile
 from catalog.fetching.errors import FetchError
@@ -54,6 +60,35 @@ class _Transient(Exception):
     """A failure worth retrying (network trouble, a busy server)."""
 
 
+@dataclass(frozen=True)
+class _Limit:
+    """The most a download may bring: the catalogue's size, else the configured cap (`capped`)."""
+
+    source: SourceFile
+    cap: int
+
+    @property
+    def capped(self) -> bool:
+        return self.source.size is None
+
+    @property
+    def bytes(self) -> int:
+        return self.cap if self.source.size is None else self.source.size
+
+    def exceeded(self, declared: int | None = None) -> FetchError:
+        if not self.capped:
+            what = "arrived" if declared is None else f"are declared by the server ({declared:,})"
+            return FetchError(
+                f"{self.source.url}: more than the catalogue's {self.bytes:,} bytes {what}; the part file was removed"
+            )
+        cap = f"the {self.bytes:,}-byte cap (CAPBENCH_FETCH_MAX_BYTES)"
+        what = f"more than {cap} arrived" if declared is None else f"the server declares {declared:,} bytes, over {cap}"
+        return FetchError(
+            f"{self.source.url}: the catalogue gives no size for {self.source.name}, and {what}; nothing of it "
+            "was kept. Raise the cap, or give the file's size and sha256 in the catalogue"
+        )
+
+
 def stamp_path(path: Path) -> Path:
     return path.with_name(path.name + ".sha256")
 
@@ -79,10 +114,12 @@ def download(
     folder: Path,
     *,
     accept_unverified: bool = False,
+    max_bytes: int | None = None,
     progress: TextIO | None = None,
     say: Callable[[str], None] = lambda line: None,
 ) -> Downloaded:
-    """`source` saved and checked as `folder / source.name`; nothing is read when it is already there."""
+    """`source` saved and checked as `folder / source.name`; nothing is read when it is already there.
+    `max_bytes` (default CAPBENCH_FETCH_MAX_BYTES) caps a source whose size the catalogue does not give."""
     if source.sha256 is None and not accept_unverified:
         raise FetchError(
             f"{source.name}: the catalogue has no sha256 for {source.url} ({source.provenance}); "
@@ -98,9 +135,13 @@ def download(
     if part.exists() and source.size is not None and part.stat().st_size > source.size:
         say(f"{part.name}: larger than the catalogue's {source.size:,} bytes, starting over")
         part.unlink()
+    limit = _Limit(source, settings.CAPBENCH_FETCH_MAX_BYTES if max_bytes is None else max_bytes)
     resumed_from = part.stat().st_size if part.exists() else 0
-    received = _fetch_with_retries(source, part, progress)
+    received = _fetch_with_retries(source, part, progress, limit)
     size = part.stat().st_size
+    if limit.capped and size > limit.bytes:
+        part.unlink()
+        raise limit.exceeded()
     if source.size is not None and size != source.size:
         part.unlink()
         raise FetchError(
@@ -149,11 +190,11 @@ def _already_here(source: SourceFile, target: Path, say: Callable[[str], None]) 
     return None
 
 
-def _fetch_with_retries(source: SourceFile, part: Path, progress: TextIO | None) -> int:
+def _fetch_with_retries(source: SourceFile, part: Path, progress: TextIO | None, limit: _Limit) -> int:
     received = 0
     for attempt in range(len(RETRY_DELAYS) + 1):
         try:
-            return received + _fetch_once(source, part, progress)
+            return received + _fetch_once(source, part, progress, limit)
         except _Transient as error:
             received += error.args[1]
             if attempt == len(RETRY_DELAYS):
@@ -165,7 +206,7 @@ def _fetch_with_retries(source: SourceFile, part: Path, progress: TextIO | None)
     raise AssertionError("unreachable")
 
 
-def _fetch_once(source: SourceFile, part: Path, progress: TextIO | None) -> int:
+def _fetch_once(source: SourceFile, part: Path, progress: TextIO | None, limit: _Limit) -> int:
     """Append the rest of the file to `part`; the number of bytes read. Raises _Transient(message,
     bytes read) for failures worth retrying."""
     offset = part.stat().st_size if part.exists() else 0
@@ -173,7 +214,7 @@ def _fetch_once(source: SourceFile, part: Path, progress: TextIO | None) -> int:
         return 0
     scheme = urlsplit(source.url).scheme
     if scheme == "file":
-        return _copy_local(source, part, offset, progress)
+        return _copy_local(source, part, offset, progress, limit)
     if scheme not in ("http", "https"):
         raise FetchError(f"{source.url}: only http, https and file URLs are fetched")
     request = urllib.request.Request(source.url, headers={"User-Agent": USER_AGENT})
@@ -210,23 +251,28 @@ def _fetch_once(source: SourceFile, part: Path, progress: TextIO | None) -> int:
                 )
         elif offset:
             mode, offset = "wb", 0  # 200: the whole file again
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and offset + int(declared) > limit.bytes:
+            part.unlink(missing_ok=True)
+            raise limit.exceeded(offset + int(declared))
         with part.open(mode) as sink:
-            return _stream(response, sink, Progress(progress, source.name, source.size, offset), source, part)
+            return _stream(response, sink, Progress(progress, source.name, source.size, offset), part, limit)
 
 
-def _copy_local(source: SourceFile, part: Path, offset: int, progress: TextIO | None) -> int:
+def _copy_local(source: SourceFile, part: Path, offset: int, progress: TextIO | None, limit: _Limit) -> int:
     path = Path(unquote(urlsplit(source.url).path))
     if not path.is_file():
         raise FetchError(f"{source.url}: no such file")
     with path.open("rb") as origin, part.open("ab") as sink:
         origin.seek(offset)
-        return _stream(origin, sink, Progress(progress, source.name, source.size, offset), source, part)
+        return _stream(origin, sink, Progress(progress, source.name, source.size, offset), part, limit)
 
 
 def _stream(
-    origin: IO[bytes] | http.client.HTTPResponse, sink: IO[bytes], progress: Progress, source: SourceFile, part: Path
+    origin: IO[bytes] | http.client.HTTPResponse, sink: IO[bytes], progress: Progress, part: Path, limit: _Limit
 ) -> int:
-    """Copy until the end; a source that sends more than the catalogue's size is cut off at once."""
+    """Copy until the end; a source that sends more than the catalogue's size (or, with none, the cap)
+    is cut off at once."""
     received = 0
     while True:
         try:
@@ -239,12 +285,10 @@ def _stream(
         sink.write(block)  # a local write error (disk full) is not retried
         received += len(block)
         progress.advance(len(block))
-        if source.size is not None and progress.done > source.size:
+        if progress.done > limit.bytes:
             sink.close()
             part.unlink()
-            raise FetchError(
-                f"{source.url}: more than the catalogue's {source.size:,} bytes arrived; the part file was removed"
-            )
+            raise limit.exceeded()
     progress.finish()
     return received
 

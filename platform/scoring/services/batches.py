@@ -1,6 +1,7 @@
 """Running one batch: load its rows, reuse identical earlier work, call the metric, and store the
 scores and the batch's completion in one transaction (a batch delivered twice writes the same rows;
-a worker killed mid-batch leaves nothing half-written)."""
+a worker killed mid-batch leaves nothing half-written; a result that comes back after another
+delivery recorded or took over the batch writes nothing)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, models, transaction
-from django.db.models import Func, IntegerField, Sum
+from django.db.models import Func, IntegerField, Q, Sum
 from django.utils import timezone
 
 from capbench import heartbeat
@@ -35,6 +36,7 @@ class BatchOutcome:
     class State(models.TextChoices):
         DONE = "done"
         SKIPPED = "skipped"  # already done, or its job ended: a duplicate delivery
+        LATE = "late"  # computed, then found finished or taken over: nothing written
         UNAVAILABLE = "unavailable"
 
     state: State
@@ -118,6 +120,12 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
     seconds = time.perf_counter() - started
     reused = len(job_rows) - len(todo)
     complete = _batch_record(batch, scores, seconds, reused=reused)
+    if complete is None:
+        log.warning(
+            "batch %d of job %d: late result discarded (the batch was finished or taken over while this "
+            "worker was out of reach)", batch.index + 1, job.pk,
+        )  # fmt: skip
+        return BatchOutcome(BatchOutcome.State.LATE, job_id=job.pk)
     log.info(
         "batch %d of job %d stored: %d scored, %d reused, %d without a number, %.2f s",
         batch.index + 1, job.pk, len(computed), reused, failed, seconds,
@@ -227,20 +235,33 @@ def storable(value):
     return value
 
 
-def _batch_record(batch: JobBatch, scores: list[Score], seconds: float, reused: int) -> bool:
-    """Scores, the batch's completion and the job's progress, together or not at all."""
+def _batch_record(batch: JobBatch, scores: list[Score], seconds: float, reused: int) -> bool | None:
+    """Scores, the batch's completion and the job's progress, together or not at all. None, with
+    nothing written, for a late result: the job ended, or another delivery recorded the batch or
+    holds it now (this worker was cut off past its heartbeat and the reaper sent the batch again).
+    A batch is recorded once, so the stored scores are those its job's numbers were made from."""
     failed = sum(score.value is None for score in scores)
     with transaction.atomic():
         job = EvaluationJob.objects.select_for_update(of=("self",)).get(pk=batch.job_id)
-        scores_write(scores)
-        JobBatch.objects.filter(pk=batch.pk).update(
-            status=JobBatch.Status.DONE,
-            finished_at=timezone.now(),
-            seconds=seconds,
-            failed=failed,
-            reused=reused,
-            error="",
+        if job.is_final:
+            return None
+        taken_over = Q(status=JobBatch.Status.RUNNING) & ~Q(worker=batch.worker)
+        recorded = (
+            JobBatch.objects.filter(pk=batch.pk)
+            .exclude(status=JobBatch.Status.DONE)
+            .exclude(taken_over)
+            .update(
+                status=JobBatch.Status.DONE,
+                finished_at=timezone.now(),
+                seconds=seconds,
+                failed=failed,
+                reused=reused,
+                error="",
+            )
         )
+        if not recorded:
+            return None
+        scores_write(scores)
         totals = JobBatch.objects.filter(job=job, status=JobBatch.Status.DONE).aggregate(
             failed=Sum("failed"),
             reused=Sum("reused"),

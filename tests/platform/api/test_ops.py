@@ -87,3 +87,28 @@ def test_only_staff_or_the_token_see_it(client, work, captioner, monkeypatch):
     assert client.get("/ops/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 404
     assert client.get("/ops/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token").status_code == 200
     assert client.post("/ops/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token").status_code == 405
+
+
+def test_uploaded_metrics_share_one_label_whatever_their_visibility(client, work, captioner, django_user_model):
+    """A researcher's uploaded metric, private, withdrawn or public, is counted under `uploaded`: its
+    slug would name private work on the page, and a label per upload would grow without bound."""
+    from workbench.models import MetricSubmission
+
+    for slug, done, public, status in (
+        ("qzsecret-metric-a1b2c3", 40, False, "active"),
+        ("qzwithdrawn-metric-d4e5f6", 7, True, "withdrawn"),
+        ("qzpublic-metric-0a0b0c", 10, True, "active"),
+    ):
+        metric = Metric.objects.create(slug=slug, name=slug, family="submitted", is_registered=False)
+        MetricSubmission.objects.create(owner=captioner, metric=metric, is_public=public, status=status)
+        version = MetricVersion.objects.create(metric=metric, version="1", config_hash=slug[:16])
+        EvaluationJob.objects.create(
+            purpose="dataset", dataset=work.dataset, metric_version=version, status="done", done=done
+        )
+    client.force_login(django_user_model.objects.create_user("operator", is_staff=True))
+    text = client.get("/ops/metrics").content.decode()
+    assert "qz" not in text  # no uploaded metric's slug
+    assert sample(text, "capbench_scores_written_total", '{metric="uploaded"}') == 57
+    assert sample(text, "capbench_scores_written_total", '{metric="ops_metric"}') == 28  # a built-in keeps its own
+    labels = set(re.findall(r'metric="([^"]+)"', text))
+    assert labels == {"ops_metric", "uploaded"}

@@ -6,6 +6,7 @@ the next refresh."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections import defaultdict
 
@@ -15,12 +16,15 @@ import pytest
 from scipy import stats
 
 from campaigns.models import Annotation, Campaign, CampaignResults
+from campaigns.selectors import board_people, campaign_results
 from campaigns.services.results import campaign_refresh
-from catalog.models import Caption, Judgment
+from catalog.models import Caption, Item, Judgment
 from evaluation.metaeval.bradley_terry import bradley_terry
 from scoring.models import CorrelationResult, Metric, MetricVersion, Score
-from submissions.services import submission_visibility_set
+from submissions.services import MethodInfo, submission_create, submission_visibility_set
 from tests.platform.campaigns.helpers import in_turns, noisy_rubric
+from workbench.models import MetricSubmission
+from workbench.services import metric_visibility_set, metric_withdraw
 
 pytestmark = pytest.mark.django_db
 DIMENSIONS = ["accuracy", "completeness", "conciseness", "relevance"]
@@ -173,3 +177,113 @@ def test_arena_people_are_the_bradley_terry_strengths(make_campaign, make_user, 
     )
     assert found.protocol_name == "live" and found.dimension == "arena"
     assert found.value == pytest.approx(np.mean(right)) and found.n == len(right)
+
+
+@pytest.mark.slow
+def test_a_submitted_metric_hidden_since_the_refresh_is_no_longer_named(make_campaign, make_user, submitted, client):
+    """`results.metrics` names the metrics with live correlations: a submitted metric made private
+    or withdrawn after the refresh leaves it at once on every read (the API; the page reads the same
+    selector), as it would never leave a closed campaign that gets no more answers; its owner still
+    sees it, as everywhere."""
+    campaign = make_campaign(ratings_wanted=3, gold_rate=0)
+    people = [make_user(name) for name in ("ann", "ned", "eve")]
+    in_turns(campaign, people, noisy_rubric(campaign, seed=5), rounds=10)
+    scored_metric("live_probe", campaign)
+    uploaded = scored_metric("qzuploaded-probe-1a2b3c", campaign)
+    Metric.objects.filter(pk=uploaded.pk).update(family="submitted", is_registered=False)
+    owner = submitted[0].owner
+    submission = MetricSubmission.objects.create(owner=owner, metric=uploaded, is_public=True)
+    campaign_refresh(campaign_id=campaign.pk)
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.CLOSED)
+    url = f"/api/v1/campaigns/{campaign.slug}/"
+    assert client.get(url).json()["results"]["metrics"] == ["live_probe", "qzuploaded-probe-1a2b3c"]
+
+    metric_visibility_set(submission=submission, is_public=False)
+    assert client.get(url).json()["results"]["metrics"] == ["live_probe"]
+    assert "qzuploaded" not in client.get(url).content.decode()
+    client.force_login(owner)
+    assert client.get(url).json()["results"]["metrics"] == ["live_probe", "qzuploaded-probe-1a2b3c"]
+    assert campaign_results(campaign, make_user("stranger"))["metrics"] == ["live_probe"]
+    metric_visibility_set(submission=submission, is_public=True)
+    metric_withdraw(submission=submission)
+    client.logout()
+    assert client.get(url).json()["results"]["metrics"] == ["live_probe"]
+
+
+@pytest.mark.slow
+def test_an_arena_read_after_a_system_is_hidden_ranks_and_counts_the_visible_games_alone(
+    demo_dataset, make_campaign, make_user, submitted, client, settings
+):
+    """A system made private after the refresh: at once (before the refresh its change schedules),
+    the others' ranks close the gap it leaves, and their comparisons, wins, losses and ties count
+    only the games between systems the reader may see, on the API, the page and the board's column."""
+    careful, careless = submitted
+    middling = submission_create(
+        owner=make_user("cy"),
+        dataset=demo_dataset,
+        file_name="Middling.json",
+        content=json.dumps(
+            [
+                {"image_id": i.external_id, "caption": f"middling {i.external_id}"}
+                for i in Item.objects.filter(dataset=demo_dataset)
+            ]
+        ).encode(),
+        method=MethodInfo("Middling"),
+        metrics=["rouge_l"],
+        is_public=True,
+    )
+    systems = [careful.system, middling.system, careless.system]
+    campaign = make_campaign("arena", mode=Campaign.Mode.ARENA, systems=systems, ratings_wanted=2, gold_rate=0)
+    strength = {careful.system_id: 3, middling.system_id: 2, careless.system_id: 1}
+
+    def choose(task, user) -> str:
+        if task.item_id % 4 == 0:
+            return "tie"
+        left, right = strength[task.caption.system_id], strength[task.other.system_id]
+        return "left" if left > right else "right"
+
+    people = [make_user(name) for name in ("ann", "ned", "eve")]
+    assert in_turns(campaign, people, choose, rounds=30) == 90
+    campaign_refresh(campaign_id=campaign.pk)
+    before = campaign_results(campaign, None)["people"]
+    assert {int(s): cell["rank"] for s, cell in before.items()} == {
+        careful.system_id: 1,
+        middling.system_id: 2,
+        careless.system_id: 3,
+    }
+
+    submission_visibility_set(submission=careful, is_public=False)  # the strongest: rank 1 leaves
+    games = Annotation.objects.filter(campaign=campaign, status=Annotation.Status.ANSWERED).values_list(
+        "caption__system_id", "other__system_id", "winner"
+    )
+    visible = {middling.system_id, careless.system_id}
+    between = [(left, right, winner) for left, right, winner in games if {left, right} == visible]
+    assert 0 < len(between) < len(games)
+
+    def by_hand(system: int) -> dict:
+        wins = sum((left == system) == (winner == "left") for left, _, winner in between if winner != "tie")
+        ties = sum(winner == "tie" for _, _, winner in between)
+        return {"wins": wins, "losses": len(between) - wins - ties, "ties": ties, "n": len(between)}
+
+    results = client.get(f"/api/v1/campaigns/{campaign.slug}/").json()["results"]
+    assert set(results["people"]) == {str(s) for s in visible}
+    for system, rank in ((middling.system_id, 1), (careless.system_id, 2)):
+        cell = results["people"][str(system)]
+        assert cell["rank"] == rank and {key: cell[key] for key in ("wins", "losses", "ties", "n")} == by_hand(system)
+        assert "against" not in cell
+    assert results["bradley_terry"]["comparisons"] == len(between)
+    page = client.get(f"/campaigns/{campaign.slug}/").content.decode()
+    counts = by_hand(middling.system_id)
+    assert f"{counts['wins']} · {counts['losses']} · {counts['ties']}" in page
+    Campaign.objects.filter(pk=campaign.pk).update(on_board=True)  # the board's column: the same counts
+    settings.CAPBENCH_PEOPLE_ANSWERS, settings.CAPBENCH_PEOPLE_IMAGES = 1, 1
+    column = board_people(demo_dataset).column
+    assert column is not None and column.comparisons == len(between)
+    assert column.cells[middling.system_id]["note"] == f"{len(between)} comparisons in {campaign.title}"
+
+    # Its owner still reads the whole stored results, their own system first.
+    mine = campaign_results(campaign, careful.owner)["people"]
+    assert (
+        mine[str(careful.system_id)]["rank"] == 1
+        and mine[str(middling.system_id)]["n"] == before[str(middling.system_id)]["n"]
+    )

@@ -1,5 +1,6 @@
 """A tiny HTTP server for the fetch tests: serves named byte strings on 127.0.0.1, honours
-`Range: bytes=N-` with 206 (or ignores it and answers 200 when told to), and counts the bytes sent."""
+`Range: bytes=N-` with 206 (or ignores it and answers 200 when told to), and counts the bytes sent.
+`send_length=False` leaves out `Content-Length` (the body ends when the connection closes)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,11 @@ class Served:
 
 @contextmanager
 def range_server(
-    files: dict[str, bytes], *, honour_range: bool = True, unavailable: tuple[str, ...] = ()
+    files: dict[str, bytes],
+    *,
+    honour_range: bool = True,
+    unavailable: tuple[str, ...] = (),
+    send_length: bool = True,
 ) -> Iterator[Served]:
     """`unavailable`: paths answered 503 Service Unavailable (a transient failure)."""
     served = Served(files=dict(files), honour_range=honour_range)
@@ -44,11 +49,15 @@ def range_server(
             status = 206 if wanted and served.honour_range else 200
             served.requests.append((self.path, wanted, status))
             self.send_response(status)
-            self.send_header("Content-Length", str(len(body) - start))
+            if send_length:
+                self.send_header("Content-Length", str(len(body) - start))
             if status == 206:
                 self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
             self.end_headers()
-            self.wfile.write(body[start:])
+            try:
+                self.wfile.write(body[start:])
+            except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: a refused download
+                return
             served.bytes_sent += len(body) - start
 
         def log_message(self, format: str, *args: object) -> None:  # quiet

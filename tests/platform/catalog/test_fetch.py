@@ -291,3 +291,40 @@ def test_builtin_catalogue_entries_are_well_formed():
                 assert source.sha256 is not None, f"a pinned GitHub file has known bytes: {source.url}"
             if url.hostname == "huggingface.co":
                 assert re.search(r"/resolve/[0-9a-f]{40}/", url.path), f"not pinned to a revision: {source.url}"
+
+
+def test_a_download_of_unknown_size_past_the_configured_cap_stops_and_keeps_nothing(tmp_path, sources, settings):
+    data = (sources / "msvd-eval.zip").read_bytes()
+    settings.CAPBENCH_FETCH_MAX_BYTES = len(data) - 1
+    downloads = tmp_path / "downloads"
+    for send_length in (True, False):
+        with range_server({"msvd-eval.zip": data}, send_length=send_length) as served:
+            url = f"{served.base}/msvd-eval.zip"
+            entry = _entry("unsized", [_file(sources / "msvd-eval.zip", url, extract=["*.json"], sha256=None)])
+            catalogue = _catalogue(tmp_path, [entry])
+            with pytest.raises(CommandError, match=r"gives no size for msvd-eval\.zip.*CAPBENCH_FETCH_MAX_BYTES"):
+                _run("fetch", "unsized", "--accept-unverified", catalogue=catalogue, downloads=downloads)
+        assert [path for path in downloads.rglob("*") if path.is_file()] == []
+    assert not Dataset.objects.filter(slug="unsized").exists()
+    settings.CAPBENCH_FETCH_MAX_BYTES = len(data)  # at the cap: fetched
+    with range_server({"msvd-eval.zip": data}, send_length=False) as served:
+        entry = _entry(
+            "unsized",
+            [_file(sources / "msvd-eval.zip", f"{served.base}/msvd-eval.zip", extract=["*.json"], sha256=None)],
+        )
+        _run("fetch", "unsized", "--accept-unverified", catalogue=_catalogue(tmp_path, [entry]), downloads=downloads)
+    assert Dataset.objects.filter(slug="unsized").exists()
+
+
+@pytest.mark.parametrize("member", [".", "x" * 300 + ".json"], ids=["dot", "long"])
+def test_an_archive_member_with_a_bad_name_is_refused_naming_the_archive_and_member(tmp_path, sources, member):
+    archive = _zip(sources / "odd.zip", {"MSVD-Eval.json": _msvd_eval_json(), member: b"x"})
+    catalogue = _catalogue(tmp_path, [_entry("odd", [_file(archive, extract=["*"])], path="MSVD-Eval.json")])
+    downloads = tmp_path / "downloads"
+    with pytest.raises(CommandError) as error:
+        _run("fetch", "odd", catalogue=catalogue, downloads=downloads)
+    assert f"{downloads / 'odd' / 'odd.zip'}: member {repr(member)[:40]}" in str(error.value)
+    assert "the archive is refused" in str(error.value)
+    everything = sorted(str(path.relative_to(downloads)) for path in downloads.rglob("*"))
+    assert everything == ["odd", "odd/odd.zip", "odd/odd.zip.sha256"]  # nothing unpacked, nothing beside the folder
+    assert not Dataset.objects.filter(slug="odd").exists()

@@ -24,9 +24,11 @@ class Workers:
         *,
         kinds: tuple[str, ...] = ("cpu", "gpu", "api"),
         concurrency: int = 1,
+        prefix: tuple[str, ...] = (),
         **env: str,
     ) -> subprocess.Popen:
-        """A worker named `name`@test on the queues of `kinds`; `cwd` its working directory (the checkout by default)."""
+        """A worker named `name`@test on the queues of `kinds`; `cwd` its working directory (the checkout by
+        default); `prefix` a command it runs under (`ip netns exec NAME`: another network namespace)."""
         database = urlsplit(os.environ["DATABASE_URL"])._replace(path="/" + settings.DATABASES["default"]["NAME"])
         queues = ",".join(f"{settings.CAPBENCH_QUEUE_PREFIX}{kind}" for kind in kinds)
         environment = {
@@ -42,6 +44,7 @@ class Workers:
         log = (self.tmp_path / f"{name}-{len(self.processes)}.log").open("wb")
         process = subprocess.Popen(
             [
+                *prefix,
                 sys.executable,
                 "-m",
                 "celery",

@@ -129,3 +129,21 @@ def test_unpaired_surrogates_are_refused_and_raw_line_separators_are_kept():
 
 def test_a_bom_does_not_hide_json_from_the_sniffer():
     assert detect_format("upload", b'\xef\xbb\xbf[{"image_id": 1}]') == "json"
+
+
+def test_control_characters_in_a_caption_are_refused_with_their_place_and_line_breaks_are_kept():
+    """Captions are shown to annotators and printed by `capbench scores`: `ESC ]0;…` (a terminal's
+    title), CSI (U+009B), DEL are refused in every format, with the entry or line, the field and
+    the character; a tab or a line break inside a caption is text."""
+    evil = "a dog\x1b]0;owned\x07"
+    assert problems("r.json", json.dumps([{"image_id": 1, "caption": "fine"}, {"image_id": 2, "caption": evil}])) == [
+        "entry 2, field 'caption': contains a control character (U+001B at character 6); write plain text"
+    ]
+    assert problems("r.jsonl", json.dumps({"image_id": 1, "caption": "a \x9b2J cat"})) == [
+        "line 1, field 'caption': contains a control character (U+009B at character 3); write plain text"
+    ]
+    assert problems("r.csv", "image_id,caption\n1,fine\n2,a\x7fcat\n") == [
+        "line 3, field 'caption': contains a control character (U+007F at character 2); write plain text"
+    ]
+    _, captions = read("r.jsonl", json.dumps({"image_id": 1, "caption": "a dog\ton\r\ntwo lines"}))
+    assert captions[0].caption == "a dog\ton\r\ntwo lines"

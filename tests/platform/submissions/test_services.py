@@ -136,6 +136,41 @@ def test_method_metadata_is_checked(demo_dataset, captioner):
         )
 
 
+def test_control_characters_in_the_method_and_the_file_name_are_refused_and_nothing_stored(demo_dataset, captioner):
+    """Other people print a method's name in their terminal (`capbench board`): `ESC ]0;…` sets its
+    title. C0, DEL and C1 controls are refused in the name, the URLs and the file's name (all shown
+    with the submission); a description keeps its line breaks and tabs, not other controls."""
+    entries = results(demo_dataset)
+    for method, name, message in (
+        (
+            MethodInfo("Evil\x1b]0;owned\x07"),
+            "r.json",
+            r"field 'method name': contains a control character \(U\+001B at character 5\)",
+        ),
+        (MethodInfo("Two\nlines"), "r.json", r"field 'method name': .*U\+000A"),
+        (MethodInfo("M", "fine\r\nthen\x9b2J"), "r.json", r"field 'description': .*U\+009B at character 11"),
+        (MethodInfo("M", "", "", "https://e.org/\x7f"), "r.json", r"field 'code URL': .*U\+007F"),
+        (METHOD, "r\x1b[2J.json", r"field 'file name' \('r\\x1b\[2J.json'\): .*U\+001B"),
+    ):
+        with pytest.raises(SubmissionRefused, match=message):
+            submission_create(
+                owner=captioner,
+                dataset=demo_dataset,
+                file_name=name,
+                content=json.dumps(entries).encode(),
+                method=method,
+            )
+    assert stored_counts() == (0, 0, 0)
+    kept = submission_create(
+        owner=captioner,
+        dataset=demo_dataset,
+        file_name="r.json",
+        content=json.dumps(entries).encode(),
+        method=MethodInfo("Plain", "Two lines,\r\nand\ta tab"),
+    )
+    assert kept.description == "Two lines,\r\nand\ta tab"
+
+
 def test_daily_quota_says_when_the_next_submission_is_allowed(demo_dataset, captioner, settings):
     settings.CAPBENCH_SUBMISSIONS_PER_DAY, settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 2, 10
     first = create(captioner, demo_dataset, results(demo_dataset, version(1)))

@@ -220,6 +220,30 @@ def test_metadata_refusals(demo_dataset, captioner):
             metric_submit(owner=captioner, info=info, files=[ScoresFile(demo_dataset, "s.jsonl", content)])
     with pytest.raises(MetricRefused, match="no scores file"):
         metric_submit(owner=captioner, info=MetricInfo("Ok"), files=[])
+    assert not Metric.objects.filter(family="submitted").exists()
+
+
+def test_control_characters_in_names_and_texts_are_refused_and_nothing_stored(demo_dataset, captioner):
+    """Other people read a metric's name and description in their terminal (`capbench metrics`):
+    `ESC ]0;…` would set its title. C0, DEL and C1 controls are refused with the field and place;
+    a description may keep its line breaks and tabs (a textarea sends \\r\\n)."""
+    content = jsonl(dict.fromkeys(caption_keys(demo_dataset), 1.0))
+    for info, file_name, message in (
+        (
+            MetricInfo("Evil\x1b]0;owned\x07"),
+            "s.jsonl",
+            r"field 'name': contains a control character \(U\+001B at character 5\)",
+        ),
+        (MetricInfo("Tab\tname"), "s.jsonl", r"field 'name': .*U\+0009"),
+        (MetricInfo("Ok", "fine\nthen \x9b2J"), "s.jsonl", r"field 'description': .*U\+009B at character 11"),
+        (MetricInfo("Ok", "", "https://e.org/\x7f"), "s.jsonl", r"field 'paper URL': .*U\+007F"),
+        (MetricInfo("Ok"), "s\x1b[2J.jsonl", r"demo: field 'file name' \('s\\x1b\[2J.jsonl'\): .*U\+001B"),
+    ):
+        with pytest.raises(MetricRefused, match=message):
+            metric_submit(owner=captioner, info=info, files=[ScoresFile(demo_dataset, file_name, content)])
+    assert not Metric.objects.filter(family="submitted").exists() and not MetricUpload.objects.exists()
+    upload = submit(captioner, demo_dataset, content, name="Plain", description="Two lines,\r\nand\ta tab")
+    assert upload.metric_version.metric.description == "Two lines,\r\nand\ta tab"
 
 
 def test_uploading_again_makes_a_new_version_and_the_same_scores_are_refused(scored, captioner):
@@ -227,27 +251,59 @@ def test_uploading_again_makes_a_new_version_and_the_same_scores_are_refused(sco
     second = submit(captioner, scored, jsonl(builtin_scores(scored, "cider_d")), name="Mine")
     metric = second.metric_version.metric
     assert first.metric_version.metric == metric and [v.version for v in metric.versions.all()] == ["1", "2"]
-    assert metric.current_version == second.metric_version and metric.slug == "mine"
-    with pytest.raises(MetricRefused, match="these scores are mine version 2 already"):
+    slug = metric.slug
+    assert metric.current_version == second.metric_version and re.fullmatch(r"mine-[0-9a-f]{6}", slug)
+    with pytest.raises(MetricRefused, match=f"these scores are {slug} version 2 already"):
         submit(captioner, scored, jsonl(builtin_scores(scored, "cider_d")), name="Mine")
     with pytest.raises(MetricRefused, match="was submitted as higher is better"):
         submit(captioner, scored, jsonl(builtin_scores(scored, "rouge_l")), name="Mine", higher_is_better=False)
     # The metric board shows the newest version's numbers (cider_d's), the page lists both.
     from leaderboards.metric_board import metric_board
 
-    _, rows = metric_board(protocol_name="paper", extra={"mine"})
-    row = next(row for row in rows if row.column.slug == "mine")
+    _, rows = metric_board(protocol_name="paper", extra={slug})
+    row = next(row for row in rows if row.column.slug == slug)
     cider = next(row for row in rows if row.column.slug == "cider_d")
     assert [r.value for r in row.values] == [r.value for r in cider.values]
 
 
-def test_a_built_in_slug_is_never_taken(demo_dataset, captioner):
-    upload = submit(captioner, demo_dataset, jsonl(dict.fromkeys(caption_keys(demo_dataset), 1.0)), name="CIDEr D")
-    assert upload.metric_version.metric.slug == "cider-d"  # the registry's is cider_d; slugify keeps the dash
-    other = submit(captioner, demo_dataset, jsonl(dict.fromkeys(caption_keys(demo_dataset), 2.0)), name="cider_d")
-    assert re.fullmatch(r"cider_d-[0-9a-f]{6}", other.metric_version.metric.slug)  # no counter to probe names
-    page = submit(captioner, demo_dataset, jsonl(dict.fromkeys(caption_keys(demo_dataset), 3.0)), name="All")
-    assert page.metric_version.metric.slug.startswith("all-")  # /metrics/all/ is the index
+def test_a_name_that_reads_as_a_built_in_metrics_is_refused(demo_dataset, captioner):
+    """ "BLEU-4" beside the built-in bleu_4 would pass for it: a name equal to a built-in metric's
+    name or slug once case, spaces and punctuation are ignored is refused, and nothing stored."""
+    content = jsonl(dict.fromkeys(caption_keys(demo_dataset), 1.0))
+    for name, builtin in (
+        ("BLEU-4", "BLEU-4 \\(bleu_4\\)"),
+        ("bleu 4", "bleu_4"),
+        ("Bleu_4", "bleu_4"),
+        ("CIDEr D", "cider_d"),
+        ("ROUGE–L!", "rouge_l"),
+        ("ＢＬＥＵ４", "bleu_4"),  # full-width letters read as plain ones (NFKC)
+    ):
+        with pytest.raises(MetricRefused, match=f"field 'name': .* reads as the built-in metric .*{builtin}"):
+            metric_submit(owner=captioner, info=MetricInfo(name), files=[ScoresFile(demo_dataset, "s.jsonl", content)])
+    assert not Metric.objects.filter(family="submitted").exists()
+    upload = submit(captioner, demo_dataset, content, name="BLEU-4 with synonyms")
+    assert upload.metric_version.metric.name == "BLEU-4 with synonyms"
+
+
+def test_every_uploaded_slug_carries_a_random_suffix_so_it_tells_nothing_of_other_names(
+    demo_dataset, captioner, django_user_model
+):
+    """A bare slug for a free name and a suffixed one for a taken name would tell that someone,
+    perhaps privately, holds the name: every new metric's slug is its name's and a random suffix.
+    A metric stored before with a bare slug keeps it (its address), new versions included."""
+    content = jsonl(dict.fromkeys(caption_keys(demo_dataset), 1.0))
+    other = django_user_model.objects.create_user("other")
+    first = submit(captioner, demo_dataset, content, name="Hidden gem").metric_version.metric
+    second = submit(other, demo_dataset, content, name="Hidden gem").metric_version.metric
+    fresh = submit(other, demo_dataset, content, name="Untaken name").metric_version.metric
+    assert re.fullmatch(r"hidden-gem-[0-9a-f]{6}", first.slug) and re.fullmatch(r"hidden-gem-[0-9a-f]{6}", second.slug)
+    assert first.slug != second.slug and re.fullmatch(r"untaken-name-[0-9a-f]{6}", fresh.slug)
+    page = submit(captioner, demo_dataset, content, name="All").metric_version.metric
+    assert re.fullmatch(r"all-[0-9a-f]{6}", page.slug)  # /metrics/all/ is the index
+    legacy = submit(captioner, demo_dataset, content, name="Legacy").metric_version.metric
+    Metric.objects.filter(pk=legacy.pk).update(slug="legacy")  # as stored before the suffix was always given
+    again = submit(captioner, demo_dataset, jsonl(dict.fromkeys(caption_keys(demo_dataset), 2.0)), name="Legacy")
+    assert again.metric_version.metric.slug == "legacy" and again.metric_version.version == "2"
 
 
 def test_private_metrics_are_their_owners_alone(scored, captioner, client, django_user_model):
@@ -313,9 +369,11 @@ def test_the_command_line_contract(scored, captioner, tmp_path, capsys, workers)
         "120",
     )
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("metric my-metric version 1: ") and "candidates scored on demo" in out[0]
+    slug = Metric.objects.get(name="My metric").slug
+    assert re.fullmatch(r"my-metric-[0-9a-f]{6}", slug)
+    assert out[0].startswith(f"metric {slug} version 1: ") and "candidates scored on demo" in out[0]
     lines = [line.split() for line in out[1:]]
-    assert lines and all(line[0] == "my-metric" and line[1] == "demo" for line in lines)
+    assert lines and all(line[0] == slug and line[1] == "demo" for line in lines)
     theirs = cells("cider_d")
     for line in lines:
         slug, _, protocol, level, dimension, statistic, value, low, high, n, *rest = line
@@ -360,16 +418,17 @@ def test_the_api_loop(scored, captioner, client):
     )
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["metric"] == "api-metric" and body["uploads"][0]["datasets"][0]["missing"] == 0
+    slug = body["metric"]
+    assert re.fullmatch(r"api-metric-[0-9a-f]{6}", slug) and body["uploads"][0]["datasets"][0]["missing"] == 0
     upload_correlate(upload_id=body["uploads"][0]["id"])
     board = client.get("/api/v1/leaderboards/metrics/").json()
-    row = next(m for m in board["metrics"] if m["metric"] == "api-metric")
+    row = next(m for m in board["metrics"] if m["metric"] == slug)
     assert row["submitted"]["owner"] == "captioner" and row["submitted"]["private"] is False
     assert all(
         cell is None or (cell["rank"] >= 1 and cell["low"] <= cell["value"] <= cell["high"]) for cell in row["cells"]
     )
     assert any(cell and cell["rank"] for cell in row["cells"])
-    correlations = client.get("/api/v1/correlations/?metric=api-metric").json()["results"]
+    correlations = client.get(f"/api/v1/correlations/?metric={slug}").json()["results"]
     assert {(c["statistic"], c["value"]) for c in correlations} == {
         (r.statistic, r.value) for r in cells("rouge_l").values()
     }
@@ -379,6 +438,16 @@ def test_the_api_loop(scored, captioner, client):
         **auth,
     )
     assert bad.status_code == 400 and "line 2, field 'caption_id'" in json.dumps(bad.json())
+    for name, refusal in (
+        ("Evil\x1b]0;t\x07", "field 'name': contains a control character (U+001B"),
+        ("BLEU-4", "bleu_4"),
+    ):
+        refused = client.post(
+            "/api/v1/metric-submissions/",
+            {"name": name, "dataset": "demo", "scores": SimpleUploadedFile("s.csv", content.encode())},
+            **auth,
+        )
+        assert refused.status_code == 400 and refusal in refused.json()["detail"], refused.content
     assert client.post("/api/v1/metric-submissions/", {"name": "x"}).status_code in (401, 403)
     hidden = client.post(f"/api/v1/metric-submissions/{body['id']}/visibility/", {"public": "false"}, **auth)
     assert hidden.status_code == 200 and hidden.json()["is_public"] is False
@@ -401,9 +470,9 @@ def test_the_web_form(scored, captioner, client):
         "/submit/metric/",
         {"name": "Form metric", "scores_demo": SimpleUploadedFile("s.jsonl", jsonl(scores)), "trained_on": ["demo"]},
     )
-    assert done.status_code == 302 and done["Location"] == "/metrics/form-metric/"
+    assert done.status_code == 302 and re.fullmatch(r"/metrics/form-metric-[0-9a-f]{6}/", done["Location"])
     upload_correlate(upload_id=MetricUpload.objects.get().pk)
-    page = client.get("/metrics/form-metric/").content.decode()
+    page = client.get(done["Location"]).content.decode()
     assert "Integrity checks" in page and "may have been trained on these judgments" in page
     assert f"{len(scores)} of {len(scores)} (100.0%)" in page
     mine = client.get("/metric-submissions/mine/").content.decode()

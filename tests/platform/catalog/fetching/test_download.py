@@ -136,3 +136,43 @@ def test_progress_prints_plain_lines_when_not_a_terminal(tmp_path):
     lines = stream.getvalue().splitlines()
     assert lines and "\r" not in stream.getvalue()
     assert lines[-1].startswith("data.bin: 1.0 MiB of 1.0 MiB (100.0 %)") and lines[-1].endswith("/s")
+
+
+CAP = 256 * 1024  # a quarter of BODY
+
+
+def _unsized(url: str) -> SourceFile:
+    return _source(url, sha256=None, size=None)
+
+
+@pytest.mark.parametrize("send_length", [True, False], ids=["with Content-Length", "without Content-Length"])
+def test_a_file_of_unknown_size_is_cut_off_at_the_cap_and_nothing_is_kept(tmp_path, send_length):
+    folder = tmp_path / "downloads"
+    with range_server({"data.bin": BODY}, send_length=send_length) as served:
+        url = f"{served.base}/data.bin"
+        with pytest.raises(FetchError, match=r"over|arrived") as error:
+            download(_unsized(url), folder, accept_unverified=True, max_bytes=CAP)
+    message = str(error.value)
+    assert url in message and "gives no size for data.bin" in message
+    assert f"the {CAP:,}-byte cap (CAPBENCH_FETCH_MAX_BYTES)" in message and "nothing of it was kept" in message
+    assert (f"the server declares {len(BODY):,} bytes" in message) == send_length
+    assert list(folder.rglob("*")) == []
+
+
+def test_a_local_file_of_unknown_size_and_a_resumed_one_are_capped_too(tmp_path):
+    origin = tmp_path / "origin.bin"
+    origin.write_bytes(BODY)
+    folder = tmp_path / "downloads"
+    with pytest.raises(FetchError, match="byte cap"):
+        download(_unsized(origin.as_uri()), folder, accept_unverified=True, max_bytes=CAP)
+    assert list(folder.rglob("*")) == []
+    part_path(folder / "data.bin").write_bytes(BODY[:1000])  # an earlier try, resumed: 1000 + the rest
+    with range_server({"data.bin": BODY}) as served, pytest.raises(FetchError, match="byte cap"):
+        download(_unsized(f"{served.base}/data.bin"), folder, accept_unverified=True, max_bytes=CAP)
+    assert served.requests == [("/data.bin", "bytes=1000-", 206)] and list(folder.rglob("*")) == []
+
+
+def test_a_file_of_unknown_size_within_the_cap_arrives(tmp_path):
+    with range_server({"data.bin": BODY}, send_length=False) as served:
+        result = download(_unsized(f"{served.base}/data.bin"), tmp_path, accept_unverified=True, max_bytes=len(BODY))
+    assert result.size == len(BODY) and result.sha256 == SHA and (tmp_path / "data.bin").read_bytes() == BODY
