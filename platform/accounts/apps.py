@@ -4,3 +4,12 @@ from django.apps import AppConfig
 class AccountsConfig(AppConfig):
     name = "accounts"
     verbose_name = "Accounts"
+
+    def ready(self) -> None:
+        # Here, not at the top: the user model exists only once the apps are loaded.
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_save
+
+        from accounts.signals import password_saved
+
+        post_save.connect(password_saved, sender=get_user_model(), dispatch_uid="accounts.password_saved")

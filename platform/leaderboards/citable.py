@@ -135,32 +135,54 @@ def _metric_versions(slugs) -> dict:
 def shown_payload(snapshot: CitableSnapshot) -> dict:
     """The frozen board as it is shown now: its numbers and ranks as frozen, but a system or a
     submitted metric that has since been withdrawn or made private loses its name, links and owner
-    (`"withdrawn": true`): a snapshot never republishes what its owner took back. The digest stays
-    that of the payload as frozen."""
+    (`"withdrawn": true`): a snapshot never republishes what its owner took back. One still public
+    is named with its owner's name as it is now (an account deleted with its public work kept shows
+    "anonymous author": accounts.services.closing). The digest stays that of the payload as frozen."""
     payload = snapshot.payload
     if snapshot.dataset is not None:
-        visible = set(
-            System.objects.visible_to(AnonymousUser()).filter(dataset=snapshot.dataset).values_list("slug", flat=True)
+        owners = dict(
+            System.objects.visible_to(AnonymousUser())
+            .filter(dataset=snapshot.dataset)
+            .values_list("slug", "submission__owner__username")
         )
         systems = [
-            row
-            if row["system"] in visible
-            else {**row, "system": "", "name": WITHDRAWN, "paper_url": "", "code_url": "", "withdrawn": True}
+            _owner_now(row, "submitted_by", owners[row["system"]])
+            if row["system"] in owners
+            else {
+                **row,
+                "system": "",
+                "name": WITHDRAWN,
+                "paper_url": "",
+                "code_url": "",
+                "submitted_by": None,
+                "withdrawn": True,
+            }
             for row in payload["systems"]
         ]
         return with_points({**payload, "systems": systems})
-    visible = public_metric_slugs()
+    metric_owners = dict(Metric.objects.visible_to(AnonymousUser()).values_list("slug", "submission__owner__username"))
     boards = [
         {
             **found,
             "metrics": [
-                row if row["metric"] in visible else {**row, "metric": WITHDRAWN, "submitted": None, "withdrawn": True}
+                _metric_owner_now(row, metric_owners[row["metric"]])
+                if row["metric"] in metric_owners
+                else {**row, "metric": WITHDRAWN, "submitted": None, "withdrawn": True}
                 for row in found["metrics"]
             ],
         }
         for found in payload["boards"]
     ]
     return {"boards": boards}
+
+
+def _owner_now(row: dict, key: str, owner: str | None) -> dict:
+    return {**row, key: owner} if row.get(key) and owner and row[key] != owner else row
+
+
+def _metric_owner_now(row: dict, owner: str | None) -> dict:
+    submitted = row.get("submitted")
+    return {**row, "submitted": _owner_now(submitted, "owner", owner)} if submitted else row
 
 
 def with_points(board: dict) -> dict:

@@ -6,14 +6,29 @@ from django.http import HttpResponse
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from drf_spectacular.utils import extend_schema
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.lockout import attempt_refusal, attempt_succeeded, lockout_response
+from accounts.services.two_factor import staff_verification_required
 from api import documentation as shapes
 from api.throttles import TokenRate
+
+
+class Credentials(AuthTokenSerializer):
+    """A password alone opens no staff account where staff need a two-factor code (CAPBENCH_STAFF_2FA):
+    staff take their token from "My submissions" after signing in with the code."""
+
+    def validate(self, attrs: dict) -> dict:
+        attrs = super().validate(attrs)
+        if staff_verification_required(attrs["user"]):
+            raise PermissionDenied(
+                "Staff accounts need a two-factor code: sign in on the web and take your token from “My submissions”."
+            )
+        return attrs
 
 
 @method_decorator(never_cache, name="dispatch")
@@ -22,6 +37,7 @@ class TokenView(ObtainAuthToken):
     attempts per address and account as on the web form (accounts.lockout); never cached."""
 
     throttle_classes = [TokenRate]
+    serializer_class = Credentials
 
     @extend_schema(
         summary="Your API token",

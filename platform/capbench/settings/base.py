@@ -39,6 +39,9 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "axes",
+    # Staff two-factor sign-in (accounts.services.two_factor): TOTP devices.
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "catalog",
     "submissions",
     "workbench",
@@ -76,6 +79,9 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "capbench.limits.PageRateMiddleware",
+    # Which two-factor device verified this session; then staff without one go to the code page.
+    "django_otp.middleware.OTPMiddleware",
+    "accounts.middleware.StaffTwoFactorMiddleware",
     # Where signed-in accounts act from (after the view: API tokens are read there), for live human
     # evaluation's sock-puppet rule.
     "campaigns.middleware.AccountAddressMiddleware",
@@ -170,6 +176,7 @@ CAPBENCH_MEDIA_HOSTS = [host.lower() for host in config.typed("CAPBENCH_MEDIA_HO
 CAPBENCH_MEDIA_MAX_BYTES = config.typed("CAPBENCH_MEDIA_MAX_BYTES", int)
 # What `datasets fetch` downloads and unpacks (catalog/services/fetch.py).
 CAPBENCH_DOWNLOADS_DIR = config.optional("CAPBENCH_DOWNLOADS_DIR", Path) or STATE_DIR / "downloads"
+CAPBENCH_FETCH_MAX_BYTES = config.typed("CAPBENCH_FETCH_MAX_BYTES", int)  # a file the catalogue gives no size for
 # A worker whose heartbeat is this old is dead: its batches go to others (capbench/heartbeat.py).
 CAPBENCH_WORKER_HEARTBEAT = config.typed("CAPBENCH_WORKER_HEARTBEAT", int)
 if CAPBENCH_WORKER_HEARTBEAT < 3:
@@ -365,6 +372,7 @@ CAPBENCH_RATES = {
     "tokens": config.typed("CAPBENCH_TOKEN_RATE", str),  # API tokens issued or rotated per address/account
     "password_reset": config.typed("CAPBENCH_PASSWORD_RESET_RATE", str),  # reset requests per address, per e-mail
     "actions": config.typed("CAPBENCH_ACTION_RATE", str),  # withdraw / visibility changes per account
+    "account_data": config.typed("CAPBENCH_ACCOUNT_DATA_RATE", str),  # data downloads, account deletions
     "comparisons": config.typed("CAPBENCH_COMPARISON_RATE", str),  # paired comparisons per address
     "ratings": config.typed("CAPBENCH_RATING_RATE", str),  # live human evaluation answers per annotator
 }
@@ -392,3 +400,9 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the time we announce is
 AXES_CLIENT_IP_CALLABLE = "capbench.limits.axes_address"
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 AXES_VERBOSE = False
+
+# Staff two-factor sign-in (docs/security.md): with it on, a staff session is sent to the code page
+# until a TOTP code is given in it. Off unless CAPBENCH_STAFF_2FA=1 (production: on unless =0).
+_staff_2fa = config.optional("CAPBENCH_STAFF_2FA", bool)
+CAPBENCH_STAFF_2FA = bool(_staff_2fa)
+OTP_TOTP_ISSUER = "CapBench"

@@ -18,6 +18,7 @@ Environment:
   CAPBENCH_EMAIL_URL                 how mail leaves (smtp://…, smtps://…): unset, none is sent.
   CAPBENCH_SITE_URL                  what links in mail start with (default https:// and the
                                      first of DJANGO_ALLOWED_HOSTS).
+  CAPBENCH_STAFF_2FA=0               let staff in with a password alone (default on: a TOTP code too).
 """
 
 from django.core.exceptions import ImproperlyConfigured
@@ -53,6 +54,10 @@ EMAIL_BACKEND = _mail.backend
 EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _mail.host, _mail.port, _mail.user, _mail.password
 EMAIL_USE_TLS, EMAIL_USE_SSL, EMAIL_FILE_PATH = _mail.use_tls, _mail.use_ssl, _mail.file_path
 DEFAULT_FROM_EMAIL = SERVER_EMAIL = sender(SITE_URL, config.optional("CAPBENCH_EMAIL_FROM", str))
+
+# Staff sessions need a two-factor code (docs/security.md) unless CAPBENCH_STAFF_2FA=0 says otherwise.
+_staff_2fa = config.optional("CAPBENCH_STAFF_2FA", bool)
+CAPBENCH_STAFF_2FA = True if _staff_2fa is None else _staff_2fa
 
 # HTTPS only: plain HTTP is redirected, and browsers remember to use HTTPS for a year.
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)

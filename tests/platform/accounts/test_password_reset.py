@@ -10,6 +10,7 @@ import re
 import pytest
 from django.core import mail
 from django.test import Client
+from rest_framework.authtoken.models import Token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 OLD, NEW = "an old long password", "a brand new pass phrase 7"
@@ -130,3 +131,33 @@ def test_reset_requests_are_refused_while_the_counters_are_unreachable(settings,
     assert refused.status_code == 503 and int(refused["Retry-After"]) == 30
     assert mail.outbox == []
     assert Client().get("/accounts/password-reset/").status_code == 200  # reading stays open
+
+
+def test_a_reset_revokes_the_api_token_and_signs_other_sessions_out(client, member, site):
+    """Whoever held the old password may have taken a token or kept a session: the reset ends both."""
+    token = Client().post("/api/v1/auth/token/", {"username": "member", "password": OLD}).json()["token"]
+    assert Client(HTTP_AUTHORIZATION=f"Token {token}").get("/api/v1/datasets/").status_code == 200
+    elsewhere = Client()
+    elsewhere.force_login(member)
+    assert elsewhere.get("/accounts/").status_code == 200  # the control: that session is signed in
+
+    client.post("/accounts/password-reset/", {"email": "member@example.org"})
+    set_password = client.get(LINK.findall(mail.outbox[0].body)[0].removeprefix(site))["Location"]
+    assert client.post(set_password, {"new_password1": NEW, "new_password2": NEW}).status_code == 302
+
+    assert Client(HTTP_AUTHORIZATION=f"Token {token}").get("/api/v1/datasets/").status_code == 401
+    assert not Token.objects.filter(user=member).exists()
+    assert elsewhere.get("/accounts/")["Location"].startswith("/accounts/login/")
+
+
+def test_a_password_changed_anywhere_revokes_the_token_and_a_hash_upgrade_does_not(settings, member):
+    """The admin's password form and `changepassword` set it as here; a sign-in that only re-hashes
+    the same password (a stronger hasher configured) keeps the token."""
+    token = Token.objects.create(user=member)
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher", *settings.PASSWORD_HASHERS]
+    assert signs_in(OLD)  # re-hashed from MD5 to PBKDF2 on the way
+    member.refresh_from_db()
+    assert member.password.startswith("pbkdf2_") and Token.objects.filter(pk=token.pk).exists()
+    member.set_password(NEW)
+    member.save()
+    assert not Token.objects.filter(user=member).exists()

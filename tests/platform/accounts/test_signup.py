@@ -1,5 +1,7 @@
-"""Sign-up asks for an e-mail address: required, checked, one account per address whatever its case
-(a form error, never a 500, even for two sign-ups racing with one address)."""
+"""Sign-up asks for an e-mail address (required, checked, one account per address whatever its case)
+and never says whether an address has an account: every valid form gets the same page, a new
+address a link to confirm it, an address with an account a word to its owner. A user name already
+taken stays a form error (user names are public). Never a 500, even for sign-ups racing."""
 
 from __future__ import annotations
 
@@ -9,13 +11,21 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core import mail
 from django.db import connections
 from django.test import Client
 
-from accounts.services import EMAIL_TAKEN
+from accounts.models import PendingSignUp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PASSWORD = "a-long-pass-phrase-42"
+CONFIRM = re.compile(r"https?://\S+/accounts/signup/confirm/\S+/\S+/")
+
+
+@pytest.fixture(autouse=True)
+def site(settings):
+    settings.SITE_URL = "https://capbench.example"
+    return settings.SITE_URL
 
 
 def sign_up(client: Client, username: str, email: str | None, next_: str = ""):
@@ -25,14 +35,78 @@ def sign_up(client: Client, username: str, email: str | None, next_: str = ""):
     return client.post("/accounts/signup/" + (f"?next={next_}" if next_ else ""), form)
 
 
-def test_the_form_asks_for_an_email_address_and_the_account_keeps_it(client):
+def confirmation_path(message, site: str) -> str:
+    links = CONFIRM.findall(message.body)
+    assert len(links) == 1 and links[0].startswith(site + "/accounts/signup/confirm/")
+    return links[0].removeprefix(site)
+
+
+def test_the_form_asks_for_an_address_and_the_account_waits_for_its_confirmation(client, site):
     page = client.get("/accounts/signup/").content.decode()
     assert 'type="email" name="email"' in page and 'id="id_email"' in page and "required" in page
     response = sign_up(client, "ada", "Ada.Lovelace@Example.ORG", next_="/submit/")
-    assert response.status_code == 302 and response["Location"] == "/submit/"
+    assert response.status_code == 302 and response["Location"] == "/accounts/signup/sent/"
+    assert "Check your e-mail" in client.get(response["Location"]).content.decode()
     user = get_user_model().objects.get(username="ada")
     assert user.email == "Ada.Lovelace@example.org"  # the domain lower-cased, the mailbox as typed
-    assert client.session["_auth_user_id"] == str(user.pk)  # signed in
+    assert not user.is_active and "_auth_user_id" not in client.session  # nobody signed in yet
+    assert Client().post("/accounts/login/", {"username": "ada", "password": PASSWORD}).status_code == 200
+
+    [message] = mail.outbox
+    assert message.to == ["Ada.Lovelace@example.org"] and "Confirm" in message.subject
+    path = confirmation_path(message, site)
+    opened = client.get(path)  # a mail scanner's GET confirms nothing
+    assert opened.status_code == 200 and "Confirm my address" in opened.content.decode()
+    assert not get_user_model().objects.get(username="ada").is_active
+    confirmed = client.post(path)
+    assert confirmed.status_code == 302 and confirmed["Location"] == "/accounts/login/?next=%2Fsubmit%2F"
+    assert "Your address is confirmed" in client.get(confirmed["Location"]).content.decode()
+    signed_in = client.post(confirmed["Location"], {"username": "ada", "password": PASSWORD, "next": "/submit/"})
+    assert signed_in.status_code == 302 and signed_in["Location"] == "/submit/"
+    assert not PendingSignUp.objects.exists()
+    again = Client().post(path)  # the link works once
+    assert again.status_code == 200 and "This link does not work" in again.content.decode()
+
+
+def test_an_address_with_an_account_gets_the_same_answer_and_its_owner_is_told(client, site):
+    """The regression: sign-up said "An account with this e-mail address already exists"."""
+    get_user_model().objects.create_user("first", "shared@example.org", "an old long password")
+    taken = Client().post(
+        "/accounts/signup/",
+        {"username": "second", "email": "SHARED@Example.org", "password1": PASSWORD, "password2": PASSWORD},
+        follow=True,
+    )
+    fresh = Client().post(
+        "/accounts/signup/",
+        {"username": "third", "email": "fresh@example.org", "password1": PASSWORD, "password2": PASSWORD},
+        follow=True,
+    )
+    assert taken.redirect_chain == fresh.redirect_chain == [("/accounts/signup/sent/", 302)]
+    assert taken.status_code == fresh.status_code == 200
+    assert taken.content == fresh.content
+    assert "already exists" not in taken.content.decode()
+    assert sorted(get_user_model().objects.values_list("username", flat=True)) == ["first", "third"]
+    told, confirm = sorted(mail.outbox, key=lambda m: m.to[0])[::-1]
+    assert told.to == ["shared@example.org"] and "tried to sign up" in told.subject
+    assert '"first"' in told.body and "/accounts/password-reset/" in told.body and not CONFIRM.search(told.body)
+    assert confirm.to == ["fresh@example.org"] and CONFIRM.search(confirm.body)
+
+
+def test_signing_up_again_before_confirming_mails_the_link_again(client, site):
+    sign_up(client, "grace", "grace@example.org")
+    sign_up(Client(), "grace2", "grace@example.org")  # forgot the first mail; a new user name
+    assert list(get_user_model().objects.values_list("username", flat=True)) == ["grace"]
+    assert len(mail.outbox) == 2 and all(m.to == ["grace@example.org"] for m in mail.outbox)
+    assert client.post(confirmation_path(mail.outbox[1], site)).status_code == 302
+    assert get_user_model().objects.get(username="grace").is_active
+
+
+def test_an_account_staff_deactivated_is_not_activated_by_signing_up_again(site):
+    get_user_model().objects.create_user("banned", "banned@example.org", "an old long password", is_active=False)
+    assert sign_up(Client(), "banned2", "banned@example.org")["Location"] == "/accounts/signup/sent/"
+    [message] = mail.outbox
+    assert "tried to sign up" in message.subject and not CONFIRM.search(message.body)
+    assert not get_user_model().objects.get(username="banned").is_active
 
 
 def test_a_user_name_is_said_to_be_public_and_may_not_be_an_address(client):
@@ -44,6 +118,14 @@ def test_a_user_name_is_said_to_be_public_and_may_not_be_an_address(client):
     assert not get_user_model().objects.filter(email="ada@example.org").exists()
 
 
+def test_a_user_name_taken_is_still_a_form_error(client):
+    """User names are public (every board names who submitted), so saying one is taken reveals nothing."""
+    get_user_model().objects.create_user("taken", "owner@example.org", "an old long password")
+    response = sign_up(client, "Taken", "someone@example.org")
+    assert response.status_code == 200 and "A user with that username already exists." in response.content.decode()
+    assert mail.outbox == []
+
+
 @pytest.mark.parametrize(("email", "error"), [(None, "This field is required."), ("not-an-address", "valid email")])
 def test_a_missing_or_malformed_address_is_a_form_error(client, email, error):
     response = sign_up(client, "grace", email)
@@ -52,18 +134,8 @@ def test_a_missing_or_malformed_address_is_a_form_error(client, email, error):
     assert not get_user_model().objects.filter(username="grace").exists()
 
 
-def test_an_address_taken_in_any_case_is_refused_with_a_form_error(client):
-    get_user_model().objects.create_user("first", "shared@example.org", "an old long password")
-    response = sign_up(client, "second", "SHARED@Example.org")
-    assert response.status_code == 200
-    assert EMAIL_TAKEN in response.content.decode()
-    assert list(get_user_model().objects.values_list("username", flat=True)) == ["first"]
-    assert sign_up(client, "second", "other@example.org").status_code == 302  # the form itself was fine
-
-
 def test_sign_ups_racing_with_one_address_make_one_account():
-    """Eight clients sign up at once with one address (each passes the form's check before any
-    account exists): one account, and seven pages with the form error."""
+    """Eight clients sign up at once with one address: one account, and eight identical answers."""
     count = 8
     start = threading.Barrier(count)
 
@@ -76,9 +148,16 @@ def test_sign_ups_racing_with_one_address_make_one_account():
 
     with ThreadPoolExecutor(count) as pool:
         responses = list(pool.map(attempt, range(count)))
-    assert sorted(r.status_code for r in responses) == [200] * (count - 1) + [302]
-    assert all(EMAIL_TAKEN in r.content.decode() for r in responses if r.status_code == 200)
+    assert [(r.status_code, r["Location"]) for r in responses] == [(302, "/accounts/signup/sent/")] * count
     assert get_user_model().objects.filter(email__iexact="racer@example.org").count() == 1
+
+
+def test_one_mailbox_gets_at_most_the_sign_up_rate_of_mail(settings):
+    settings.CAPBENCH_RATES["signup"] = "2/hour"
+    get_user_model().objects.create_user("owner", "owner@example.org", "an old long password")
+    codes = [sign_up(Client(REMOTE_ADDR=f"10.4.0.{i}"), f"n{i}", "owner@example.org").status_code for i in range(4)]
+    assert codes == [302] * 4  # the same answer every time
+    assert len(mail.outbox) == 2
 
 
 def test_sign_up_stays_rate_limited(settings):

@@ -13,6 +13,7 @@ import json
 import re
 
 import pytest
+from django.core import mail
 
 from catalog.models import Item, System
 from scoring.services.planning import dataset_plan
@@ -47,6 +48,15 @@ def test_a_new_user_submits_and_finds_the_system_on_the_board(
     page.fill("#id_password1", "correct horse battery staple 9")
     page.fill("#id_password2", "correct horse battery staple 9")
     page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/accounts/signup/sent/")
+    # The confirmation link from the mail (the live server shares this process's mail outbox).
+    link = re.search(r"/accounts/signup/confirm/\S+/\S+/", mail.outbox[-1].body).group(0)
+    page.goto(f"{base}{link}")
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{base}/accounts/login/")
+    page.fill("#id_username", "ada")
+    page.fill("#id_password", "correct horse battery staple 9")
+    page.click("main button[type=submit]")
     page.wait_for_url(f"{base}/submissions/mine/")
 
     page.goto(f"{base}/submit/")

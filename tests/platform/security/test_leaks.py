@@ -15,12 +15,17 @@ each marker and as a download, by an anonymous visitor and by another signed-in 
   CSRF tokens and relative times are masked): no count, page number, row or order depends on
   them.
 
+The data download (`/accounts/export/`, a POST with the password, so outside the crawl of GETs) is
+fetched too: another user's holds none of the owner's markers, the owner's all of them.
+
 New URL patterns are covered without editing this file.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -294,10 +299,19 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
         found = [url for url, body in seen[name].items() if PUBLIC in body]
         assert len(found) > 10, f"the crawl never reached the public submission's content as {name}"
 
+    # A data download (/accounts/export/, a POST with the password) is the signed-in person's own:
+    # another user's holds nothing of the owner's hidden work, nor the owner's public submission as
+    # such (its description); the public captions the crawl was given to rate are the stranger's tasks.
+    client.force_login(world.stranger)
+    stranger_export = _export_text(client)
+    assert [marker for marker in (*HIDDEN, f"our {PUBLIC} method") if marker in stranger_export] == []
+
     # The owner reaches the private content through the same crawl: the crawl can find a leak.
     client.defaults["REMOTE_ADDR"] = addresses["owner"]
     client.force_login(world.owner)
     owner_sees = crawl(client, urls, [""])
+    owner_export = _export_text(client)  # and their download
+    assert all(marker in owner_export for marker in (*HIDDEN, f"our {PUBLIC} method"))
     assert sum(PRIVATE in body for body in owner_sees.values()) > 5
     assert sum(f"{PRIVATE} metric" in body for body in owner_sees.values()) > 2  # the board, its page, the API
     assert sum(f"{PUBLIC} metric" in body for body in seen["anonymous"].values()) > 2
@@ -324,6 +338,14 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
                 f"deleted, e.g. {differs[:5]}:\n{_first_difference(seen[name], without, differs[0])}"
             )
         transaction.set_rollback(True)
+
+
+def _export_text(client) -> str:
+    """Everything in the signed-in user's data download (world users share one password), as text."""
+    response = client.post("/accounts/export/", {"password": "a long test password"})
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    return "\n".join(archive.read(name).decode("utf-8", "replace") for name in archive.namelist())
 
 
 def _computed_at(campaign: Campaign, restore: dict | None = None) -> dict:

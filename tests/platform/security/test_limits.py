@@ -8,6 +8,7 @@ Every refusal is a 429 with Retry-After.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 from collections import Counter
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core import mail
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connections
 from django.test import Client
@@ -342,7 +344,9 @@ def test_sign_up_never_redirects_off_the_site(target):
             "password2": "a-long-pass-phrase-42",
         },
     )
-    assert response.status_code == 302 and response["Location"] == "/submissions/mine/"
+    # The sign-up page sends everyone to "check your e-mail"; `next` rides in the confirmation link,
+    # which leads to the sign-in form with it only when it stays on the site.
+    assert response.status_code == 302 and response["Location"] == "/accounts/signup/sent/"
     inside = Client().post(
         "/accounts/signup/?next=/datasets/",
         {
@@ -352,7 +356,12 @@ def test_sign_up_never_redirects_off_the_site(target):
             "password2": "a-long-pass-phrase-42",
         },
     )
-    assert inside["Location"] == "/datasets/"
+    assert inside["Location"] == "/accounts/signup/sent/"
+    links = [re.search(r"/accounts/signup/confirm/\S+/\S+/", message.body).group(0) for message in mail.outbox]
+    assert [Client().post(link)["Location"] for link in links] == [
+        "/accounts/login/",
+        "/accounts/login/?next=%2Fdatasets%2F",
+    ]
 
 
 def test_a_declared_body_over_the_limit_is_refused_before_it_is_read(live_server, settings):

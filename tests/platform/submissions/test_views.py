@@ -1,8 +1,10 @@
 """The web submission flow: sign up, upload (good and bad files), status, visibility, withdrawal."""
 
 import json
+import re
 
 import pytest
+from django.core import mail
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from catalog.models import Item
@@ -41,7 +43,11 @@ def test_sign_up_then_upload_then_status(client, demo_dataset):
             "password2": "a-long-pass-phrase-42",
         },
     )
-    assert response.status_code == 302 and response.url == "/submissions/mine/"
+    assert response.status_code == 302 and response.url == "/accounts/signup/sent/"
+    confirm = re.search(r"/accounts/signup/confirm/\S+/\S+/", mail.outbox[-1].body).group(0)
+    client.post(confirm)  # the address confirmed from the mail, then signed in
+    signed_in = client.post("/accounts/login/", {"username": "newcomer", "password": "a-long-pass-phrase-42"})
+    assert signed_in.status_code == 302 and signed_in.url == "/submissions/mine/"
     response = upload(client, demo_dataset, results(demo_dataset), paper_url="https://example.org/p")
     submission = Submission.objects.get()
     assert response.status_code == 302 and response.url == f"/submissions/{submission.pk}/"
@@ -188,7 +194,11 @@ def test_signing_up_from_a_login_redirect_comes_back(client, demo_dataset):
         "password1": "a-long-pass-phrase-42",
         "password2": "a-long-pass-phrase-42",
     }
-    assert client.post("/accounts/signup/?next=/submit/", form).url == "/submit/"
-    client.logout()
+    # The address is confirmed from the mail first (accounts.services.signup); then the sign-in goes on to `next`.
+    assert client.post("/accounts/signup/?next=/submit/", form).url == "/accounts/signup/sent/"
+    confirm = re.search(r"/accounts/signup/confirm/\S+/\S+/", mail.outbox[-1].body).group(0)
+    assert client.post(confirm).url == "/accounts/login/?next=%2Fsubmit%2F"
     form["username"], form["email"] = "elsewhere", "elsewhere@example.org"
-    assert client.post("/accounts/signup/?next=https://evil.example/", form).url == "/submissions/mine/"
+    assert client.post("/accounts/signup/?next=https://evil.example/", form).url == "/accounts/signup/sent/"
+    confirm = re.search(r"/accounts/signup/confirm/\S+/\S+/", mail.outbox[-1].body).group(0)
+    assert client.post(confirm).url == "/accounts/login/"  # no `next` off the site
