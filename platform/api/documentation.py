@@ -534,8 +534,25 @@ class CampaignResults(_Schema):
     computed_at = serializers.DateTimeField()
 
 
+class AnnotatorResemblance(_Schema):
+    accounts = serializers.ListField(child=serializers.CharField(), help_text="the two accounts' usernames")
+    annotators = serializers.ListField(child=serializers.CharField(), help_text="their pseudonyms in the campaign")
+    common = serializers.IntegerField(help_text="tasks both answered (gold checks left out)")
+    agreed = serializers.IntegerField(help_text="of those, answered the same")
+    rate = serializers.FloatField()
+    expected = serializers.FloatField(help_text="how often two of the campaign's other annotators answer the same")
+    p_value = serializers.FloatField(help_text="the binomial chance of agreeing that often at `expected`")
+    together = serializers.IntegerField(help_text="common tasks both answered within 10 seconds")
+    suspicious = serializers.BooleanField(help_text="p_value under 0.001 shared among all the pairs")
+
+
 class CampaignDetail(CampaignSerializer):
     results = CampaignResults(allow_null=True, help_text="null until its results are first computed")
+    resemblance = AnnotatorResemblance(
+        many=True,
+        allow_null=True,
+        help_text="staff only (null for everyone else): pairs of annotators who answer alike, most alike first",
+    )
 
     class Meta(CampaignSerializer.Meta):
-        fields = [*CampaignSerializer.Meta.fields, "results"]
+        fields = [*CampaignSerializer.Meta.fields, "results", "resemblance"]

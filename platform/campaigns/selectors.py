@@ -11,6 +11,7 @@ from campaigns.models import Annotation, Campaign, CampaignResults
 from campaigns.rubrics import dimension_of
 from catalog.models import Dataset, System
 from catalog.visibility import is_staff, references_visible, visible_q
+from scoring.models import Metric
 
 
 def counted_q(*, to_annotation: str = "") -> Q:
@@ -75,18 +76,22 @@ class BoardPeople:
 def board_people(dataset: Dataset) -> BoardPeople:
     """The campaign an organiser chose for the dataset's board (`Campaign.on_board`), as its people
     column once it is eligible (people_eligibility): until then, and without a chosen campaign, the
-    board shows the dataset's imported judgments. Every system's cell, before visibility: the board
-    keeps the rows its viewer may see."""
+    board shows the dataset's imported judgments. Every system's cell, before visibility (the board
+    keeps the rows its viewer may see: an owner their private system's, as it was), but what everyone
+    reads is made of what everyone may see now (results_shown): the cells of the systems public now,
+    their counts and the eligibility."""
     campaign = Campaign.objects.filter(dataset=dataset, on_board=True).first()
     if campaign is None:
         return BoardPeople(None)
-    results = CampaignResults.objects.filter(campaign=campaign).first()
-    payload = results.payload if results is not None else {}
+    stored = CampaignResults.objects.filter(campaign=campaign).values_list("payload", flat=True).first() or {}
+    everyone = _shown_to_everyone(campaign)
+    payload = results_shown(campaign, stored, everyone)
     problem = people_eligibility(campaign, payload)
     if problem:
         return BoardPeople(None, f"{campaign.title} will replace this column once {problem}")
     noun = "comparisons" if campaign.is_arena else "ratings"
-    people = payload.get("people") or {}
+    hidden = {system: cell for system, cell in (stored.get("people") or {}).items() if system not in everyone}
+    people = {**hidden, **payload["people"]}
     cells = {
         int(system): {
             "value": cell["value"],
@@ -114,9 +119,13 @@ def board_people(dataset: Dataset) -> BoardPeople:
 
 def board_status(campaign: Campaign) -> str:
     """What the campaign still lacks to be its board's people column (people_eligibility), read
-    from its stored results as the board reads them (not a viewer's filtered copy)."""
+    from its stored results as the board reads them (everyone's copy, not the viewer's)."""
     results = CampaignResults.objects.filter(campaign=campaign).values_list("payload", flat=True).first()
-    return people_eligibility(campaign, results or {})
+    return people_eligibility(campaign, results_shown(campaign, results or {}, _shown_to_everyone(campaign)))
+
+
+def _shown_to_everyone(campaign: Campaign) -> set[str]:
+    return {str(pk) for pk in System.objects.visible_to(None).filter(campaigns=campaign).values_list("pk", flat=True)}
 
 
 def people_eligibility(campaign: Campaign, payload: dict) -> str:
@@ -160,17 +169,68 @@ def campaign_of_protocol(protocol: str) -> Campaign | None:
 
 
 def campaign_results(campaign: Campaign, viewer) -> dict | None:
-    """The campaign's stored results as `viewer` may read them: people cells of the systems they
-    may see; per-annotator rows (pseudonyms) and agreement only where the dataset's judgments are
-    readable (a hidden test set's are staff's)."""
+    """The campaign's stored results as `viewer` may read them, the visibility rule read now (a
+    submission or a submitted metric hidden since the last refresh is gone at once): the systems
+    they may see (results_shown), the metrics they may see; per-annotator rows (pseudonyms) and
+    agreement only where the dataset's judgments are readable (a hidden test set's are staff's)."""
     results = CampaignResults.objects.filter(campaign=campaign).first()
     if results is None:
         return None
-    payload = dict(results.payload)
     shown = {str(system.pk) for system in campaign_systems_shown(campaign, viewer)}
-    payload["people"] = {system: cell for system, cell in (payload.get("people") or {}).items() if system in shown}
+    payload = results_shown(campaign, results.payload, shown)
+    named = payload.get("metrics") or []
+    visible = set(Metric.objects.visible_to(viewer).filter(slug__in=named).values_list("slug", flat=True))
+    payload["metrics"] = [slug for slug in named if slug in visible]
     if not references_visible(campaign.dataset, viewer):
         payload.pop("annotators", None)
         payload.pop("agreement", None)
     payload["computed_at"] = results.computed_at
     return payload
+
+
+ARENA_COUNTS = ("wins", "losses", "ties")
+
+
+def results_shown(campaign: Campaign, stored: dict, shown: set[str]) -> dict:
+    """Stored results with the systems in `shown` (ids as strings) alone: their people cells and
+    answer counts. In an arena each cell's comparisons, wins, losses and ties count only its games
+    against systems in `shown` (a system left with none is dropped), the ranks are competition
+    ranks among those shown (by θ, as bradley_terry ranks) and the comparisons are those between
+    them: a system made private or withdrawn since the refresh leaves no gap in the ranks and no
+    game in any count. The strengths themselves are fitted again by the refresh its change of
+    visibility schedules. A rating's cell is made of its own captions' ratings: nothing to take out."""
+    payload = dict(stored)
+    people = stored.get("people") or {}
+    cells = {system: dict(cell) for system, cell in people.items() if system in shown}
+    payload["answered"] = {system: found for system, found in (stored.get("answered") or {}).items() if system in shown}
+    if campaign.is_arena:
+        split = all("against" in cell for cell in people.values())
+        for cell in cells.values():
+            against = cell.pop("against", None)
+            if against is None:  # stored before the games were kept per opponent: counts cannot be split
+                if len(cells) < len(people):
+                    for key in ARENA_COUNTS:
+                        cell.pop(key, None)
+                continue
+            games = [counts for opponent, counts in against.items() if opponent in shown]
+            for position, key in enumerate(ARENA_COUNTS):
+                cell[key] = sum(counts[position] for counts in games)
+            cell["n"] = sum(cell[key] for key in ARENA_COUNTS)
+        cells = {system: cell for system, cell in cells.items() if cell.get("n", 1) > 0}
+        theta = {system: _theta(cell) for system, cell in cells.items()}
+        for system, cell in cells.items():
+            cell["rank"] = 1 + sum(other > theta[system] for other in theta.values())
+        if stored.get("bradley_terry") and split:
+            payload["bradley_terry"] = {
+                **stored["bradley_terry"],
+                "comparisons": sum(cell["n"] for cell in cells.values()) // 2,
+            }
+    payload["people"] = cells
+    return payload
+
+
+def _theta(cell: dict) -> float:
+    """An arena cell's log-strength, to 9 decimals as bradley_terry compares them (its strength, of
+    the same order, where a cell lacks it)."""
+    found = cell.get("theta")
+    return round(float(found if found is not None else cell["value"]), 9)

@@ -5,16 +5,17 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Count, Q
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from campaigns import selectors
 from campaigns.forms import CampaignForm
 from campaigns.models import Annotation, Campaign
-from campaigns.pictures import dataset_pictures
+from campaigns.pictures import dataset_pictures, picture_served, task_picture_shown
 from campaigns.rubrics import dimension_of
 from campaigns.services.answers import AnswerRefused, annotation_answer
 from campaigns.services.assignment import NotAllowed, may_annotate, task_next
@@ -27,8 +28,9 @@ from campaigns.services.creation import (
     campaign_systems_allowed,
 )
 from campaigns.services.exports import campaign_export_lines
-from campaigns.services.identity import address_seen
+from campaigns.services.identity import RESEMBLANCE_WORDS, address_seen, resemblance_named
 from campaigns.services.reach import annotator_reach, campaign_reach
+from capbench import storage
 from capbench.limits import client_address, limited
 from catalog.models import Dataset, System
 from catalog.visibility import references_visible
@@ -56,6 +58,7 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
         answered=Count("id", filter=Q(status=Annotation.Status.ANSWERED, decoy__isnull=True)),
         gold=Count("id", filter=Q(status=Annotation.Status.ANSWERED, decoy__isnull=False)),
     )
+    organiser = selectors.may_organise(campaign, request.user)
     rubric = [dimension_of(data) for data in campaign.rubric]
     agreement = [
         (name, (results or {}).get("agreement", {}).get(key))
@@ -70,10 +73,18 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "counts": counts,
         "cannot_annotate": may_annotate(campaign, request.user),
         "judgments_shown": references_visible(campaign.dataset, request.user),
+        # Blind annotation: while it is open, the answers (captions with their images and systems)
+        # and the live split of gold checks from answers are the organisers'.
+        "export_shown": references_visible(campaign.dataset, request.user)
+        and (organiser or campaign.status != Campaign.Status.OPEN),
+        "organiser": organiser,
         "board_problem": selectors.board_status(campaign),
         "pictures": dataset_pictures(campaign.dataset),
         # Who can be given what, and why not: the organiser's (it names accounts).
-        "reach": campaign_reach(campaign) if selectors.may_organise(campaign, request.user) else None,
+        "reach": campaign_reach(campaign) if organiser else None,
+        # Annotators who answer alike (one person behind two accounts?): the organiser's too.
+        "resemblance": resemblance_named(campaign) if organiser else None,
+        "resemblance_words": RESEMBLANCE_WORDS,
     }
     return render(request, "campaigns/detail.html", context)
 
@@ -126,12 +137,33 @@ def annotate(request: HttpRequest, slug: str) -> HttpResponse:
         "task": task,
         # Each dimension with the value chosen before a refused answer (kept, not asked again).
         "rubric": [(dimension, chosen.get(dimension.key, "")) for dimension in map(dimension_of, campaign.rubric)],
+        # Served under the task's own opaque name: nothing on the page names the item or its file.
+        "picture": task_picture_shown(task) if task is not None else None,
         "problems": problems,
         "progress": _progress(campaign, request.user),
         # Nothing to give: why, when the rules leave this annotator nothing at all (not merely done).
         "nothing": annotator_reach(campaign, request.user.pk).nothing if task is None else "",
     }
     return render(request, "campaigns/annotate.html", context, status=status)
+
+
+@never_cache
+@require_safe
+def task_picture(request: HttpRequest, slug: str, token: str) -> HttpResponseBase:
+    """The picture of the viewer's open task, by its opaque name (campaigns.pictures): a stored file
+    without its name, or a redirect to its publisher's URL; 404 for any other name or viewer."""
+    campaign = _campaign(request, slug)
+    served = picture_served(campaign=campaign, user=request.user, token=token)
+    if served is None:
+        raise Http404("no such picture")
+    if served.remote:
+        return HttpResponseRedirect(served.remote)
+    try:
+        response = FileResponse(storage.open_stored(served.stored_path), content_type=served.content_type)
+    except FileNotFoundError:
+        raise Http404("this file is missing from the file store") from None
+    del response["Content-Disposition"]  # the stored name would tell the file
+    return response
 
 
 @staff_member_required
@@ -218,6 +250,9 @@ def campaign_export(request: HttpRequest, slug: str) -> StreamingHttpResponse:
     campaign = _campaign(request, slug)
     if not references_visible(campaign.dataset, request.user):  # a hidden test set's judgments are staff's
         raise Http404("this campaign's answers are not published")
+    if campaign.status == Campaign.Status.OPEN and not selectors.may_organise(campaign, request.user):
+        # Blind annotation: its answers name each caption's image and system (docs/human-evaluation.md).
+        raise Http404("this campaign's answers are published when it closes")
     response = StreamingHttpResponse(campaign_export_lines(campaign), content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.jsonl"'
     return response

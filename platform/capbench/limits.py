@@ -8,8 +8,9 @@ count are admitted in a window, whatever the concurrency. A refused request lear
 ends (`Retry-After`).
 
 Rates live in settings.CAPBENCH_RATES (each from a `CAPBENCH_*_RATE` variable; docs/security.md
-lists them). If Redis cannot be reached the request is admitted and the failure logged: the site
-stays up, and the broker outage is loud elsewhere.
+lists them). If Redis cannot be reached, reads (pages, media, API reads) are admitted, so the site
+stays readable, and every other limited action is refused with 503 and `Retry-After` (fail closed);
+the outage is logged.
 """
 
 from __future__ import annotations
@@ -77,11 +78,10 @@ def rate_of(scope: str) -> Rate:
     return Rate.parse(settings.CAPBENCH_RATES[scope])
 
 
-# Where an unchecked request could do harm (guess passwords, make accounts, tokens, uploads or mail) it is
-# refused while Redis is unreachable; reads are admitted.
-FAIL_CLOSED = frozenset(
-    {"login_address", "login_account", "signup", "tokens", "submissions", "actions", "password_reset", "ratings"}
-)
+# While Redis is unreachable only reads are admitted. Every other scope (sign-ins, sign-ups, tokens,
+# uploads, changes, mail, answers, paired comparisons and board computations: each guesses a password,
+# stores something or runs a bootstrap) is refused, a scope added later included: fail closed.
+FAIL_OPEN = frozenset({"api_address", "api_anon", "api_user", "pages_anon", "pages_user"})
 UNAVAILABLE_RETRY = 30
 _last_outage_log = [0.0]
 
@@ -99,7 +99,7 @@ def hit(scope: str, identity: str) -> Decision:
         pipe.ttl(key)
         _, count, ttl = pipe.execute()
     except redis.RedisError as error:
-        closed = scope in FAIL_CLOSED
+        closed = scope not in FAIL_OPEN
         if time.monotonic() - _last_outage_log[0] > 60:  # once a minute, not once a request
             _last_outage_log[0] = time.monotonic()
             log.error(
@@ -178,12 +178,21 @@ def wait_words(seconds: int) -> str:
     return f"{minutes} minutes" if minutes < 90 else f"{math.ceil(minutes / 60)} hours"
 
 
+def unavailable_message(retry_after: int) -> str:
+    """What a request refused while the counters cannot be reached is told (page and API alike)."""
+    return (
+        "The rate limits cannot be checked right now, so this is refused for the moment. "
+        f"Try again in {wait_words(retry_after)}."
+    )
+
+
 def too_many(request: HttpRequest, decision: Decision, what: str) -> HttpResponse:
-    """429 with Retry-After: JSON under /api/, else a page saying what was limited and when to retry."""
+    """429 with Retry-After: JSON under /api/, else a page saying what was limited and when to retry;
+    503 with Retry-After, the same way, where the counters could not be reached."""
     message = f"Too many {what}. Try again in {wait_words(decision.retry_after)}."
     status = 429
     if decision.unavailable:
-        message, status = f"This cannot be checked right now. Try again in {decision.retry_after} seconds.", 503
+        message, status = unavailable_message(decision.retry_after), 503
     if request.path.startswith("/api/"):
         response: HttpResponse = JsonResponse({"detail": message, "retry_after": decision.retry_after}, status=status)
     else:

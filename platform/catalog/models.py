@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from catalog.visibility import own_q, submitted_q, visible_q
+from catalog.visibility import blinded_q, caption_q, is_staff, own_q, submitted_q, visible_q
 
 
 def ranked_q(*, to_system: str = "") -> Q:
@@ -38,10 +38,25 @@ class SystemQuerySet(models.QuerySet["System"]):
 
 class CaptionQuerySet(models.QuerySet["Caption"]):
     def visible_to(self, viewer) -> CaptionQuerySet:
+        """The captions of the systems `viewer` may see: what counts and results are made of. A page,
+        download, search or API answer that lists captions one by one reads `listed_to`."""
         return self.filter(visible_q(viewer, to_system="system__"))
+
+    def listed_to(self, viewer) -> CaptionQuerySet:
+        """The captions `viewer` may read one by one, with their image and system: `visible_to` less
+        those of an open campaign's systems (catalog.visibility.caption_q: blind annotation)."""
+        return self.filter(caption_q(viewer, blinded=blinded_system_ids(viewer), to_system="system__"))
 
     def own(self) -> CaptionQuerySet:
         return self.filter(own_q(to_system="system__"))
+
+
+def blinded_system_ids(viewer=None) -> list[int]:
+    """The systems an open campaign rates now (catalog.visibility.blinded_q), as ids: one small
+    query, none for staff (nothing is blind to them)."""
+    if is_staff(viewer):
+        return []
+    return list(System.objects.filter(blinded_q()).order_by().values_list("pk", flat=True).distinct())
 
 
 class JudgmentQuerySet(models.QuerySet["Judgment"]):

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System, ranked_q
+from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System, blinded_system_ids, ranked_q
 from catalog.pictures import showable_q
-from catalog.visibility import references_visible, visible_q
+from catalog.visibility import caption_q, is_staff, references_visible, visible_q
 from evaluation.metaeval.protocols import CORPUS_WORDS, dataset_protocols_of
 
 
@@ -94,8 +94,9 @@ def dataset_counts(*, dataset: Dataset, viewer=None) -> dict[str, int]:
 
 
 def visible_captions(viewer) -> Prefetch:
-    """An item's `captions`, as far as `viewer` may see them."""
-    return Prefetch("captions", queryset=Caption.objects.visible_to(viewer).select_related("system").order_by("id"))
+    """An item's `captions`, as far as `viewer` may read them one by one (blind ones left out:
+    catalog.visibility.caption_q)."""
+    return Prefetch("captions", queryset=Caption.objects.listed_to(viewer).select_related("system").order_by("id"))
 
 
 def visible_judgments(dataset: Dataset, viewer) -> Prefetch:
@@ -117,17 +118,35 @@ def dataset_items_sample(*, dataset: Dataset, viewer=None, limit: int = 10) -> Q
 
 
 def dataset_items_page(*, dataset: Dataset, query: str = "", viewer=None) -> QuerySet[Item]:
-    """Items in order, optionally those whose id or reference, or a caption `viewer` may see,
-    contains `query`; each with the captions `viewer` may see. Hidden references are not searched
-    (a search would answer, word by word, what they say)."""
+    """Items in order, optionally those whose id or reference, or a caption `viewer` may read,
+    contains `query`; each with the captions `viewer` may read. Hidden references are not searched
+    (a search would answer, word by word, what they say), nor blind captions (an open campaign's:
+    a search would tell an annotator which image a caption belongs to)."""
     items = Item.objects.filter(dataset=dataset)
     if query:
-        matching = Caption.objects.visible_to(viewer).filter(item__dataset=dataset, text__icontains=query)
+        matching = Caption.objects.listed_to(viewer).filter(item__dataset=dataset, text__icontains=query)
         found = Q(external_id__icontains=query) | Q(pk__in=matching.values("item_id"))
         if references_visible(dataset, viewer):
             found |= Q(references__icontains=query)
         items = items.filter(found)
     return _items_shown(items, dataset, viewer).order_by("id")
+
+
+def blind_systems(*, dataset: Dataset, viewer=None) -> int:
+    """How many of the dataset's systems `viewer` sees whose captions are blind to them now (an
+    open campaign's: catalog.visibility.caption_q): what a page listing captions says it leaves out."""
+    if is_staff(viewer):
+        return 0
+    blinded = blinded_system_ids(viewer)
+    seen = System.objects.visible_to(viewer).filter(dataset=dataset, pk__in=blinded)
+    return seen.exclude(caption_q(viewer, blinded=blinded)).count()
+
+
+def any_blind(*, systems: list[System], viewer=None) -> bool:
+    """Whether the captions of any of `systems` are blind to `viewer` now (catalog.visibility.caption_q)."""
+    wanted = {system.pk for system in systems}
+    listed = System.objects.filter(pk__in=wanted).filter(caption_q(viewer, blinded=blinded_system_ids(viewer)))
+    return listed.count() < len(wanted)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,7 @@ def item_browser(request: HttpRequest, slug: str) -> HttpResponse:
             "page": page,
             "query": query,
             "references_shown": references_visible(dataset, request.user),
+            "blind_systems": selectors.blind_systems(dataset=dataset, viewer=request.user),
         },
     )
 

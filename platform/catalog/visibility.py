@@ -24,13 +24,24 @@ methods built on `visible_q` (`Dataset.objects.visible_to`, `System.objects.visi
 is written once, here, as a Q over a path to the submission, so each model applies it through its
 own relation (`system__submission__…` for a caption). Catalog names the submission fields by string
 and never imports the submissions app.
+
+Blind annotation (docs/human-evaluation.md, "Blind annotation"): while a live campaign is open, the
+captions of its systems are not read one by one, with their image and their system, by anyone but
+staff and the submission's owner (`caption_q`, applied by `Caption.objects.listed_to` and by
+`score_q`): a page, download, search or API answer that lists captions leaves them out, so an
+annotator cannot look up whose caption they rate, nor which image it belongs to (a gold check shows
+a caption of another image). System-level numbers stay shown. Catalog names the campaign fields by
+string too and never imports the campaigns app.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db.models import Q
 
 WITHDRAWN = "withdrawn"  # Submission.Status.WITHDRAWN, named here so catalog stays below submissions
+OPEN_CAMPAIGN = "open"  # campaigns.Campaign.Status.OPEN, named here so catalog stays below campaigns
 
 
 def is_staff(viewer) -> bool:
@@ -70,6 +81,27 @@ def visible_q(viewer, *, to_system: str = "") -> Q:
     return own_q(to_system=to_system) | submission_q(viewer, to_submission=f"{to_system}submission__")
 
 
+def blinded_q(*, to_system: str = "") -> Q:
+    """Systems in a live campaign that is open (its `systems`, reached as `System.campaigns`), over
+    the path `to_system`: their captions are blind while it runs (`caption_q`)."""
+    return Q(**{f"{to_system}campaigns__status": OPEN_CAMPAIGN})
+
+
+def caption_q(viewer, *, blinded: Iterable[int], to_system: str = "") -> Q:
+    """Captions (or rows reached through `to_system`, the path to their system) that `viewer` may
+    read one by one, with their image and system: those of the systems they may see, less the
+    blinded ones unless the viewer is staff or the submission's owner (an owner knows their own
+    captions; their submission's pages keep showing them). `blinded`: the ids of the systems
+    `blinded_q` selects, read once by the caller (`catalog.models.blinded_system_ids`): a list of
+    ids leaves a scores page's plan as it is, where a join through the campaigns would move it."""
+    if is_staff(viewer):
+        return Q()
+    shown = visible_q(viewer, to_system=to_system) & ~Q(**{f"{to_system}id__in": list(blinded)})
+    if viewer is not None and viewer.is_authenticated:
+        shown |= Q(**{f"{to_system}submission__owner": viewer})
+    return shown
+
+
 def references_visible(dataset, viewer) -> bool:
     """Whether `viewer` may read `dataset`'s references, human judgments and per-caption scores of
     reference-based metrics: unless the dataset hides its references, and then staff only."""
@@ -89,11 +121,13 @@ def withheld_score_q(*, to_score: str = "") -> Q:
     )
 
 
-def score_q(viewer, *, to_score: str = "") -> Q:
-    """Per-caption scores `viewer` may read: those of captions they may see, less the withheld ones."""
+def score_q(viewer, *, blinded: Iterable[int], to_score: str = "") -> Q:
+    """Per-caption scores `viewer` may read: those of captions they may read one by one (`caption_q`:
+    blind ones left out), less the withheld ones."""
     if is_staff(viewer):
         return Q()
-    return visible_q(viewer, to_system=f"{to_score}caption__system__") & ~withheld_score_q(to_score=to_score)
+    shown = caption_q(viewer, blinded=blinded, to_system=f"{to_score}caption__system__")
+    return shown & ~withheld_score_q(to_score=to_score)
 
 
 def metric_q(viewer, *, to_metric: str = "") -> Q:

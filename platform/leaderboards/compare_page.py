@@ -11,6 +11,7 @@ from django.http import HttpResponse
 
 from capbench import limits
 from catalog.models import Dataset, System
+from catalog.selectors import any_blind
 from catalog.visibility import references_visible
 from leaderboards.columns import Column
 from leaderboards.comparison import (
@@ -68,6 +69,7 @@ class ComparePage:
     page_number: int = 1
     rated_images: int = 0
     orders: tuple[str, ...] = EXPLORER_ORDERS
+    blind: bool = False  # an open campaign rates a system's captions: no image-by-image explorer
 
     def default_pair(self) -> tuple[str | None, str | None]:
         """What the form offers before anything is asked: two different systems (never A = B)."""
@@ -85,6 +87,10 @@ def compare_page(page: ComparePage, params, *, viewer) -> ComparePage:
     for system in (found.a, found.b):  # a caption source the board does not rank can still be compared
         if system.slug not in {slug for slug, _ in page.choices}:
             page.choices.append((system.slug, system.name))
+    # Blind annotation (catalog.visibility.caption_q): the explorer would show whose caption is whose.
+    page.blind = any_blind(systems=[found.a, found.b], viewer=viewer)
+    if page.blind:
+        return page
     asked = params.get("order", "")
     page.order = asked if asked in EXPLORER_ORDERS else "differ"
     try:

@@ -12,6 +12,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import F, Prefetch
 
 from catalog.models import Caption, Item, Judgment
+from catalog.selectors import blind_systems
 from catalog.visibility import references_visible
 from scoring.models import Metric, Score
 
@@ -59,6 +60,7 @@ class ItemPage:
     columns: list[tuple[str, str]] = field(default_factory=list)  # (slug, name) of every metric with a score
     references_shown: bool = False  # True unless a hidden test set and the viewer is not staff (catalog.visibility)
     pager: Page | None = None  # the candidates are shown CANDIDATES_PER_PAGE at a time
+    blind_systems: int = 0  # systems whose captions an open campaign rates: not listed (catalog.visibility)
 
     @property
     def written(self) -> bool:
@@ -77,7 +79,7 @@ def item_page(*, item: Item, viewer=None, number=1) -> ItemPage:
     readable = references_visible(item.dataset, viewer)
     judgments = Judgment.objects.all() if readable else Judgment.objects.none()
     captions = (
-        Caption.objects.visible_to(viewer)
+        Caption.objects.listed_to(viewer)  # an open campaign's captions are blind (catalog.visibility)
         .filter(item=item)
         .select_related("system")
         .prefetch_related(Prefetch("judgments", queryset=judgments.order_by("dimension", "id")))
@@ -86,6 +88,7 @@ def item_page(*, item: Item, viewer=None, number=1) -> ItemPage:
     pager = Paginator(captions, CANDIDATES_PER_PAGE).get_page(number)
     candidates = {caption.pk: Candidate(caption, list(caption.judgments.all())) for caption in pager.object_list}
     page = ItemPage(item, list(candidates.values()), references_shown=readable, pager=pager)
+    page.blind_systems = blind_systems(dataset=item.dataset, viewer=viewer)
     scores = (
         Score.objects.visible_to(viewer)
         .filter(caption__in=list(candidates), metric_version=F("metric_version__metric__current_version"))

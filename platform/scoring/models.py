@@ -13,7 +13,7 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.fields.json import KT
 
-from catalog.models import Caption, Dataset, System
+from catalog.models import Caption, Dataset, System, blinded_system_ids
 from catalog.visibility import metric_q, own_q, score_q
 
 
@@ -213,9 +213,9 @@ class JobBatch(models.Model):
 
 class ScoreQuerySet(models.QuerySet["Score"]):
     def visible_to(self, viewer) -> ScoreQuerySet:
-        """Scores of the captions `viewer` may see, less a hidden test set's reference-based ones
-        (catalog.visibility.score_q)."""
-        return self.filter(score_q(viewer))
+        """Scores of the captions `viewer` may read one by one (an open campaign's are blind), less a
+        hidden test set's reference-based ones (catalog.visibility.score_q)."""
+        return self.filter(score_q(viewer, blinded=blinded_system_ids(viewer)))
 
     def naming_picture(self, key: str) -> ScoreQuerySet:
         """Scores whose detail names this generated picture; found through score_generated_image

@@ -82,7 +82,11 @@ def caption_scores(
     metric with a score the viewer may read among them (catalog.visibility: a hidden test set's
     reference-based scores are withheld), only `metric`'s if given. Where a caption has scores of
     several versions of a metric, the newest version's. Two queries, whatever the number of metrics."""
-    captions = Caption.objects.filter(pk__in=caption_ids).values_list("pk", "item__external_id", "system__slug", "text")
+    captions = (  # only those the viewer may read one by one (an open campaign's are blind: catalog.visibility)
+        Caption.objects.listed_to(viewer)
+        .filter(pk__in=caption_ids)
+        .values_list("pk", "item__external_id", "system__slug", "text")
+    )
     found = {pk: CaptionScores(pk, item, system, text) for pk, item, system, text in captions}
     scores = Score.objects.visible_to(viewer).filter(
         caption_id__in=list(found), metric_version__metric__in=Metric.objects.visible_to(viewer)
@@ -133,6 +137,6 @@ def score_columns(*, system: System, viewer) -> list[ScoreColumn]:
 
 def caption_scores_all(*, system: System, viewer, chunk: int = 1000) -> Iterator[CaptionScores]:
     """Every caption of the system with its scores (caption_scores), `chunk` captions a read."""
-    ids = list(Caption.objects.filter(system=system).order_by("id").values_list("pk", flat=True))
+    ids = list(Caption.objects.listed_to(viewer).filter(system=system).order_by("id").values_list("pk", flat=True))
     for start in range(0, len(ids), chunk):
         yield from caption_scores(caption_ids=ids[start : start + chunk], viewer=viewer)[1]

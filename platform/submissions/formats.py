@@ -32,6 +32,16 @@ def control_character(text: str, *, allow: str = "") -> str:
     return ""
 
 
+def text_fields_problem(fields: dict[str, str], *, multiline: tuple[str, ...] = ("description",)) -> str:
+    """The first named field (a method's or a metric's name, description, links) holding a control
+    character, in words ("field 'name': …"); fields in `multiline` may hold tabs and line breaks.
+    "" when none does. One rule for submissions and uploaded metrics."""
+    for name, text in fields.items():
+        if bad := control_character(text, allow=LAYOUT if name in multiline else ""):
+            return f"field '{name}': contains a control character ({bad}); write plain text"
+    return ""
+
+
 def file_name_problem(file_name: str) -> str:
     """What is wrong with an uploaded file's name, which is kept and shown with the upload ("" if nothing)."""
     bad = control_character(file_name)

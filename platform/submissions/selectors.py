@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from catalog.models import Caption
+from catalog.selectors import any_blind
 from scoring.models import EvaluationJob, JobBatch
 from scoring.selectors import CaptionScores, ScoreColumn, caption_scores
 from scoring.wording import not_computed_here, unavailable_words
@@ -108,6 +109,7 @@ class ScoreTable:
     page: Page
     columns: list[ScoreColumn]
     rows: list[CaptionScores]
+    blind: bool = False  # an open campaign rates its captions: none is listed to this viewer (catalog.visibility)
 
 
 def score_page(*, submission: Submission, viewer, metric: str | None, number) -> ScoreTable:
@@ -115,7 +117,10 @@ def score_page(*, submission: Submission, viewer, metric: str | None, number) ->
     index) with their scores the viewer may read as columns (scoring.selectors.caption_scores),
     `metric`'s only if given. Cost per page stays flat however many scores the submission has
     (docs/performance.md)."""
-    captions = Caption.objects.filter(system=submission.system).order_by("id").values_list("pk", flat=True)
+    # Read one by one: none while an open campaign rates them, but for their owner and staff (catalog.visibility).
+    captions = (
+        Caption.objects.listed_to(viewer).filter(system=submission.system).order_by("id").values_list("pk", flat=True)
+    )
     page = Paginator(captions, SCORE_ROWS).get_page(number)
     columns, rows = caption_scores(caption_ids=list(page.object_list), viewer=viewer, metric=metric)
-    return ScoreTable(page, columns, rows)
+    return ScoreTable(page, columns, rows, blind=any_blind(systems=[submission.system], viewer=viewer))

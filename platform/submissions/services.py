@@ -33,13 +33,12 @@ from scoring.services.metrics import metric_versions_current
 from scoring.services.planning import job_plan, longest_first
 from submissions.events import submission_changed
 from submissions.formats import (
-    LAYOUT,
     Problems,
     SubmissionFileError,
     SubmittedCaption,
-    control_character,
     file_name_problem,
     read_submission,
+    text_fields_problem,
 )
 from submissions.integrity import caption_flags
 from submissions.models import Submission
@@ -317,16 +316,14 @@ def _check_method(method: MethodInfo) -> None:
             raise SubmissionRefused(f"field '{field}': must start with https:// or http://")
         if len(url) > URL_MAX_CHARS:
             raise SubmissionRefused(f"field '{field}': at most {URL_MAX_CHARS} characters")
-    for field, text in (
-        ("method name", method.name),
-        ("description", method.description),
-        ("paper URL", method.paper_url),
-        ("code URL", method.code_url),
-    ):
-        if "\x00" in text:
-            raise SubmissionRefused(f"field '{field}': contains a NUL character")
-        if bad := control_character(text, allow=LAYOUT if field == "description" else ""):
-            raise SubmissionRefused(f"field '{field}': contains a control character ({bad}); write plain text")
+    texts = {
+        "method name": method.name,
+        "description": method.description,
+        "paper URL": method.paper_url,
+        "code URL": method.code_url,
+    }
+    if problem := text_fields_problem(texts):
+        raise SubmissionRefused(problem)
 
 
 def _check_metrics(metrics: list[str]) -> None:

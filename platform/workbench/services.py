@@ -28,7 +28,7 @@ from evaluation.metrics import slugs as registered_slugs
 from scoring.models import EvaluationJob, Metric, MetricVersion, Score
 from scoring.queues import enqueue
 from scoring.services.correlations import dataset_correlations, dataset_significance
-from submissions.formats import LAYOUT, Problems, SubmissionFileError, control_character, file_name_problem
+from submissions.formats import Problems, SubmissionFileError, file_name_problem, text_fields_problem
 from submissions.services import QuotaExceeded, StagedUpload, Upload, staged_upload
 from workbench.formats import SubmittedScore, read_scores
 from workbench.models import FAMILY, MetricSubmission, MetricUpload, UploadedFile
@@ -184,14 +184,9 @@ def _check_info(info: MetricInfo) -> None:
             raise MetricRefused(f"the {label} must start with https:// or http://")
         if len(url) > URL_MAX_CHARS:
             raise MetricRefused(f"the {label} is {len(url):,} characters long; at most {URL_MAX_CHARS}")
-    for label, text in (
-        ("name", info.name),
-        ("description", info.description),
-        ("paper URL", info.paper_url),
-        ("code URL", info.code_url),
-    ):
-        if bad := control_character(text, allow=LAYOUT if label == "description" else ""):
-            raise MetricRefused(f"field '{label}': contains a control character ({bad}); write plain text")
+    texts = {"name": info.name, "description": info.description, "paper URL": info.paper_url, "code URL": info.code_url}
+    if problem := text_fields_problem(texts):
+        raise MetricRefused(problem)
     builtin = builtin_name_of(name)
     if builtin:
         raise MetricRefused(

@@ -51,7 +51,7 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
         """The ids of the captions the caller may see, filtered as the scores are, in id order."""
         query, viewer = self.request.query_params, self.request.user
         datasets = Dataset.objects.visible_to(viewer)
-        captions = Caption.objects.visible_to(viewer)
+        captions = Caption.objects.listed_to(viewer)  # as the scores are: blind captions left out
         if query.get("dataset"):
             found = list(datasets.filter(slug=query["dataset"]).values_list("pk", flat=True))
             captions = captions.filter(dataset_id=found[0]) if found else captions.none()

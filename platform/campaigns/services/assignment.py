@@ -13,7 +13,9 @@
   ties broken at random. A caption that has its `ratings_wanted` answers is not shown again.
 - Balance (arena): the image with the fewest comparisons, then the pair of systems with the fewest;
   an image that has its `ratings_wanted` comparisons is not shown again.
-- Gold checks at the campaign's rate: a caption of another image (a decoy) shown with this image.
+- Gold checks at the campaign's rate: a caption of another image (a decoy) shown with this image,
+  drawn so that nothing public tells it from a real task: a submitted system's caption (blind while
+  the campaign is open: catalog.visibility.caption_q) that no search of the item browser finds.
 - One open task per annotator: asking again gives the same one until it is answered or skipped.
 """
 
@@ -31,7 +33,7 @@ from campaigns.models import Annotation, Campaign
 from campaigns.pictures import pictured_q
 from campaigns.services.identity import linked_accounts
 from campaigns.services.quality import flagged_annotators
-from catalog.models import Caption
+from catalog.models import Caption, Item, System
 from catalog.pictures import is_showable
 
 
@@ -125,6 +127,22 @@ def task_still_allowed(task: Annotation, user_id: int) -> bool:
     return allowed.count() == len(shown)
 
 
+DECOYS_TRIED = 32  # captions drawn for a gold check, tried in turn until one is usable
+SEARCHED = 80  # characters of a caption an annotator would search for (the item browser's box takes any)
+
+
+def _findable(text: str, dataset_id: int) -> bool:
+    """Whether a search of the dataset's item browser for the caption's words (its first SEARCHED
+    characters) finds an image: a caption anyone may read, or a reference, that contains them. A
+    decoy that a search finds would tell its own image, and so that it is a gold check."""
+    probe = text.strip()[:SEARCHED]
+    if not probe:
+        return False
+    captions = Caption.objects.listed_to(None).filter(item__dataset_id=dataset_id, text__icontains=probe)
+    references = Item.objects.filter(dataset_id=dataset_id, references__icontains=probe)
+    return captions.exists() or references.exists()
+
+
 def _rng(campaign: Campaign, user_id: int, count: int) -> random.Random:
     return random.Random(f"{campaign.pk}:{user_id}:{count}")
 
@@ -143,7 +161,7 @@ def _assign(campaign: Campaign, user_id: int) -> Annotation | None:
     if task is None:
         return None
     if gold:
-        task = _gold_task(task, pool, mine, rng) or task
+        task = _gold_task(campaign, task, pool, mine, rng) or task
     task.campaign, task.annotator_id = campaign, user_id
     task.save()
     return task
@@ -214,25 +232,35 @@ def _arena_task(campaign: Campaign, user_id: int, pool: list[Candidate], mine, r
     return Annotation(item_id=left.item, caption_id=left.caption, other_id=right.caption)
 
 
-def _gold_task(task: Annotation, pool: list[Candidate], mine, rng: random.Random) -> Annotation | None:
-    """The chosen image with a decoy: a caption of another image the annotator has not been shown."""
+def _gold_task(
+    campaign: Campaign, task: Annotation, pool: list[Candidate], mine, rng: random.Random
+) -> Annotation | None:
+    """The chosen image with a decoy: a caption of another image the annotator has not been shown,
+    one that nothing public tells from a real task (docs/human-evaluation.md, "Blind annotation"):
+    a submitted system's where the campaign has one (an open campaign's captions are listed to no
+    one, catalog.visibility.caption_q, while the dataset's own are in its download), and one whose
+    words no caption anyone may read, nor any reference, contains (a search would find its image)."""
     seen = set(mine.values_list("caption_id", flat=True)) | set(
         mine.filter(other__isnull=False).values_list("other_id", flat=True)
     )
     decoys = [c for c in pool if c.item != task.item_id and c.caption not in seen]
+    submitted = set(
+        System.objects.filter(pk__in={c.system for c in decoys}, submission__isnull=False).values_list("pk", flat=True)
+    )
+    if submitted:
+        decoys = [c for c in decoys if c.system in submitted]
     if not decoys:
         return None
     # A decoy that says what one of this image's own captions says would have no known answer.
     own = set(Caption.objects.filter(item_id=task.item_id).values_list("text", flat=True))
-    texts = dict(
-        Caption.objects.filter(pk__in=[c.caption for c in rng.sample(decoys, min(8, len(decoys)))]).values_list(
-            "pk", "text"
-        )
+    drawn = [c.caption for c in rng.sample(decoys, min(DECOYS_TRIED, len(decoys)))]
+    texts = dict(Caption.objects.filter(pk__in=drawn).values_list("pk", "text"))
+    decoy = next(
+        (pk for pk in drawn if pk in texts and texts[pk] not in own and not _findable(texts[pk], campaign.dataset_id)),
+        None,
     )
-    usable = sorted(pk for pk, text in texts.items() if text not in own)
-    if not usable:
+    if decoy is None:
         return None
-    decoy = rng.choice(usable)
     if task.other_id is None:
         return Annotation(item_id=task.item_id, caption_id=decoy, decoy_id=decoy)
     if rng.random() < 0.5:

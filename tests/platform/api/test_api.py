@@ -85,6 +85,31 @@ def test_bad_files_come_back_as_field_errors_and_store_nothing(api, demo_dataset
     assert Submission.objects.count() == 0
 
 
+def test_control_characters_are_refused_through_the_api_as_through_the_form(api, demo_dataset):
+    """The API reads the method and the file through the same service: a name or a caption that
+    would drive another user's terminal is a located 400, and nothing is stored."""
+    named = api.post(
+        "/api/v1/submissions/",
+        {"dataset": "demo", "method_name": "Evil\x1b]0;owned\x07", "results": results(demo_dataset)},
+        format="multipart",
+    )
+    assert named.status_code == 400
+    assert named.json()["detail"].startswith(
+        "field 'method name': contains a control character (U+001B at character 5)"
+    )
+    captioned = api.post(
+        "/api/v1/submissions/",
+        {"dataset": "demo", "method_name": "m", "results": results(demo_dataset, "a dog\x9b2J")},
+        format="multipart",
+    )
+    assert captioned.status_code == 400
+    assert captioned.json()["results"][0].startswith(
+        "results.json: 100 entries (1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 90 more), field 'caption': contains a control "
+        "character (U+009B at character 6)"
+    )
+    assert Submission.objects.count() == 0
+
+
 def test_anonymous_users_read_but_cannot_submit(demo_dataset):
     client = APIClient()
     assert client.get("/api/v1/datasets/").json()["results"][0]["slug"] == "demo"

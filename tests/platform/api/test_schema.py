@@ -265,7 +265,7 @@ def test_every_answer_conforms_to_the_schema(world, demo_pictures, django_user_m
 
 
 def _campaigns(dataset, system, staff, stranger) -> None:
-    """A rating campaign and an arena, each answered by two people and its results computed."""
+    """A rating campaign and an arena, each answered by two people, its results computed, then closed."""
     from campaigns.models import Campaign
     from campaigns.rubrics import ACCR
     from campaigns.services.answers import annotation_answer
@@ -291,6 +291,9 @@ def _campaigns(dataset, system, staff, stranger) -> None:
                     values = {d.key: 1 + (n + task.item_id) % 5 for d in ACCR}
                     annotation_answer(annotation_id=task.pk, annotator=user, values=values)
         campaign_refresh(campaign_id=campaign.pk)
+    # Closed: while open, their systems' captions and scores are blind (docs/human-evaluation.md), and
+    # the per-caption calls above read the public system's.
+    Campaign.objects.filter(pk__in=[rated.pk, duel.pk]).update(status=Campaign.Status.CLOSED)
 
 
 def _not_set():

@@ -67,7 +67,7 @@ def test_on_a_phone_send_is_on_the_first_screen_and_no_key_hints_are_shown(
     page.add_style_tag(content=".annotation .choices { position: static !important; }")
     bottom = page.evaluate("document.getElementById('send').getBoundingClientRect().bottom + window.scrollY")
     assert bottom <= 1.25 * PHONE["height"], bottom
-    picture = page.locator("img[src^='/media-files/']").bounding_box()
+    picture = page.locator(".task-media img").bounding_box()
     assert picture is not None and picture["height"] >= 150, picture  # shown, at a size one can judge
     assert all(not hint.is_visible() for hint in page.locator(".keys").all())
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]

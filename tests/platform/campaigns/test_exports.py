@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 
 from campaigns.models import Annotation, Campaign
+from campaigns.services.creation import campaign_status_set
 from campaigns.services.exports import campaign_export_lines
 from campaigns.services.identity import pseudonym
 from catalog.importers.registry import read_bundle
@@ -70,8 +71,15 @@ def test_a_rating_campaigns_export_is_pseudonymous_canonical_and_reads_back(
     assert copy.count() == len(judgments)
     assert set(copy.values_list("annotator", flat=True)) == names
 
-    # the page serves the same lines to anyone who may read the dataset's judgments
-    response = Client().get(f"/campaigns/{campaign.slug}/export.jsonl")
+    # the page serves the same lines to anyone who may read the dataset's judgments, once the campaign
+    # is closed: while open, only its organisers (blind annotation: they name each caption's image and system)
+    url = f"/campaigns/{campaign.slug}/export.jsonl"
+    assert Client().get(url).status_code == 404
+    organiser = Client()
+    organiser.force_login(campaign.created_by)
+    assert b"".join(organiser.get(url).streaming_content).decode() == path.read_text()
+    campaign_status_set(campaign=campaign, status=Campaign.Status.CLOSED)
+    response = Client().get(url)
     assert response.status_code == 200
     assert b"".join(response.streaming_content).decode() == path.read_text()
 
