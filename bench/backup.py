@@ -168,28 +168,13 @@ def manage(env: dict, *command: str) -> None:
 
 
 def table_digests(url: str) -> dict[str, tuple[int, str]]:
-    """Per table (rows, md5 of its rows as text, columns by name, rows sorted)."""
+    """Per table (rows, md5 of its rows as text): capbench/backups.py's, as the tests check a restore."""
     import psycopg
-    from psycopg import sql
 
-    found = {}
+    from capbench.backups import table_digests as digests
+
     with psycopg.connect(url) as connection:
-        tables = [row[0] for row in connection.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
-        for table in sorted(tables):
-            columns = [
-                row[0]
-                for row in connection.execute(
-                    "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
-                    "AND NOT attisdropped ORDER BY attname",
-                    [table],
-                )
-            ]
-            row = sql.SQL("ROW({})::text").format(sql.SQL(", ").join(map(sql.Identifier, columns)))
-            query = sql.SQL(
-                "SELECT count(*), md5(coalesce(string_agg(r, E'\\n' ORDER BY r), '')) FROM (SELECT {} AS r FROM {}) x"
-            ).format(row, sql.Identifier(table))
-            found[table] = connection.execute(query).fetchone()
-    return found
+        return digests(connection)
 
 
 def database_bytes(url: str) -> int:

@@ -19,10 +19,13 @@ makes it by migrating to exactly that state.
 Consistency: every table is read in ONE read-only REPEATABLE READ transaction (one snapshot, as
 pg_dump takes), with ACCESS SHARE locks so that no migration changes a table under it. The store
 is listed only once that snapshot is taken. A file is always stored before the row naming it
-commits (a dataset's media, an upload, a generated picture: capbench/storage.py's callers), and
-a stored name is never replaced or removed once a committed row names it (names are content
-addresses), so every file a dumped row names is in the listing. Files stored later may be in
-the archive too, unnamed by any row: harmless.
+commits (a dataset's media, an upload, a generated picture: capbench/storage.py's callers), and a
+stored name is never replaced (names are content addresses). Files stored later may be in the
+archive too, unnamed by any row: harmless. Files are removed, though: a failed upload's kept file,
+an account deletion's files once its rows are gone (after the snapshot, perhaps). A file listed but
+gone when read is skipped and named in the manifest's ``vanished``; and every name a dumped row
+holds in a stored-file column (``STORED_NAME_COLUMNS``) that the archive lacks is named in its
+``missing``, which backup and ``restore --check`` print as a warning: never a silent gap.
 
 Restore checks every member against the manifest before it touches anything, refuses a
 database or store that holds data (``--force`` replaces it), stores the files (content-addressed,
@@ -40,14 +43,16 @@ import io
 import json
 import os
 import re
+import secrets
 import shutil
 import tarfile
 import tempfile
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import IO, Any
 
 import psycopg
@@ -60,7 +65,6 @@ from django.db.migrations.executor import MigrationExecutor
 from psycopg import sql
 
 from capbench import storage, valkey
-from evaluation.files import atomic_path
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -71,6 +75,9 @@ CHUNK = 1 << 20
 GZIP_LEVEL = 3  # scores compress about 8 to 1 at level 3; higher levels cost time for a few per cent
 # Rows the migrations write themselves: a database holding only these is empty (restore replaces them).
 MIGRATION_ROWS = frozenset({"django_migrations", "django_content_type", "auth_permission", "scoring_resultsrevision"})
+# The columns that hold a stored file's name (capbench/storage.py): a media's, an upload's as
+# received (a submission's, a metric upload's). Found by name in whichever tables have them.
+STORED_NAME_COLUMNS = frozenset({"stored_path", "stored_file"})
 Log = Callable[[str], None]
 
 
@@ -87,6 +94,8 @@ class Summary:
     archive_bytes: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    vanished: list[str] = field(default_factory=list)  # listed, gone when read: not in the archive
+    missing: list[str] = field(default_factory=list)  # named by a dumped row, not in the archive
 
 
 def _quiet(_: str) -> None:
@@ -105,7 +114,8 @@ def capbench_version() -> str:
 
 def backup_create(*, output: Path, log: Log = _quiet) -> Summary:
     """Write the archive to `output` (refused when it exists). It appears under its name whole or
-    not at all: written beside it under a temporary name, renamed when complete."""
+    not at all: written beside it under a temporary name, then linked to its name, which never
+    replaces a file that appeared there meanwhile (a second backup with the same name)."""
     started = time.monotonic()
     output = output.resolve()
     if output.exists():
@@ -117,10 +127,30 @@ def backup_create(*, output: Path, log: Log = _quiet) -> Summary:
         raise BackupError(f"{output.parent}: no such folder")
     summary = Summary()
     members: dict[str, dict[str, Any]] = {}
+    partial = output.with_name(f".{output.name}.{secrets.token_hex(4)}.partial")
+    try:
+        _write(partial, summary, members, log)
+        try:
+            os.link(partial, output)
+        except FileExistsError:
+            raise BackupError(
+                f"{output} appeared while the backup was written (another backup with the same name?): "
+                "it is kept as it is; run again with a new name"
+            ) from None
+        except OSError as error:
+            raise BackupError(f"{output}: the finished archive could not be linked to its name ({error})") from None
+    finally:
+        partial.unlink(missing_ok=True)
+    summary.archive_bytes = output.stat().st_size
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _write(partial: Path, summary: Summary, members: dict[str, dict[str, Any]], log: Log) -> None:
+    """The whole archive into `partial` (a new file), synced to disk."""
     with (
-        atomic_path(output) as partial,
-        tarfile.TarFile(partial, "w", format=tarfile.PAX_FORMAT, copybufsize=CHUNK) as archive,
-        tempfile.TemporaryDirectory(prefix=".capbench-backup-", dir=output.parent) as scratch,
+        tarfile.TarFile(partial, "x", format=tarfile.PAX_FORMAT, copybufsize=CHUNK) as archive,
+        tempfile.TemporaryDirectory(prefix=".capbench-backup-", dir=partial.parent) as scratch,
     ):
         with _snapshot() as cursor:
             state = _database_state(cursor)
@@ -135,13 +165,26 @@ def backup_create(*, output: Path, log: Log = _quiet) -> Summary:
                 dumped.unlink()
                 summary.tables += 1
                 summary.rows += rows
-        # Listed after the snapshot was taken: every file its rows name is stored by now (the
+            named = _named_files(cursor, state["tables"])
+        # Listed after the snapshot was taken: every file its rows name was stored by then (the
         # module's docstring). Its transaction is over: copying a large store holds back no vacuum.
-        for name, size in _stored_files():
-            with storage.open_stored(name) as handle:
-                members[FILES + name] = _add(archive, FILES + name, handle, size)
+        for name in _stored_names():
+            try:
+                _member_name_check(FILES + name)
+            except BackupError as error:
+                raise BackupError(f"stored file {name!r}: restore could not store it back ({error})") from None
+            try:
+                with storage.open_stored(name) as handle:
+                    size = _opened_size(handle, name)
+                    members[FILES + name] = _add(archive, FILES + name, handle, size)
+            except FileNotFoundError:  # removed since it was listed (an upload failed, an account deleted)
+                summary.vanished.append(name)
+                log(f"stored file {name}: removed after it was listed; not in the archive")
+                continue
             summary.files += 1
             summary.file_bytes += size
+        archived = {member.removeprefix(FILES) for member in members if member.startswith(FILES)}
+        summary.missing = sorted(named - archived)  # the command prints each as a warning
         log(f"{summary.rows:,} rows from {summary.tables} tables, {summary.files:,} files")
         manifest = {
             "format": FORMAT,
@@ -150,6 +193,8 @@ def backup_create(*, output: Path, log: Log = _quiet) -> Summary:
             "store": _store_description(),
             "counts": {"tables": summary.tables, "rows": summary.rows, "files": summary.files},
             "members": members,
+            "vanished": summary.vanished,
+            "missing": summary.missing,
         }
         text = json.dumps(manifest, indent=1, sort_keys=True).encode()
         _add(archive, MANIFEST, io.BytesIO(text), len(text))
@@ -158,9 +203,6 @@ def backup_create(*, output: Path, log: Log = _quiet) -> Summary:
         archive.close()
         with partial.open("rb+") as written:
             os.fsync(written.fileno())
-    summary.archive_bytes = output.stat().st_size
-    summary.seconds = time.monotonic() - started
-    return summary
 
 
 @contextmanager
@@ -199,6 +241,44 @@ def _database_state(cursor: psycopg.Cursor) -> dict[str, Any]:
         "tables": described,
         "migrations": migrations,
     }
+
+
+def _named_files(cursor: psycopg.Cursor, tables: dict[str, dict[str, Any]]) -> set[str]:
+    """Inside the snapshot: every stored file's name that a dumped row holds (STORED_NAME_COLUMNS)."""
+    named: set[str] = set()
+    for table, described in tables.items():
+        for column in sorted(STORED_NAME_COLUMNS & set(described["columns"])):
+            cursor.execute(
+                sql.SQL("SELECT DISTINCT {0} FROM {1} WHERE {0} <> ''").format(
+                    sql.Identifier(column), sql.Identifier(table)
+                )
+            )
+            named.update(row[0] for row in cursor.fetchall())
+    return named
+
+
+def table_digests(db: psycopg.Connection) -> dict[str, tuple[int, str]]:
+    """Per table of the connection's schema: its rows and the md5 of all of them as text (columns by
+    name, rows sorted). Two databases with equal digests hold the same rows: a restore drill's check
+    (tests/platform/capbench/test_backup.py, bench/backup.py)."""
+    found: dict[str, tuple[int, str]] = {}
+    tables = [row[0] for row in db.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]
+    for table in sorted(tables):
+        columns = [
+            row[0]
+            for row in db.execute(
+                "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
+                "AND NOT attisdropped ORDER BY attname",
+                [sql.Identifier(table).as_string(db)],
+            )
+        ]
+        row = sql.SQL("ROW({})::text").format(sql.SQL(", ").join(map(sql.Identifier, columns)))
+        query = sql.SQL(
+            "SELECT count(*), md5(coalesce(string_agg(r, E'\\n' ORDER BY r), '')) FROM (SELECT {} AS r FROM {}) x"
+        ).format(row, sql.Identifier(table))
+        count, digest = db.execute(query).fetchone()  # type: ignore[misc]
+        found[table] = (count, digest)
+    return found
 
 
 def _tables(cursor: psycopg.Cursor) -> list[str]:
@@ -306,29 +386,34 @@ def _store_description() -> str:
     return f"bucket {bucket}" if bucket else type(storage.store()).__name__
 
 
-def _stored_files() -> Iterator[tuple[str, int]]:
-    """(name, size) of every file in the store, by name; partial files and uploads still arriving
+def _opened_size(handle: IO[bytes], name: str) -> int:
+    """The size of the stored file open in `handle` (a local file's own, which no removal changes)."""
+    try:
+        return os.fstat(handle.fileno()).st_size
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        return storage.store().size(name)
+
+
+def _stored_names() -> Iterator[str]:
+    """The name of every file in the store, sorted; partial files and uploads still arriving
     (names starting with a dot, capbench/storage.py) left out."""
     root = _local_root()
     if root is not None:
         if not root.is_dir():
             return
-        found = []
+        found: list[str] = []
         for folder, folders, files in os.walk(root):
             folders[:] = [name for name in folders if not name.startswith(".")]
-            for name in files:
-                if not name.startswith("."):
-                    path = Path(folder, name)
-                    found.append((path.relative_to(root).as_posix(), path.stat().st_size))
+            found.extend(Path(folder, name).relative_to(root).as_posix() for name in files if not name.startswith("."))
         yield from sorted(found)
         return
     store = storage.store()
 
-    def walk(prefix: str) -> Iterator[tuple[str, int]]:
+    def walk(prefix: str) -> Iterator[str]:
         folders, files = store.listdir(prefix)
         for name in sorted(files):
             if not name.startswith("."):
-                yield prefix + name, store.size(prefix + name)
+                yield prefix + name
         for folder in sorted(folders):
             if not folder.startswith("."):
                 yield from walk(f"{prefix}{folder}/")
@@ -356,14 +441,21 @@ class Archive:
         return [name.removeprefix(FILES) for name in self.manifest["members"] if name.startswith(FILES)]
 
 
-SAFE_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]*")
-
-
 def _member_name_check(name: str) -> None:
-    """A member becomes a table or a stored file's name: nothing that could leave the store."""
-    parts = PurePosixPath(name).parts
-    if name.startswith("/") or not parts or not all(SAFE_PART.fullmatch(part) for part in parts):
-        raise BackupError(f"member {name!r}: not a name a CapBench backup writes")
+    """A member becomes a table or a stored file's name: nothing that could leave the store. Only
+    safety is checked (a stored name may hold any other character: a media's keeps its file's
+    suffix); backup checks each file's name the same way, so what it writes restore takes back."""
+    if name.startswith("/"):
+        problem = "an absolute path"
+    elif "\\" in name:
+        problem = "a backslash"
+    elif any(unicodedata.category(character) == "Cc" for character in name):
+        problem = "a control character"  # NUL among them
+    elif any(part in ("", ".", "..") for part in name.split("/")):
+        problem = "an empty, '.' or '..' part"
+    else:
+        return
+    raise BackupError(f"member {name!r}: refused, its name has {problem}")
 
 
 def archive_check(path: Path, *, log: Log = _quiet) -> Archive:
@@ -407,6 +499,15 @@ def archive_check(path: Path, *, log: Log = _quiet) -> Archive:
             return Archive(path=path, manifest=manifest, members=found)
     except tarfile.TarError as error:
         raise BackupError(f"{path}: not a readable tar archive ({error})") from None
+
+
+def archive_warnings(manifest: dict[str, Any]) -> list[str]:
+    """What the archive lacks: each stored file a row in it names that was not in the store (removed
+    after the snapshot was taken: such a row's file will not be there after a restore)."""
+    return [
+        f"stored file {name} is named by a row in the archive but is not in it (removed from the store)"
+        for name in manifest.get("missing", [])
+    ]
 
 
 def _read(archive: tarfile.TarFile, info: tarfile.TarInfo) -> bytes:
@@ -464,6 +565,7 @@ def backup_restore(*, path: Path, force: bool = False, log: Log = _quiet) -> Sum
         call_command("migrate", interactive=False, verbosity=0)
         summary.notes.append(f"migrated on past the archive's state ({len(newer)} migration(s))")
     summary.notes.extend(_cache_clear())
+    summary.notes.extend(archive_warnings(manifest))
     if manifest.get("capbench_version") != capbench_version():
         summary.notes.append(f"made by CapBench {manifest.get('capbench_version')}; this is {capbench_version()}")
     summary.archive_bytes = path.stat().st_size
@@ -516,7 +618,7 @@ def _database_data() -> list[tuple[str, int]]:
 
 def _store_foreign(names: set[str]) -> list[str]:
     """The store's files that are not the archive's (an earlier try of this restore leaves only its own)."""
-    return [name for name, _ in _stored_files() if name not in names]
+    return [name for name in _stored_names() if name not in names]
 
 
 def files_restore(checked: Archive, log: Log) -> tuple[int, int]:

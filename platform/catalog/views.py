@@ -11,10 +11,10 @@ from capbench import storage
 from catalog import selectors
 from catalog.citations import bib_response, capbench_bibtex, dataset_bibtex
 from catalog.importers import canonical
-from catalog.models import Dataset, Media
+from catalog.models import Dataset, Media, blinded_system_ids
 from catalog.services import candidates
 from catalog.services.exports import dataset_bundle
-from catalog.visibility import references_visible
+from catalog.visibility import is_staff, references_visible
 
 
 def dataset_list(request: HttpRequest) -> HttpResponse:
@@ -79,11 +79,14 @@ def item_browser(request: HttpRequest, slug: str) -> HttpResponse:
 def dataset_download(request: HttpRequest, slug: str) -> HttpResponse:
     """The dataset's own content in the canonical JSONL format (what `datasets export` writes):
     submissions are not part of it (each public one has its own page and downloads). A hidden test
-    set's copy withholds its references and judgments from all but staff."""
+    set's copy withholds its references and judgments from all but staff, and while a campaign is
+    open its systems' captions are left out for all but staff (blind annotation)."""
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
     stream = io.StringIO()
     withhold = not references_visible(dataset, request.user)
-    canonical.write(dataset_bundle(dataset=dataset, withhold_references=withhold), stream)
+    # An open campaign's systems' captions are blind (catalog.visibility.caption_q), the dataset's own too.
+    blind = [] if is_staff(request.user) else blinded_system_ids(request.user)
+    canonical.write(dataset_bundle(dataset=dataset, withhold_references=withhold, blind=blind), stream)
     response = HttpResponse(stream.getvalue(), content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{dataset.slug}.jsonl"'
     return response

@@ -307,11 +307,19 @@ def _metric(writer: _Writer, submission: MetricSubmission) -> int:
 
 
 def _answers(user: User) -> list[dict]:
-    """The person's tasks in live campaigns: what they answered (or skipped), when, and the
-    pseudonym the campaign's judgments and exports carry; captions by id, with their text while the
-    person may still see them (a campaign shows public captions only, which may be withdrawn since)."""
+    """The person's answered (or skipped) tasks in live campaigns: what they answered, when, and the
+    pseudonym the campaign's judgments and exports carry; captions with their text while the person
+    may still see them (a campaign shows public captions only, which may be withdrawn since).
+
+    Blind annotation (docs/human-evaluation.md, "Blind annotation"): the task still shown is left
+    out, and while a campaign is open its tasks carry nothing that tells a gold check from a real
+    one (no gold mark, no image, no caption id: a decoy's id or image would name another image);
+    they say so once it closes."""
     tasks = list(
-        Annotation.objects.filter(annotator=user).select_related("campaign", "item").order_by("campaign_id", "pk")
+        Annotation.objects.filter(annotator=user)
+        .exclude(status=Annotation.Status.SHOWN)
+        .select_related("campaign", "item")
+        .order_by("campaign_id", "pk")
     )
     caption_ids = {pk for task in tasks for pk in (task.caption_id, task.other_id) if pk is not None}
     texts = dict(Caption.objects.visible_to(user).filter(pk__in=caption_ids).values_list("pk", "text"))
@@ -325,17 +333,19 @@ def _answers(user: User) -> list[dict]:
         if campaign.pk not in names:
             names[campaign.pk] = pseudonym(campaign, user.pk)
         visible = campaign.pk in campaigns
+        told = campaign.status != Campaign.Status.OPEN  # open: nothing that tells a gold check
         found.append(
             {
                 "campaign": campaign.slug if visible else None,
+                "campaign_open": not told,
                 "pseudonym": names[campaign.pk],
                 "mode": campaign.mode,
                 "status": task.status,
-                "gold_check": task.is_gold,
-                "image_id": task.item.external_id if visible else None,
-                "caption_id": task.caption_id,
+                "gold_check": task.is_gold if told else None,
+                "image_id": task.item.external_id if visible and told else None,
+                "caption_id": task.caption_id if told else None,
                 "caption": texts.get(task.caption_id),
-                "other_caption_id": task.other_id,
+                "other_caption_id": task.other_id if told else None,
                 "other_caption": texts.get(task.other_id) if task.other_id else None,
                 "values": task.values,
                 "winner": task.winner or None,

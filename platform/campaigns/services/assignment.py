@@ -238,7 +238,8 @@ def _gold_task(
     """The chosen image with a decoy: a caption of another image the annotator has not been shown,
     one that nothing public tells from a real task (docs/human-evaluation.md, "Blind annotation"):
     a submitted system's where the campaign has one (an open campaign's captions are listed to no
-    one, catalog.visibility.caption_q, while the dataset's own are in its download), and one whose
+    one, catalog.visibility.caption_q, but the dataset's own are published with it: its candidates
+    download and its source; a task showing one is known real, a residual), and one whose
     words no caption anyone may read, nor any reference, contains (a search would find its image)."""
     seen = set(mine.values_list("caption_id", flat=True)) | set(
         mine.filter(other__isnull=False).values_list("other_id", flat=True)

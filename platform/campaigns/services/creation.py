@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 
 from campaigns.events import results_changed
-from campaigns.models import Campaign
+from campaigns.models import Annotation, Campaign
 from campaigns.pictures import dataset_pictures
 from campaigns.rubrics import RubricError, rubric_dimensions
 from catalog.models import Dataset, System
@@ -139,13 +139,18 @@ def _campaign_insert(spec: CampaignSpec, dimensions: list, created_by) -> Campai
 
 def campaign_status_set(*, campaign: Campaign, status: str) -> Campaign:
     """Close the campaign, or open it again: refused (CampaignRefused) while none of its dataset's
-    items has a picture to show."""
+    items has a picture to show. Closing drops the tasks still shown and unanswered: once closed its
+    captions are listed with their images and systems again, so a task kept open across a reopening
+    could be looked up before it is answered (blind annotation, docs/human-evaluation.md)."""
     if status == Campaign.Status.OPEN:
         problems = _picture_problems(campaign.dataset)
         if problems:
             raise CampaignRefused(problems)
-    campaign.status = status
-    campaign.save(update_fields=["status"])
+    with transaction.atomic():
+        campaign.status = status
+        campaign.save(update_fields=["status"])
+        if status == Campaign.Status.CLOSED:
+            Annotation.objects.filter(campaign=campaign, status=Annotation.Status.SHOWN).delete()
     return campaign
 
 

@@ -1,7 +1,9 @@
 """A campaign's answers in the canonical dataset format (docs/canonical-format.md), annotators
 pseudonymised: a rating campaign's as `judgment` lines, an arena's as `pair` lines, with the
-captions answered (and their items, media and systems) only. Only captions everyone may see; gold checks and flagged annotators' answers (when the campaign leaves them out)
-are not exported."""
+captions answered (and their items, media and systems) only. Only captions everyone may read one by
+one (a system that another, open campaign rates is left out until that one closes: blind annotation,
+catalog.visibility.caption_q); gold checks and flagged annotators' answers (when the campaign
+leaves them out) are not exported."""
 
 from __future__ import annotations
 
@@ -35,10 +37,15 @@ def campaign_export_lines(campaign: Campaign) -> Iterator[str]:
         answered = {pk for pair in tasks.values_list("caption_id", "other_id") for pk in pair}
     else:
         answered = set(judgments.values_list("caption_id", flat=True))
-    # The captions answered (their items, media and systems), of those everyone may see.
+    # The captions answered (their items, media and systems), of those everyone may see, less those of
+    # a system another campaign still rates: blind until that one closes (catalog.visibility.caption_q).
+    # This campaign's own are in: its export is its organisers' alone while it is open.
+    elsewhere = Campaign.objects.filter(status=Campaign.Status.OPEN).exclude(pk=campaign.pk)
+    blind = set(System.objects.filter(campaigns__in=elsewhere).values_list("pk", flat=True))
     captions = list(
         Caption.objects.visible_to(None)
         .filter(pk__in=answered, item__dataset=dataset, system__in=campaign.systems.all())
+        .exclude(system_id__in=blind)
         .select_related("item__media", "system")
         .order_by("item__external_id", "system__slug", "external_id")
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from catalog.importers.bundle import (
     CaptionKey,
     CaptionRow,
@@ -37,13 +39,19 @@ INFO_FIELDS = [
 ]
 
 
-def dataset_bundle(*, dataset: Dataset, withhold_references: bool = False) -> DatasetBundle:
+def dataset_bundle(
+    *, dataset: Dataset, withhold_references: bool = False, blind: Collection[int] = ()
+) -> DatasetBundle:
     """The dataset's own content, in storage order, as plain rows: its systems and captions, never
     a submission's (those belong to their owners; catalog.visibility).
 
     `withhold_references`: what a hidden test set offers a viewer who may not read its references
     (catalog.visibility.references_visible): the items with empty references, no judgments, pairs
-    without their winner, votes or reference draw, and a protocol note saying so."""
+    without their winner, votes or reference draw, and a protocol note saying so.
+
+    `blind`: systems whose captions are left out, with the judgments and pairs of those captions (an
+    open campaign's, for a viewer who may not read them: catalog.visibility.caption_q); the systems
+    themselves stay listed."""
     bundle = DatasetBundle(info=DatasetInfo(**{name: getattr(dataset, name) for name in INFO_FIELDS}))
     if withhold_references:
         bundle.info.protocol_notes = f"{WITHHELD_NOTE} {bundle.info.protocol_notes}".strip()
@@ -76,6 +84,7 @@ def dataset_bundle(*, dataset: Dataset, withhold_references: bool = False) -> Da
     for row in (
         Caption.objects.own()
         .filter(item__dataset=dataset)
+        .exclude(system_id__in=list(blind))
         .order_by("id")
         .values("id", "item__external_id", "system__slug", "external_id", "text")
     ):
@@ -93,6 +102,7 @@ def dataset_bundle(*, dataset: Dataset, withhold_references: bool = False) -> Da
             for row in PairJudgment.objects.filter(dataset=dataset)
             .order_by("id")
             .values("external_id", "item__external_id", "caption_a_id", "caption_b_id", "category")
+            if row["caption_a_id"] in keys and row["caption_b_id"] in keys
         ]
         return bundle
     bundle.judgments = [
@@ -108,6 +118,7 @@ def dataset_bundle(*, dataset: Dataset, withhold_references: bool = False) -> Da
         for row in Judgment.objects.filter(own_q(to_system="caption__system__"), caption__item__dataset=dataset)
         .order_by("id")
         .values("caption_id", "dimension", "value", "annotator", "detail")
+        if row["caption_id"] in keys
     ]
     bundle.pairs = [
         PairRow(
@@ -134,5 +145,6 @@ def dataset_bundle(*, dataset: Dataset, withhold_references: bool = False) -> Da
             "votes_b",
             "references",
         )
+        if row["caption_a_id"] in keys and row["caption_b_id"] in keys
     ]
     return bundle

@@ -120,11 +120,8 @@ def batch_run(*, batch_id: int, worker: str = "") -> BatchOutcome:
     seconds = time.perf_counter() - started
     reused = len(job_rows) - len(todo)
     complete = _batch_record(batch, scores, seconds, reused=reused)
-    if complete is None:
-        log.warning(
-            "batch %d of job %d: late result discarded (the batch was finished or taken over while this "
-            "worker was out of reach)", batch.index + 1, job.pk,
-        )  # fmt: skip
+    if isinstance(complete, str):
+        log.warning("batch %d of job %d: late result discarded: %s", batch.index + 1, job.pk, complete)
         return BatchOutcome(BatchOutcome.State.LATE, job_id=job.pk)
     log.info(
         "batch %d of job %d stored: %d scored, %d reused, %d without a number, %.2f s",
@@ -154,10 +151,11 @@ def _batch_claim(batch_id: int, worker: str, *, job_id: int) -> JobBatch | None:
         if batch.status == JobBatch.Status.DONE or job.is_final:
             return None
         # Another delivery holds it, within the task time limit, and its worker still beats: a
-        # worker killed on another machine never says so, its heartbeat just stops.
+        # worker killed on another machine never says so, its heartbeat just stops. The same task id
+        # on another host is the same delivery (a retry another worker took): it takes the batch back.
         held_elsewhere = (
             batch.status == JobBatch.Status.RUNNING
-            and batch.worker != worker
+            and not same_delivery(batch.worker, worker)
             and batch.started_at
             and batch.started_at > now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)
             and heartbeat.alive(batch.holder)
@@ -186,6 +184,13 @@ def _batch_claim(batch_id: int, worker: str, *, job_id: int) -> JobBatch | None:
         job_running.send(sender=EvaluationJob, system_id=job.system_id, started_at=now)
     batch.job = job
     return batch
+
+
+def same_delivery(worker: str, other: str) -> bool:
+    """Whether two deliveries ("host/task-id") are one: the same Celery task id, whichever host took
+    the message (a task's retry keeps its id and may go to any worker)."""
+    task_id = worker.partition("/")[2]
+    return worker == other or (bool(task_id) and task_id == other.partition("/")[2])
 
 
 def _known_scores(version, keys: list[bytes]) -> dict[bytes, dict]:
@@ -235,16 +240,17 @@ def storable(value):
     return value
 
 
-def _batch_record(batch: JobBatch, scores: list[Score], seconds: float, reused: int) -> bool | None:
-    """Scores, the batch's completion and the job's progress, together or not at all. None, with
-    nothing written, for a late result: the job ended, or another delivery recorded the batch or
-    holds it now (this worker was cut off past its heartbeat and the reaper sent the batch again).
-    A batch is recorded once, so the stored scores are those its job's numbers were made from."""
+def _batch_record(batch: JobBatch, scores: list[Score], seconds: float, reused: int) -> bool | str:
+    """Scores, the batch's completion and the job's progress, together or not at all: whether the
+    job is complete. For a late result nothing is written and the answer says why (a text): the job
+    ended (done, failed or cancelled), or another delivery recorded the batch or holds it now (this
+    worker was cut off past its heartbeat and the reaper sent the batch again). A batch is recorded
+    once, so the stored scores are those its job's numbers were made from."""
     failed = sum(score.value is None for score in scores)
     with transaction.atomic():
         job = EvaluationJob.objects.select_for_update(of=("self",)).get(pk=batch.job_id)
         if job.is_final:
-            return None
+            return f"its job had ended ({job.status}) before the result came back"
         taken_over = Q(status=JobBatch.Status.RUNNING) & ~Q(worker=batch.worker)
         recorded = (
             JobBatch.objects.filter(pk=batch.pk)
@@ -260,7 +266,10 @@ def _batch_record(batch: JobBatch, scores: list[Score], seconds: float, reused: 
             )
         )
         if not recorded:
-            return None
+            status, holder = JobBatch.objects.values_list("status", "worker").get(pk=batch.pk)
+            if status == JobBatch.Status.DONE:
+                return f"another delivery ({holder}) had recorded the batch"
+            return f"another delivery ({holder}) holds the batch now"
         scores_write(scores)
         totals = JobBatch.objects.filter(job=job, status=JobBatch.Status.DONE).aggregate(
             failed=Sum("failed"),
@@ -333,8 +342,3 @@ def _unavailable(job: EvaluationJob, reason: str) -> BatchOutcome:
 
 def job_of(batch_id: int) -> int:
     return JobBatch.objects.values_list("job_id", flat=True).get(pk=batch_id)
-
-
-def attempts_of(batch_id: int) -> int:
-    """Every start counts, including those a dead worker never finished."""
-    return JobBatch.objects.values_list("attempts", flat=True).get(pk=batch_id)

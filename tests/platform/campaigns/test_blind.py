@@ -23,8 +23,11 @@ their own system is recognised by its name.
 from __future__ import annotations
 
 import html
+import io
+import json
 import random
 import re
+import zipfile
 from dataclasses import dataclass, field
 
 import pytest
@@ -33,7 +36,7 @@ from django.test import Client
 from campaigns.models import Annotation, Campaign
 from campaigns.services.assignment import task_next
 from campaigns.services.creation import CampaignSpec, campaign_create, campaign_status_set
-from catalog.models import Item, Media
+from catalog.models import Caption, Item, Media, System
 from tests.platform.campaigns.conftest import submit
 from tests.platform.campaigns.helpers import PASSWORD
 
@@ -176,6 +179,20 @@ def progress_gold(client: Client) -> int | None:
     return int(found.group(1)) if found else None
 
 
+PER_ANSWER = {"values", "shown_at", "answered_at", "caption", "other_caption"}  # what differs by nature
+
+
+def downloaded_verdict(answer: dict, surfaces: Surfaces) -> str:
+    """An answer of the account data download called as a gold check or a real task: by its gold mark,
+    or by its caption listed on another image than its own."""
+    if answer["gold_check"] is not None:
+        return "gold" if answer["gold_check"] else "real"
+    images = {image for image, _ in surfaces.listed.get(answer["caption"] or "", set())}
+    if answer["image_id"] is not None and images:
+        return "real" if answer["image_id"] in images else "gold"
+    return "unknown"
+
+
 @pytest.mark.slow
 def test_the_attacker_tells_no_gold_check_and_never_their_own_systems_captions(arena, make_user):
     campaign, mine, rival = arena
@@ -238,6 +255,17 @@ def test_the_attacker_tells_no_gold_check_and_never_their_own_systems_captions(a
         verdicts.append(verdict)
         own_truth.append(task.caption.system_id == mine.system_id)
 
+    # Mal downloads their data (a task is open meanwhile) and calls each answer by what it says of it.
+    mal.get("/campaigns/blind/annotate/")
+    response = mal.post("/accounts/export/", {"password": PASSWORD})
+    assert response.status_code == 200, response.content[:300]
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    answers = json.loads(archive.read("campaigns/answers.json"))
+    assert len(answers) == TASKS  # the open task is not in it
+    downloaded = [downloaded_verdict(answer, surfaces) for answer in answers]
+    alike = {json.dumps({k: v for k, v in a.items() if k not in PER_ANSWER}, sort_keys=True) for a in answers}
+    assert len(alike) == 1, alike  # but for the answer, its time and the text shown, every entry is the same
+
     gold, real = truth.count(True), truth.count(False)
     assert gold >= 6 and real >= 6, truth  # enough of both for the rates below to mean something
     assert sum(own_truth) >= 3, own_truth  # Mal was given Ada's own captions (as real tasks or decoys)
@@ -252,7 +280,8 @@ def test_the_attacker_tells_no_gold_check_and_never_their_own_systems_captions(a
     told = f"the attacker called {caught} of {gold} gold checks (balanced accuracy {balanced_accuracy(verdicts)})"
     assert verdicts == ["unknown"] * TASKS, (told, list(zip(verdicts, truth, strict=True)))
     assert after == ["unknown"] * TASKS, list(zip(after, truth, strict=True))
-    assert balanced_accuracy(verdicts) == balanced_accuracy(after) == 0.5
+    assert downloaded == ["unknown"] * TASKS, list(zip(downloaded, truth, strict=True))
+    assert balanced_accuracy(verdicts) == balanced_accuracy(after) == balanced_accuracy(downloaded) == 0.5
     assert not any(own_named), list(zip(own_named, own_truth, strict=True))
     assert not leaks, leaks
 
@@ -348,3 +377,28 @@ def test_a_picture_its_publisher_serves_is_a_redirect_from_the_tasks_own_name(ar
     task = Annotation.objects.select_related("item__media").get(annotator=ann_user, status=Annotation.Status.SHOWN)
     served = ann.get(src)
     assert served.status_code == 302 and served["Location"] == task.item.media.url
+
+
+KINDS = ("caption", "judgment")
+
+
+def test_the_datasets_download_leaves_out_its_own_systems_captions_while_a_campaign_rates_them(
+    arena, demo_pictures, staff
+):
+    """A campaign may rate the dataset's own systems (campaign_systems_allowed): their captions, and the
+    judgments of them, leave the dataset's download (to all but staff) while it is open."""
+    campaign, mine, _ = arena
+    own = System.objects.own().filter(dataset=demo_pictures).order_by("slug").first()
+    campaign.systems.add(own)
+    boss = Client()
+    boss.force_login(staff)
+
+    def captions(client: Client) -> dict[str, int]:
+        lines = [json.loads(line) for line in client.get("/datasets/demo/download.jsonl").content.decode().splitlines()]
+        return {kind: sum(ln["type"] == kind and ln.get("system") == own.slug for ln in lines) for kind in KINDS}
+
+    stored = Caption.objects.filter(system=own).count()
+    assert stored and captions(Client())["caption"] == 0 and captions(Client())["judgment"] == 0
+    assert captions(boss)["caption"] == stored
+    campaign_status_set(campaign=campaign, status=Campaign.Status.CLOSED)
+    assert captions(Client())["caption"] == stored and captions(Client())["judgment"] > 0

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from campaigns.models import Campaign
+from campaigns.models import Annotation, Campaign
 from campaigns.rubrics import RubricError, rubric_dimensions
-from campaigns.services.creation import CampaignRefused, CampaignSpec, campaign_create
+from campaigns.services.answers import annotation_answer
+from campaigns.services.assignment import task_next
+from campaigns.services.creation import CampaignRefused, CampaignSpec, campaign_create, campaign_status_set
 from submissions.services import submission_withdraw
 from tests.platform.campaigns.conftest import submit
 
@@ -117,3 +119,21 @@ def test_the_admin_changes_campaigns_but_never_creates_one(make_campaign, client
     assert client.get("/admin/campaigns/campaign/add/").status_code == 403
     page = client.get(f"/admin/campaigns/campaign/{campaign.pk}/change/")
     assert page.status_code == 200 and 'name="systems"' not in page.content.decode()
+
+
+def test_closing_drops_the_tasks_still_shown_so_none_survives_a_reopening(make_campaign, make_user):
+    """A closed campaign's captions are listed again; a task left shown across a close and a reopening
+    could be looked up before it is answered, so closing drops it (answers stay)."""
+    campaign = make_campaign("accr", ratings_wanted=3, gold_rate=0)
+    answering, waiting = make_user("ann"), make_user("bea")
+    answered = task_next(campaign=campaign, annotator=answering)
+    annotation_answer(annotation_id=answered.pk, annotator=answering, values={d["key"]: 4 for d in campaign.rubric})
+    shown = task_next(campaign=campaign, annotator=waiting)
+    assert shown is not None
+    campaign_status_set(campaign=campaign, status=Campaign.Status.CLOSED)
+    assert not Annotation.objects.filter(pk=shown.pk).exists()
+    assert Annotation.objects.get(pk=answered.pk).status == Annotation.Status.ANSWERED
+    campaign_status_set(campaign=campaign, status=Campaign.Status.OPEN)
+    again = task_next(campaign=campaign, annotator=waiting)
+    assert again is not None
+    assert again.pk != shown.pk

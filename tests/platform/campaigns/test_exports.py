@@ -117,3 +117,23 @@ def test_an_arena_export_numbers_its_pairs_as_if_hidden_systems_had_never_been(
     assert pairs and all(hidden not in (line["a"]["system"], line["b"]["system"]) for line in pairs)
     assert [line["id"] for line in pairs] == [str(n) for n in range(1, len(pairs) + 1)]  # no gap tells of them
     assert len(pairs) < 24  # some comparisons showed the hidden system and are gone
+
+
+def test_a_closed_campaigns_export_leaves_out_a_system_another_open_campaign_rates(make_campaign, make_user, submitted):
+    """Blind annotation: the shared system's captions (with their images) are not in a closed
+    campaign's export while another campaign that rates them is open; they are once it closes."""
+    careful, careless = (s.system for s in submitted)
+    done = make_campaign("done", systems=[careful, careless], gold_rate=0)
+    in_turns(done, [make_user("ann")], lambda task, user: {d["key"]: 3 for d in done.rubric}, rounds=8)
+    campaign_status_set(campaign=done, status=Campaign.Status.CLOSED)
+    running = make_campaign("running", systems=[careless], gold_rate=0)
+
+    def systems() -> set[str]:
+        lines = [json.loads(line) for line in campaign_export_lines(done)]
+        return {line["system"] for line in lines if line["type"] in ("caption", "judgment")}
+
+    assert systems() == {careful.slug}
+    shown = b"".join(Client().get(f"/campaigns/{done.slug}/export.jsonl").streaming_content).decode()
+    assert careful.slug in shown and careless.slug not in shown  # the page serves anyone the same lines
+    campaign_status_set(campaign=running, status=Campaign.Status.CLOSED)
+    assert systems() == {careful.slug, careless.slug}

@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -121,25 +122,8 @@ def serve(env: dict[str, str], sites: list[tuple[str, Path]], paths: list[str]) 
 
 
 def table_digests(database: str) -> dict[str, tuple[int, str]]:
-    """Per table: its rows and the md5 of all of them as text (columns by name, rows sorted)."""
-    found = {}
     with psycopg.connect(server_url(database)) as db:
-        tables = [row[0] for row in db.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
-        for table in sorted(tables):
-            columns = [
-                row[0]
-                for row in db.execute(
-                    "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
-                    "AND NOT attisdropped ORDER BY attname",
-                    [sql.Identifier(table).as_string(db)],
-                )
-            ]
-            row = sql.SQL("ROW({})::text").format(sql.SQL(", ").join(map(sql.Identifier, columns)))
-            query = sql.SQL(
-                "SELECT count(*), md5(coalesce(string_agg(r, E'\\n' ORDER BY r), '')) FROM (SELECT {} AS r FROM {}) x"
-            ).format(row, sql.Identifier(table))
-            found[table] = db.execute(query).fetchone()
-    return found
+        return backups.table_digests(db)
 
 
 def stored_files(root: Path) -> dict[str, str]:
@@ -349,6 +333,98 @@ def test_rows_and_files_written_while_a_backup_runs_leave_it_consistent(
         rows = rows_of(opened, "submissions_submission", tables["submissions_submission"]["columns"])
     assert [row["stored_file"] for row in rows] == [first.stored_file]
     assert "files/" + first.stored_file in checked.members  # what a dumped row names is there
+
+
+def test_a_file_removed_while_a_backup_runs_is_skipped_and_named(
+    demo_dataset, store_pictures, settings, tmp_path, monkeypatch
+):
+    """A stored file listed but gone when read (a failed upload's kept file removed, an account
+    deletion's files) does not end the backup: it is left out and named in the manifest's
+    `vanished`; one that a dumped row names is in its `missing` too, and backup and `restore
+    --check` print it as a warning."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    store_pictures(demo_dataset)
+    picture = Media.objects.filter(dataset=demo_dataset).exclude(stored_path="").first().stored_path
+    listing = backups._stored_names
+
+    def listed_then_removed():
+        names = [*listing(), "ab/never-there.png"]
+        (tmp_path / "media" / picture).unlink()  # after the listing, before it is read
+        yield from names
+
+    monkeypatch.setattr(backups, "_stored_names", listed_then_removed)
+    archive, out, err = tmp_path / "backup.tar", io.StringIO(), io.StringIO()
+    call_command("backup", "--output", str(archive), stdout=out, stderr=err)
+
+    manifest = backups.archive_check(archive).manifest
+    assert sorted(manifest["vanished"]) == sorted([picture, "ab/never-there.png"])
+    assert manifest["missing"] == [picture]  # the never-stored name is no row's
+    assert "files/" + picture not in manifest["members"] and manifest["counts"]["files"] == 0
+    assert f"warning: stored file {picture} is named by a row" in err.getvalue()
+    checked_out, checked_err = io.StringIO(), io.StringIO()
+    call_command("restore", str(archive), "--check", stdout=checked_out, stderr=checked_err)
+    assert "intact" in checked_out.getvalue()
+    assert f"warning: stored file {picture} is named by a row" in checked_err.getvalue()
+
+
+def test_any_safe_stored_name_round_trips_and_an_unsafe_member_is_refused(db, settings, tmp_path):
+    """Restore checks a name only for safety (a media's name keeps its file's suffix, lower-cased:
+    non-ASCII, spaces, ~), and backup checks each stored name the same way, so that what it writes
+    restore takes back; a member that could leave the store is refused, named."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    stored = {"ab/ab12.jpég ~": b"a picture", "cd/Ünï code.png": b"another"}
+    for number, (name, content) in enumerate(stored.items()):
+        source = tmp_path / f"file-{number}"  # a local store links it: one source per file
+        source.write_bytes(content)
+        storage.put_path(name, source)
+
+    unsafe = tmp_path / "media" / "ef" / "back\\slash.png"
+    unsafe.parent.mkdir()
+    unsafe.write_bytes(b"a name restore would refuse")
+    refused = tmp_path / "refused.tar"
+    with pytest.raises(backups.BackupError, match=r"stored file 'ef/back\\\\slash.png'.*backslash"):
+        backups.backup_create(output=refused)
+    assert not refused.exists() and not list(tmp_path.glob(".refused.tar*"))
+    unsafe.unlink()
+
+    archive = tmp_path / "backup.tar"
+    backups.backup_create(output=archive)
+    checked = backups.archive_check(archive)
+    assert sorted(checked.files) == sorted(stored)
+    settings.MEDIA_ROOT = tmp_path / "restored"
+    backups.files_restore(checked, lambda _: None)
+    assert {name: (tmp_path / "restored" / name).read_bytes() for name in stored} == stored
+
+    for member in ("files/../x", "/etc/x", "files/ab//x", "files/a\x1bb"):
+        by_hand = tmp_path / "by-hand.tar"
+        by_hand.unlink(missing_ok=True)
+        data = b"outside"
+        members = {member: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}}
+        manifest = json.dumps({"format": backups.FORMAT, "members": members, "tables": {}}).encode()
+        line = f"{hashlib.sha256(manifest).hexdigest()}  manifest.json\n".encode()
+        with tarfile.open(by_hand, "w", format=tarfile.PAX_FORMAT) as written:
+            for name, content in ((member, data), ("manifest.json", manifest), ("manifest.json.sha256", line)):
+                info = tarfile.TarInfo(name)
+                info.size = len(content)
+                written.addfile(info, io.BytesIO(content))
+        with pytest.raises(CommandError, match=re.escape(f"member {member!r}: refused")):
+            call_command("restore", str(by_hand))
+
+
+def test_a_backup_never_replaces_a_file_that_appears_under_its_name_meanwhile(db, tmp_path, monkeypatch):
+    archive = tmp_path / "backup.tar"
+    dump = backups._dump_table
+
+    def dump_while_another_appears(cursor, table, columns, path):
+        if not archive.exists():
+            archive.write_bytes(b"another backup's archive")
+        return dump(cursor, table, columns, path)
+
+    monkeypatch.setattr(backups, "_dump_table", dump_while_another_appears)
+    with pytest.raises(CommandError, match="backup.tar appeared while the backup was written"):
+        call_command("backup", "--output", str(archive), stdout=io.StringIO())
+    assert archive.read_bytes() == b"another backup's archive"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["backup.tar"]  # no partial left
 
 
 def rows_of(archive: tarfile.TarFile, table: str, columns: list[str]) -> list[dict[str, str]]:

@@ -37,7 +37,7 @@ import redis
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, OperationalError, connection, connections
 from django.db.models import Count
 from django.utils import timezone
 
@@ -50,7 +50,7 @@ from catalog.services.imports import dataset_import
 from scoring.models import EvaluationJob, JobBatch, Score
 from scoring.monitoring import PRIORITY_STEPS
 from scoring.queues import all_queue_names, queue_name
-from scoring.services import batches
+from scoring.services import batches, lifecycle
 from scoring.services.finalize import job_finalize
 from scoring.services.reaper import jobs_reap
 from submissions.models import Submission
@@ -435,6 +435,76 @@ def test_a_late_result_of_a_batch_another_delivery_recorded_writes_nothing(
     assert len(written) == 100
     job = EvaluationJob.objects.get(pk=batch.job_id)
     assert (job.status, job.done) == ("done", 100)
+
+
+def test_a_retry_taken_by_another_host_takes_its_batch_back(demo_dataset, captioner, settings):
+    """A task's retry keeps its id but may reach another worker: hostB's delivery of the same task
+    finds the batch running under hostA's (still beating) and records it. Before, it was skipped
+    and the batch stayed "running" until the task time limit."""
+    settings.CAPBENCH_WORKER_HEARTBEAT = 60
+    submission = submission_create(
+        owner=captioner,
+        dataset=demo_dataset,
+        file_name="results.json",
+        content=json.dumps(
+            [{"image_id": item.external_id, "caption": item.references[2]} for item in Item.objects.all()]
+        ).encode(),
+        method=MethodInfo("Retried elsewhere"),
+        metrics=["test_words"],
+    )
+    submission_plan(submission_id=submission.pk)
+    batch = JobBatch.objects.get(job__system=submission.system)
+    JobBatch.objects.filter(pk=batch.pk).update(
+        status="running", worker="a@far/task-7", started_at=timezone.now(), attempts=1
+    )
+    heartbeat.beat("a@far")
+    try:
+        assert heartbeat.alive("a@far")
+        other = batches.batch_run(batch_id=batch.pk, worker="b@near/task-8")
+        assert other.state == "skipped"  # another task's delivery leaves it to the live holder
+        retried = batches.batch_run(batch_id=batch.pk, worker="b@near/task-7")
+    finally:
+        heartbeat.stopped("a@far")
+    assert (retried.state, retried.job_complete) == ("done", True)
+    batch.refresh_from_db()
+    assert (batch.status, batch.worker, batch.attempts) == ("done", "b@near/task-7", 2)
+    assert Score.objects.filter(caption__system=submission.system).count() == 100
+
+
+@pytest.mark.slow  # the refused connection waits out the pool's timeout, twice
+def test_only_a_lost_connection_is_retried_without_counting(settings):
+    """A statement timeout (as a deadlock or a serialization failure) comes from a live database and
+    is not an outage; a connection the server dropped, or one it refuses, is. While the database is
+    away a failed delivery is retried without counting, OUTAGE_RETRIES times at most."""
+    with pytest.raises(OperationalError) as timeout, connection.cursor() as cursor:
+        cursor.execute("SET statement_timeout = 50")
+        cursor.execute("SELECT pg_sleep(2)")
+    assert not lifecycle.connection_lost(timeout.value), timeout.value.__cause__
+    connection.close()
+
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            pid = cursor.fetchone()[0]
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+        with pytest.raises(OperationalError) as dropped, other.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        assert lifecycle.connection_lost(dropped.value), dropped.value.__cause__
+    finally:
+        other.close()
+
+    settings.CAPBENCH_RETRY_BACKOFF = 0
+    keys = ("HOST", "PORT")
+    kept = {key: connection.settings_dict[key] for key in keys}
+    _point_at({"HOST": "127.0.0.1", "PORT": str(_free_port())})  # nothing listens there
+    try:
+        error = RuntimeError("the write failed")
+        assert lifecycle.batch_failure(batch_id=1, error=error, retries=0) == 1
+        assert lifecycle.batch_failure(batch_id=1, error=error, retries=lifecycle.OUTAGE_RETRIES) is None
+    finally:
+        _point_at(kept)
 
 
 # --- PostgreSQL restarted under a batch's write -----------------------------------------------

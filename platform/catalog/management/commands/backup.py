@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from capbench.backups import BackupError, backup_create
+from capbench.backups import BackupError, archive_warnings, backup_create
 
 
 class Command(BaseCommand):
@@ -25,3 +25,5 @@ class Command(BaseCommand):
             f"{options['output']}: {summary.archive_bytes:,} bytes, {summary.rows:,} rows from {summary.tables} "
             f"tables and {summary.files:,} files ({summary.file_bytes:,} bytes) in {summary.seconds:.1f} s"
         )
+        for warning in archive_warnings({"missing": summary.missing}):
+            self.stderr.write(f"warning: {warning}")

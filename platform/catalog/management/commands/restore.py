@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from capbench.backups import BackupError, archive_check, backup_restore
+from capbench.backups import BackupError, archive_check, archive_warnings, backup_restore
 
 
 class Command(BaseCommand):
@@ -31,6 +31,8 @@ class Command(BaseCommand):
                     f"{path}: intact; made {manifest['created_at']} by CapBench {manifest['capbench_version']}: "
                     f"{counts['rows']:,} rows in {counts['tables']} tables, {counts['files']:,} files"
                 )
+                for warning in archive_warnings(manifest):
+                    self.stderr.write(f"warning: {warning}")
                 return
             summary = backup_restore(path=path, force=options["force"], log=self.stdout.write)
         except BackupError as error:
