@@ -63,6 +63,8 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
         return captions.values("id")
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema is drawn without a database
+            return Score.objects.none()
         query, viewer = self.request.query_params, self.request.user
         scores = Score.objects.visible_to(viewer).filter(metric_version__metric__in=Metric.objects.visible_to(viewer))
         # Each filter becomes ids first, so that a page is read in caption order from the indexes

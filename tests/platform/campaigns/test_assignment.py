@@ -140,9 +140,9 @@ def test_answers_are_checked_and_nothing_stored_when_refused(make_campaign, make
     third = task_next(campaign=campaign, annotator=ann)
     assert third.caption_id not in {task.caption_id, second.caption_id}
     assert stored.count() == 4
-    # a closed campaign takes no answer and gives no task
+    # a closed campaign takes no answer (its tasks still shown are dropped) and gives no task
     campaign_status_set(campaign=campaign, status=Campaign.Status.CLOSED)
-    with pytest.raises(AnswerRefused, match="closed"):
+    with pytest.raises(AnswerRefused, match="no such task"):
         annotation_answer(annotation_id=third.pk, annotator=ann, values=good)
     with pytest.raises(NotAllowed):
         task_next(campaign=campaign, annotator=ned)

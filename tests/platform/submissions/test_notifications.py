@@ -73,7 +73,8 @@ def settle_again(submission: Submission) -> None:
 
 
 def test_a_finished_submission_mails_its_owner_once(demo_dataset, owner):
-    submission = submit(owner, demo_dataset, ["test_words"], name="Word\ncounter  v2")
+    # a line separator: no control character (those are refused), yet a line break in a header
+    submission = submit(owner, demo_dataset, ["test_words"], name="Word \u2028counter  v2")
     assert mail.outbox == []
     run_jobs(submission.jobs())
     submission.refresh_from_db()
@@ -84,7 +85,7 @@ def test_a_finished_submission_mails_its_owner_once(demo_dataset, owner):
     assert message.subject == 'CapBench: "Word counter v2" on Demo is scored'
     assert f"{SITE}/submissions/{submission.pk}/" in message.body
     assert "has finished" in message.body and "Status: finished" in message.body
-    assert '"Word\ncounter  v2" on Demo' in message.body  # the name as given, unescaped
+    assert '"Word \u2028counter  v2" on Demo' in message.body  # the name as given, unescaped
 
     settle_again(submission)
     assert Submission.objects.get(pk=submission.pk).status == "done"
