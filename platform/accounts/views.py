@@ -67,16 +67,17 @@ def signup_sent(request: HttpRequest) -> HttpResponse:
 
 def signup_confirm(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     """The link in the confirmation mail: a page with one button (a mail scanner's GET confirms
-    nothing), whose POST activates the account and leads to the sign-in form."""
-    if request.method == "POST":
-        confirmed = signups.signup_confirm(uidb64=uidb64, token=token)
-        if confirmed is not None:
-            user, next_url = confirmed
+    nothing), whose POST makes the account and leads to the sign-in form."""
+    try:
+        if request.method == "POST":
+            user, next_url = signups.signup_confirm(uidb64=uidb64, token=token)
             messages.success(request, f"Your address is confirmed, {user.get_username()}: log in.")
             query = urlencode({"next": next_url}) if _inside(request, next_url) else ""
             return redirect(reverse("accounts:login") + (f"?{query}" if query else ""))
-    good = request.method == "GET" and signups.pending_user(uidb64, token) is not None
-    return render(request, "accounts/signup_confirm.html", {"good": good})
+        pending = signups.pending_signup(uidb64, token)
+    except signups.LinkRefused as refusal:
+        return render(request, "accounts/signup_confirm.html", {"refused": refusal.reason})
+    return render(request, "accounts/signup_confirm.html", {"username": pending.username})
 
 
 # Password reset: Django's views with our pages. Asking for a link is limited per address (429) and

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from django.http import HttpResponse
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -20,14 +22,15 @@ from api.throttles import TokenRate
 
 class Credentials(AuthTokenSerializer):
     """A password alone opens no staff account where staff need a two-factor code (CAPBENCH_STAFF_2FA):
-    staff take their token from "My submissions" after signing in with the code."""
+    a staff account is answered exactly as a wrong password is (400, the same words), so the answer
+    never confirms a staff password. Staff use the API from a verified web session (a staff token
+    opens nothing then: api.authentication)."""
 
     def validate(self, attrs: dict) -> dict:
         attrs = super().validate(attrs)
         if staff_verification_required(attrs["user"]):
-            raise PermissionDenied(
-                "Staff accounts need a two-factor code: sign in on the web and take your token from “My submissions”."
-            )
+            # AuthTokenSerializer's own refusal of a wrong password, word for word.
+            raise serializers.ValidationError(_("Unable to log in with provided credentials."), code="authorization")
         return attrs
 
 

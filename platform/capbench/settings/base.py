@@ -252,7 +252,7 @@ CAPBENCH_FLAG_SHORT_SHARE = config.typed("CAPBENCH_FLAG_SHORT_SHARE", float)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "api.authentication.TokenAuthentication",  # staff tokens refused under CAPBENCH_STAFF_2FA
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],

@@ -10,6 +10,7 @@ import re
 import pytest
 from django.core import mail
 from django.test import Client
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -161,3 +162,23 @@ def test_a_password_changed_anywhere_revokes_the_token_and_a_hash_upgrade_does_n
     member.set_password(NEW)
     member.save()
     assert not Token.objects.filter(user=member).exists()
+
+
+def test_a_sign_in_to_a_disabled_account_save_leaves_the_token_and_disabling_revokes_it(member):
+    """The regression: any save of a user with an unusable password revoked its tokens, a save that
+    only updates `last_login` among them. Only the save that changes the password does."""
+    member.set_unusable_password()
+    member.save()
+    token = Token.objects.create(user=member)  # e.g. made by staff afterwards
+    member.refresh_from_db()
+    member.last_login = timezone.now()
+    member.save(update_fields=["last_login"])
+    member.first_name = "Ada"
+    member.save()
+    assert Token.objects.filter(pk=token.pk).exists()
+    member.set_password(OLD)
+    member.save()
+    token = Token.objects.create(user=member)
+    member.set_unusable_password()
+    member.save()
+    assert not Token.objects.filter(pk=token.pk).exists()

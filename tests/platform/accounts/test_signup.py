@@ -8,12 +8,15 @@ from __future__ import annotations
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import check_password
 from django.core import mail
 from django.db import connections
 from django.test import Client
+from django.utils import timezone
 
 from accounts.models import PendingSignUp
 
@@ -47,9 +50,11 @@ def test_the_form_asks_for_an_address_and_the_account_waits_for_its_confirmation
     response = sign_up(client, "ada", "Ada.Lovelace@Example.ORG", next_="/submit/")
     assert response.status_code == 302 and response["Location"] == "/accounts/signup/sent/"
     assert "Check your e-mail" in client.get(response["Location"]).content.decode()
-    user = get_user_model().objects.get(username="ada")
-    assert user.email == "Ada.Lovelace@example.org"  # the domain lower-cased, the mailbox as typed
-    assert not user.is_active and "_auth_user_id" not in client.session  # nobody signed in yet
+    assert not get_user_model().objects.exists()  # no account until the address is confirmed
+    pending = PendingSignUp.objects.get(username="ada")
+    assert pending.email == "Ada.Lovelace@example.org"  # the domain lower-cased, the mailbox as typed
+    assert check_password(PASSWORD, pending.password) and PASSWORD not in pending.password  # its hash
+    assert "_auth_user_id" not in client.session  # nobody signed in yet
     assert Client().post("/accounts/login/", {"username": "ada", "password": PASSWORD}).status_code == 200
 
     [message] = mail.outbox
@@ -57,10 +62,12 @@ def test_the_form_asks_for_an_address_and_the_account_waits_for_its_confirmation
     path = confirmation_path(message, site)
     opened = client.get(path)  # a mail scanner's GET confirms nothing
     assert opened.status_code == 200 and "Confirm my address" in opened.content.decode()
-    assert not get_user_model().objects.get(username="ada").is_active
+    assert "“ada”" in opened.content.decode() and not get_user_model().objects.exists()
     confirmed = client.post(path)
     assert confirmed.status_code == 302 and confirmed["Location"] == "/accounts/login/?next=%2Fsubmit%2F"
     assert "Your address is confirmed" in client.get(confirmed["Location"]).content.decode()
+    user = get_user_model().objects.get(username="ada")
+    assert user.is_active and user.email == "Ada.Lovelace@example.org"
     signed_in = client.post(confirmed["Location"], {"username": "ada", "password": PASSWORD, "next": "/submit/"})
     assert signed_in.status_code == 302 and signed_in["Location"] == "/submit/"
     assert not PendingSignUp.objects.exists()
@@ -85,20 +92,62 @@ def test_an_address_with_an_account_gets_the_same_answer_and_its_owner_is_told(c
     assert taken.status_code == fresh.status_code == 200
     assert taken.content == fresh.content
     assert "already exists" not in taken.content.decode()
-    assert sorted(get_user_model().objects.values_list("username", flat=True)) == ["first", "third"]
+    assert list(get_user_model().objects.values_list("username", flat=True)) == ["first"]  # none until confirmed
+    assert sorted(PendingSignUp.objects.values_list("username", flat=True)) == ["second", "third"]  # alike
     told, confirm = sorted(mail.outbox, key=lambda m: m.to[0])[::-1]
     assert told.to == ["shared@example.org"] and "tried to sign up" in told.subject
     assert '"first"' in told.body and "/accounts/password-reset/" in told.body and not CONFIRM.search(told.body)
     assert confirm.to == ["fresh@example.org"] and CONFIRM.search(confirm.body)
 
 
-def test_signing_up_again_before_confirming_mails_the_link_again(client, site):
-    sign_up(client, "grace", "grace@example.org")
-    sign_up(Client(), "grace2", "grace@example.org")  # forgot the first mail; a new user name
-    assert list(get_user_model().objects.values_list("username", flat=True)) == ["grace"]
-    assert len(mail.outbox) == 2 and all(m.to == ["grace@example.org"] for m in mail.outbox)
+def test_signing_up_again_before_confirming_replaces_the_name_and_password(client, site):
+    """The regression: a repeat sign-up re-sent the first one's link, which made the first name and
+    password, so whoever signed up first with a stranger's address chose that account's password."""
+    sign_up(client, "grace", "grace@example.org")  # e.g. someone else, with a password of theirs
+    first = confirmation_path(mail.outbox[0], site)
+    again = {"username": "grace2", "email": "Grace@example.org", "password1": "a-new-phrase-77"}
+    again["password2"] = again["password1"]
+    assert Client().post("/accounts/signup/", again)["Location"] == "/accounts/signup/sent/"
+    assert list(PendingSignUp.objects.values_list("username", flat=True)) == ["grace2"]
+    assert [m.to for m in mail.outbox] == [["grace@example.org"], ["Grace@example.org"]]
+    assert '"grace2"' in mail.outbox[1].body
+    refused = client.post(first)  # the first link was replaced
+    assert refused.status_code == 200 and "This link does not work" in refused.content.decode()
+    assert not get_user_model().objects.exists()
     assert client.post(confirmation_path(mail.outbox[1], site)).status_code == 302
-    assert get_user_model().objects.get(username="grace").is_active
+    [user] = get_user_model().objects.all()
+    assert user.username == "grace2" and user.is_active
+    assert user.check_password("a-new-phrase-77") and not user.check_password(PASSWORD)
+
+
+def test_an_expired_link_is_refused_and_dead_sign_ups_are_purged(client, site, settings):
+    sign_up(client, "late", "late@example.org")
+    path = confirmation_path(mail.outbox[0], site)
+    sign_up(Client(), "other", "other@example.org")
+    PendingSignUp.objects.update(created_at=timezone.now() - timedelta(seconds=settings.PASSWORD_RESET_TIMEOUT + 1))
+    opened = client.get(path)
+    assert opened.status_code == 200 and "This link has expired" in opened.content.decode()
+    refused = client.post(path)
+    assert refused.status_code == 200 and "This link has expired" in refused.content.decode()
+    assert not get_user_model().objects.exists()
+    assert not PendingSignUp.objects.exists()  # both dead rows purged, not only the one confirmed
+    # The name the dead sign-up held is free again.
+    assert sign_up(Client(), "late", "someone-else@example.org")["Location"] == "/accounts/signup/sent/"
+
+
+def test_a_user_name_says_nothing_about_whether_an_address_has_an_account(client):
+    """The regression: a new address made an (inactive) account under the chosen name and a registered
+    one made nothing, so signing up again with that name told which the address was. Now both hold it
+    alike, in a pending sign-up, and neither makes an account."""
+    get_user_model().objects.create_user("owner", "registered@example.org", "an old long password")
+    first = sign_up(Client(), "probe-a", "registered@example.org")
+    second = sign_up(Client(), "probe-b", "unknown@example.org")
+    assert first.status_code == second.status_code == 302 and first["Location"] == second["Location"]
+    assert list(get_user_model().objects.values_list("username", flat=True)) == ["owner"]
+    answers = [sign_up(Client(), name, "prober@example.org") for name in ("probe-a", "probe-b")]
+    for answer in answers:
+        assert answer.status_code == 200 and "A user with that username already exists." in answer.content.decode()
+    assert sorted(PendingSignUp.objects.values_list("username", flat=True)) == ["probe-a", "probe-b"]
 
 
 def test_an_account_staff_deactivated_is_not_activated_by_signing_up_again(site):
@@ -149,7 +198,7 @@ def test_sign_ups_racing_with_one_address_make_one_account():
     with ThreadPoolExecutor(count) as pool:
         responses = list(pool.map(attempt, range(count)))
     assert [(r.status_code, r["Location"]) for r in responses] == [(302, "/accounts/signup/sent/")] * count
-    assert get_user_model().objects.filter(email__iexact="racer@example.org").count() == 1
+    assert PendingSignUp.objects.filter(email__iexact="racer@example.org").count() == 1
 
 
 def test_one_mailbox_gets_at_most_the_sign_up_rate_of_mail(settings):

@@ -17,6 +17,7 @@ import pytest
 from django.test import Client
 from django_otp.oath import TOTP
 from django_otp.plugins.otp_totp.models import TOTPDevice
+from rest_framework.authtoken.models import Token
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a long staff pass phrase"
@@ -110,7 +111,30 @@ def test_with_two_factor_on_the_admin_and_ops_need_a_code_after_the_password(kee
     replay = signed_in()  # someone who saw the password and that code: the code was taken
     assert replay.post("/accounts/two-factor/verify/", {"code": given, "next": "/admin/"}).status_code == 200
     assert replay.get("/admin/").status_code == 302
-    assert Client().post("/api/v1/auth/token/", {"username": "keeper", "password": PASSWORD}).status_code == 403
+
+
+def test_with_two_factor_on_the_token_endpoint_answers_a_staff_password_as_a_wrong_one(keeper, device, settings):
+    """The regression: a right staff password got a staff-specific 403, a wrong one a 400, so the
+    endpoint confirmed staff passwords without a code."""
+    settings.CAPBENCH_STAFF_2FA = True
+    right = Client().post("/api/v1/auth/token/", {"username": "keeper", "password": PASSWORD})
+    wrong = Client().post("/api/v1/auth/token/", {"username": "keeper", "password": "not the password"})
+    assert right.status_code == wrong.status_code == 400
+    assert right.json() == wrong.json() == {"non_field_errors": ["Unable to log in with provided credentials."]}
+
+
+def test_with_two_factor_on_a_staff_token_opens_nothing(keeper, django_user_model, settings):
+    """The regression: a token issued before two-factor was turned on kept staff powers (the token
+    path never meets the middleware)."""
+    staff_token = Token.objects.create(user=keeper)
+    member = django_user_model.objects.create_user("member", "member@example.org", PASSWORD)
+    member_token = Token.objects.create(user=member)
+    settings.CAPBENCH_STAFF_2FA = False
+    assert Client(HTTP_AUTHORIZATION=f"Token {staff_token.key}").get("/api/v1/submissions/").status_code == 200
+    settings.CAPBENCH_STAFF_2FA = True
+    refused = Client(HTTP_AUTHORIZATION=f"Token {staff_token.key}").get("/api/v1/submissions/")
+    assert refused.status_code == 403 and "two-factor" in refused.json()["detail"]
+    assert Client(HTTP_AUTHORIZATION=f"Token {member_token.key}").get("/api/v1/submissions/").status_code == 200
 
 
 def test_with_two_factor_off_the_password_alone_opens_the_admin(keeper, device, settings):
