@@ -25,7 +25,7 @@ from django.db import connection
 from campaigns.models import Campaign
 from campaigns.services.answers import annotation_answer
 from campaigns.services.assignment import task_next
-from campaigns.services.creation import CampaignSpec, campaign_create
+from campaigns.services.creation import CampaignSpec, campaign_create, campaign_status_set
 from campaigns.services.results import campaign_refresh
 from catalog.importers.registry import read_bundle
 from catalog.models import Caption, Dataset, Item, Judgment, System
@@ -156,7 +156,10 @@ def _campaign(dataset: Dataset, systems: list[System], staff, users) -> Campaign
             value = 1 + (task.item_id + turn) % 5
             annotation_answer(annotation_id=task.pk, annotator=rater, values={d["key"]: value for d in campaign.rubric})
     campaign_refresh(campaign_id=campaign.pk)
-    return campaign
+    # Closed: an open one hides its systems' captions from everyone (blind annotation), so the crawl
+    # would never reach the per-caption pages whose references this test looks for; a closed one's
+    # answers export is public elsewhere, so this crawl also checks it stays staff's here.
+    return campaign_status_set(campaign=campaign, status=Campaign.Status.CLOSED)
 
 
 def _fill(world: World) -> dict[str, list[str]]:
