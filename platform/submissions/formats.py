@@ -262,10 +262,7 @@ def _caption(where: str, entry: object, problems: Problems, max_chars: int) -> S
     elif len(caption) > max_chars:
         problems.add(f"{where}, field 'caption': {len(caption):,} characters, more than the limit of {max_chars:,}")
         ok = False
-    elif "\x00" in caption:
-        problems.add(f"{where}, field 'caption': contains a NUL character")
-        ok = False
-    elif bad := control_character(caption, allow=LAYOUT):
+    elif bad := control_character(caption, allow=LAYOUT):  # a NUL too (no stored text may hold one)
         problems.add(f"{where}, field 'caption': contains a control character ({bad}); write plain text")
         ok = False
     elif not _encodable(caption):
