@@ -90,9 +90,9 @@ def demo(folder: Path) -> None:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from capbench import storage
     from capbench.run import DEMO_DATASET, DEMO_SLUG, DEMO_TITLE
     from catalog.models import Dataset, Item, Media
+    from plumbing import storage
     from scoring.models import JobBatch
     from scoring.services.batches import batch_run
     from scoring.services.finalize import job_finalize
@@ -168,10 +168,10 @@ def manage(env: dict, *command: str) -> None:
 
 
 def table_digests(url: str) -> dict[str, tuple[int, str]]:
-    """Per table (rows, md5 of its rows as text): capbench/backups.py's, as the tests check a restore."""
+    """Per table (rows, md5 of its rows as text): plumbing/backups.py's, as the tests check a restore."""
     import psycopg
 
-    from capbench.backups import table_digests as digests
+    from plumbing.backups import table_digests as digests
 
     with psycopg.connect(url) as connection:
         return digests(connection)

@@ -34,9 +34,9 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from capbench import heartbeat  # noqa: E402
 from catalog.models import Dataset, Item  # noqa: E402
 from evaluation import config  # noqa: E402
+from plumbing import heartbeat  # noqa: E402
 from scoring.models import EvaluationJob, JobBatch  # noqa: E402
 from submissions.models import Submission  # noqa: E402
 from submissions.services import MethodInfo, submission_create  # noqa: E402

@@ -19,7 +19,7 @@ from django.contrib.auth.forms import PasswordResetForm, UserCreationForm
 from django.contrib.auth.models import User
 
 from accounts.services.mail import mailbox_identity
-from capbench import limits
+from plumbing import limits
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Sign-in limits for every way in (the web form, the admin's form, the API token endpoint).
 
 Two layers (docs/security.md):
-- an attempt rate, atomic in Redis (capbench.limits): `login_address` attempts per client address
+- an attempt rate, atomic in Redis (plumbing.limits): `login_address` attempts per client address
   and `login_account` per account name, counted before the password is checked, so parallel
   guesses are bounded exactly; a successful sign-in clears its account's count;
 - django-axes' lock-out: after AXES_FAILURE_LIMIT failures for an account or from an address,
@@ -19,7 +19,7 @@ from django.db.models import Max, Q
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from capbench import limits
+from plumbing import limits
 
 
 def attempt_refusal(request: HttpRequest, username: str) -> HttpResponse | None:

@@ -25,8 +25,8 @@ from accounts.lockout import attempt_refusal, limited_login
 from accounts.selectors import account_page
 from accounts.services import closing, exports, two_factor
 from accounts.services import signup as signups
-from capbench.http import AuthenticatedHttpRequest
-from capbench.limits import limited
+from plumbing.http import AuthenticatedHttpRequest
+from plumbing.limits import limited
 
 login_view = never_cache(limited_login(auth_views.LoginView.as_view(template_name="accounts/login.html")))
 WRONG_CODE = "That code is not right, or was used already: give the one your app shows now."

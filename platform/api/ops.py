@@ -13,8 +13,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from capbench import valkey
 from evaluation import config
+from plumbing import valkey
 from scoring.monitoring import prometheus_text, work_now
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

@@ -1,6 +1,6 @@
-"""DRF throttles on capbench.limits' atomic Redis counters (DRF's own read-then-write throttles let
+"""DRF throttles on plumbing.limits' atomic Redis counters (DRF's own read-then-write throttles let
 parallel clients through; these do not). DRF answers a refusal with 429 and `Retry-After`; a
-limited action whose counter cannot be reached (Redis down: capbench.limits.FAIL_OPEN) is answered
+limited action whose counter cannot be reached (Redis down: plumbing.limits.FAIL_OPEN) is answered
 503 with `Retry-After`, as the pages are."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from rest_framework import status
 from rest_framework.exceptions import APIException
 from rest_framework.throttling import BaseThrottle
 
-from capbench import limits
+from plumbing import limits
 
 
 class LimitsUnavailable(APIException):

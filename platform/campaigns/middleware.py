@@ -9,7 +9,7 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 
 from campaigns.services.identity import address_seen
-from capbench.limits import client_address
+from plumbing.limits import client_address
 
 log = logging.getLogger(__name__)
 SAFE = frozenset({"GET", "HEAD", "OPTIONS"})

@@ -9,7 +9,7 @@ from django.dispatch import receiver
 from campaigns.models import Campaign
 from campaigns.services.identity import address_seen
 from campaigns.services.refresh import refresh_soon
-from capbench.limits import client_address
+from plumbing.limits import client_address
 from submissions.events import submission_changed
 
 

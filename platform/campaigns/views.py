@@ -30,10 +30,10 @@ from campaigns.services.creation import (
 from campaigns.services.exports import campaign_export_lines
 from campaigns.services.identity import RESEMBLANCE_WORDS, address_seen, resemblance_named
 from campaigns.services.reach import annotator_reach, campaign_reach
-from capbench import storage
-from capbench.limits import client_address, limited
 from catalog.models import Dataset, System
 from catalog.visibility import references_visible
+from plumbing import storage
+from plumbing.limits import client_address, limited
 
 
 def campaign_list(request: HttpRequest) -> HttpResponse:

@@ -1,4 +1,4 @@
-"""How to cite CapBench and its datasets in BibTeX (capbench.bibtex builds the entries), and the
+"""How to cite CapBench and its datasets in BibTeX (plumbing.bibtex builds the entries), and the
 .bib download every citation page offers. Links start with SITE_URL, never a request's Host: a
 citation names the site's own address, the same on every copy."""
 
@@ -12,8 +12,8 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.utils import timezone
 
-from capbench import bibtex
 from catalog.models import Dataset
+from plumbing import bibtex
 
 CONTENT_TYPE = "application/x-bibtex; charset=utf-8"
 

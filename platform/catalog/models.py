@@ -170,7 +170,7 @@ class Media(models.Model):
     stored_path = models.CharField(
         max_length=300,
         blank=True,
-        help_text="its name in the file store (capbench/storage.py); empty while only declared",
+        help_text="its name in the file store (plumbing/storage.py); empty while only declared",
     )
     attached_at = models.DateTimeField(null=True, blank=True)
     url = models.URLField(

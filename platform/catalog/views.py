@@ -7,7 +7,6 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, Stream
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
-from capbench import storage
 from catalog import selectors
 from catalog.citations import bib_response, capbench_bibtex, dataset_bibtex
 from catalog.importers import canonical
@@ -15,6 +14,7 @@ from catalog.models import Dataset, Media, blinded_system_ids
 from catalog.services import candidates
 from catalog.services.exports import dataset_bundle
 from catalog.visibility import is_staff, references_visible
+from plumbing import storage
 
 
 def dataset_list(request: HttpRequest) -> HttpResponse:

@@ -15,8 +15,6 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.urls import reverse
 
-from capbench import bibtex
-from capbench.spreadsheets import spreadsheet_row
 from catalog.citations import absolute
 from catalog.models import Dataset, System
 from leaderboards.captioner import captioner_board_page
@@ -24,6 +22,8 @@ from leaderboards.exports import CORRELATION_POINTS, board_csv_text, board_json,
 from leaderboards.metric_board import LEVELS, PROTOCOLS, MetricBoardQuery
 from leaderboards.models import CitableSnapshot
 from leaderboards.snapshots import board_refresh
+from plumbing import bibtex
+from plumbing.spreadsheets import spreadsheet_row
 from scoring.models import CorrelationResult, Metric
 from scoring.shown import Shown
 

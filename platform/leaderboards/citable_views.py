@@ -9,10 +9,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
-from capbench.limits import limited
 from catalog.models import Dataset
 from leaderboards import citable
 from leaderboards.models import CitableSnapshot
+from plumbing.limits import limited
 
 
 def _board(request: HttpRequest, slug: str | None) -> Dataset | None:

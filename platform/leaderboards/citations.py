@@ -1,4 +1,4 @@
-"""A metric's citation in BibTeX: the registry's metrics from their citation text (capbench.bibtex
+"""A metric's citation in BibTeX: the registry's metrics from their citation text (plumbing.bibtex
 parses it), a submitted metric from its own citation when it has one, else from its name, owner
 and paper (or its page here)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from django.core.exceptions import ObjectDoesNotExist
 from django.urls import reverse
 
-from capbench import bibtex
 from catalog.citations import absolute
+from plumbing import bibtex
 from scoring.models import Metric
 
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 from django.http import HttpResponse
 
-from capbench import limits
 from catalog.models import Dataset, System
 from catalog.selectors import any_blind
 from catalog.visibility import references_visible
@@ -27,6 +26,7 @@ from leaderboards.comparison import (
     explorer_metric,
     people_by_image,
 )
+from plumbing import limits
 from scoring.shown import Shown
 
 

@@ -8,9 +8,9 @@ import csv
 import io
 from collections.abc import Set as AbstractSet
 
-from capbench.spreadsheets import spreadsheet_row
 from leaderboards.captioner import CaptionerBoardPage, Cell, PeopleColumn
 from leaderboards.metric_board import MetricBoardPage, MetricBoardQuery, metric_board_page
+from plumbing.spreadsheets import spreadsheet_row
 from scoring.shown import Shown
 
 

@@ -18,7 +18,6 @@ from typing import cast
 
 from django.http import Http404, HttpRequest, HttpResponse
 
-from capbench import limits
 from catalog.models import Dataset
 from catalog.selectors import chosen_subset
 from leaderboards.caching import BoardRequest, board_validators, conditional_response, kept_fragment, searched
@@ -34,6 +33,7 @@ from leaderboards.metric_board import (
 from leaderboards.requests import board_request_state
 from leaderboards.snapshots import board_payload
 from leaderboards.subsets import subset_kept, subset_payload
+from plumbing import limits
 
 
 def captioner_board_response(

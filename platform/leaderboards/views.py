@@ -11,7 +11,6 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
-from capbench import storage
 from catalog.citations import bib_response
 from catalog.models import Dataset, Item, System
 from catalog.selectors import item_subsets
@@ -30,6 +29,7 @@ from leaderboards.metric_page import metric_page
 from leaderboards.responses import captioner_board_response, metric_board_text
 from leaderboards.significance import NoSuchColumn, significance_page
 from leaderboards.systems import system_page
+from plumbing import storage
 from scoring.models import Metric, Score
 from scoring.services.pictures import picture_name
 from workbench.selectors import private_metric_slugs

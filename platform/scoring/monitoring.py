@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import redis
 from django.db.models import Case, CharField, Count, F, Q, Sum, Value, When
 
-from capbench import heartbeat, valkey
+from plumbing import heartbeat, valkey
 from scoring.models import EvaluationJob, JobBatch
 from scoring.queues import KINDS, queue_name
 

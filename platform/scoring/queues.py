@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import logging
 
+from celery import current_app as app
 from django.conf import settings
 from kombu.exceptions import OperationalError
-
-from capbench.celery import app
 
 log = logging.getLogger(__name__)
 KINDS = ("cpu", "gpu", "api")

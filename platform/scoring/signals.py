@@ -1,17 +1,17 @@
 """A worker that starts takes back the batches a dead worker of the same name held, and beats
-while it runs (capbench/heartbeat.py): other workers and the reaper take what a silent one held.
+while it runs (plumbing/heartbeat.py): other workers and the reaper take what a silent one held.
 Each process that runs tasks warms up as it starts (scoring/warmup.py)."""
 
 from __future__ import annotations
 
 import logging
 
+from celery import current_app as app
 from celery.concurrency.prefork import TaskPool as PreforkPool
 from celery.signals import worker_process_init, worker_ready, worker_shutdown
 from django.conf import settings
 
-from capbench.celery import app
-from capbench.heartbeat import Heartbeat
+from plumbing.heartbeat import Heartbeat
 from scoring.services.reaper import batches_recover_worker
 from scoring.warmup import served_kinds, warm_in_background
 

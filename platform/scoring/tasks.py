@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from capbench.logs import log_context
 from catalog.models import Dataset
+from plumbing.logs import log_context
 from scoring.services import batches, finalize, lifecycle, planning
 
 

@@ -7,7 +7,7 @@ opened before the fork would be shared by every child, each reading the others' 
 thread because a pool child that takes seconds to start is killed by Celery (worker_proc_alive_timeout),
 while a batch arriving meanwhile only waits for the metric's own lock. Never fatal: a metric that
 cannot start (no Java) is logged, and its jobs say why when they run ("unavailable: ..."). Once done,
-the process is recorded in Redis (capbench.heartbeat.warmed). Off with CAPBENCH_WORKER_WARMUP=0."""
+the process is recorded in Redis (plumbing.heartbeat.warmed). Off with CAPBENCH_WORKER_WARMUP=0."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from capbench import heartbeat
 from evaluation import metrics as registry
+from plumbing import heartbeat
 from scoring.queues import KINDS, queue_name
 
 log = logging.getLogger(__name__)

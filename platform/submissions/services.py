@@ -22,10 +22,10 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from capbench import storage
 from catalog.models import Caption, Dataset, Item, System
 from catalog.visibility import withdrawn_q
 from evaluation.metrics import UnknownMetric, slugs
+from plumbing import storage
 from scoring.models import EvaluationJob
 from scoring.queues import enqueue
 from scoring.services.lifecycle import jobs_cancel

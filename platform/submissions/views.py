@@ -13,10 +13,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.authtoken.models import Token
 
-from capbench.http import AuthenticatedHttpRequest
-from capbench.limits import limited
-from capbench.spreadsheets import spreadsheet_row
 from catalog.visibility import references_visible
+from plumbing.http import AuthenticatedHttpRequest
+from plumbing.limits import limited
+from plumbing.spreadsheets import spreadsheet_row
 from scoring.models import Score
 from scoring.selectors import caption_scores_all, score_columns
 from scoring.shown import Shown

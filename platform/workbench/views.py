@@ -9,8 +9,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from capbench.http import AuthenticatedHttpRequest
-from capbench.limits import limited
+from plumbing.http import AuthenticatedHttpRequest
+from plumbing.limits import limited
 from submissions.services import QuotaExceeded
 from workbench import selectors
 from workbench.forms import MetricForm

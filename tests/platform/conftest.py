@@ -74,8 +74,8 @@ def store_pictures(tmp_path):
 
     from django.utils import timezone
 
-    from capbench import storage
     from catalog.models import Media
+    from plumbing import storage
 
     def store(dataset) -> None:
         picture = tmp_path / "picture.png"

@@ -35,8 +35,8 @@ from accounts.services.mail import notice_after_commit
 from campaigns.models import Annotation, Campaign
 from campaigns.services.identity import pseudonym
 from campaigns.services.refresh import refresh_soon
-from capbench import storage
 from catalog.models import Dataset, Judgment, System
+from plumbing import storage
 from scoring.models import Metric
 from scoring.services.correlations import dataset_significance
 from scoring.services.lifecycle import jobs_cancel

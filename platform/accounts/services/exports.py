@@ -36,10 +36,10 @@ from rest_framework.authtoken.models import Token
 from accounts.services.mail import notice_send
 from campaigns.models import AccountAddress, Annotation, Campaign
 from campaigns.services.identity import pseudonym
-from capbench import storage
-from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Caption
 from catalog.visibility import metric_q
+from plumbing import storage
+from plumbing.spreadsheets import spreadsheet_row
 from scoring.models import Score, SystemScore
 from submissions.models import Submission
 from workbench.models import MetricSubmission, UploadedFile
@@ -85,7 +85,7 @@ class _Writer:
         self.files.append({"path": path, "bytes": size, "sha256": digest.hexdigest(), "what": what})
 
     def rows(self, path: str, head: list[str], rows, what: str) -> int:
-        """A CSV written as it is read (every cell through capbench.spreadsheets); how many rows."""
+        """A CSV written as it is read (every cell through plumbing.spreadsheets); how many rows."""
         digest, size, count = hashlib.sha256(), 0, 0
         with self.zip.open(path, "w", force_zip64=True) as out:
             buffer = io.StringIO()

@@ -44,7 +44,7 @@ from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
 from accounts.models import PendingSignUp
 from accounts.services.mail import mailbox_identity, notice_after_commit
-from capbench import limits
+from plumbing import limits
 
 log = logging.getLogger(__name__)
 USERNAME_TAKEN = "A user with that username already exists."

@@ -34,7 +34,7 @@ def pseudonym(campaign: Campaign, user_id: int) -> str:
 
 def address_seen(*, user_id: int, address: str) -> None:
     """Remember that the account was used from `address` (a keyed digest of it, never the address).
-    A request whose address cannot be read (capbench.limits.client_address gives "unknown") shares it
+    A request whose address cannot be read (plumbing.limits.client_address gives "unknown") shares it
     with no one: recorded, it would link every such account to every other."""
     if not address or address == "unknown":
         return

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from campaigns.models import Campaign
-from capbench import valkey
+from plumbing import valkey
 from scoring.queues import enqueue
 
 log = logging.getLogger(__name__)

@@ -73,12 +73,12 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Refuses oversized bodies from Content-Length and NUL bytes in the URL before anything reads them.
-    "capbench.guards.RequestGuardMiddleware",
+    "plumbing.guards.RequestGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "capbench.limits.PageRateMiddleware",
+    "plumbing.limits.PageRateMiddleware",
     # Which two-factor device verified this session; then staff without one go to the code page.
     "django_otp.middleware.OTPMiddleware",
     "accounts.middleware.StaffTwoFactorMiddleware",
@@ -136,20 +136,20 @@ STATIC_URL = "static/"
 STATIC_ROOT = STATE_DIR / "static"
 STATICFILES_DIRS = [ROOT_DIR / "static"]
 # plotly.js comes from the plotly wheel and is served by us (/static/plotly/plotly.min.js): no CDN,
-# and none of the wheel's other files (capbench/staticfiles.py).
+# and none of the wheel's other files (plumbing/staticfiles.py).
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "capbench.staticfiles.PlotlyFinder",
+    "plumbing.staticfiles.PlotlyFinder",
 ]
 # WhiteNoise serves static files in every environment, DEBUG or not, straight from the finders
 # (STATICFILES_DIRS and the apps' static/: Swagger UI's sidecar, the admin): `make run` needs no
 # collectstatic. A deployment that ran collectstatic is served from STATIC_ROOT as well.
 WHITENOISE_USE_FINDERS = True
 # Without DEBUG, pages name static files by their content hash (collectstatic writes them to
-# STATIC_ROOT, with brotli and gzip copies, each made once per content: capbench/staticfiles.py):
+# STATIC_ROOT, with brotli and gzip copies, each made once per content: plumbing/staticfiles.py):
 # served compressed with ten years' caching ("immutable"), renamed by any change.
-# Stored files (dataset media, uploads, generated pictures: capbench/storage.py) go to the default
+# Stored files (dataset media, uploads, generated pictures: plumbing/storage.py) go to the default
 # storage: MEDIA_ROOT on this machine, or an S3-compatible bucket when CAPBENCH_S3_BUCKET is set
 # (workers and web servers on several machines then share no disk).
 S3_BUCKET = config.optional("CAPBENCH_S3_BUCKET", str)
@@ -162,7 +162,7 @@ STORAGES = {
     )
     if S3_BUCKET
     else local_storage(),
-    "staticfiles": {"BACKEND": "capbench.staticfiles.CompressedManifestStorage"},
+    "staticfiles": {"BACKEND": "plumbing.staticfiles.CompressedManifestStorage"},
 }
 
 # Content-addressed names: <sha[:2]>/<sha><ext> under MEDIA_ROOT (or the bucket). Nothing there is
@@ -177,7 +177,7 @@ CAPBENCH_MEDIA_MAX_BYTES = config.typed("CAPBENCH_MEDIA_MAX_BYTES", int)
 # What `datasets fetch` downloads and unpacks (catalog/services/fetch.py).
 CAPBENCH_DOWNLOADS_DIR = config.optional("CAPBENCH_DOWNLOADS_DIR", Path) or STATE_DIR / "downloads"
 CAPBENCH_FETCH_MAX_BYTES = config.typed("CAPBENCH_FETCH_MAX_BYTES", int)  # a file the catalogue gives no size for
-# A worker whose heartbeat is this old is dead: its batches go to others (capbench/heartbeat.py).
+# A worker whose heartbeat is this old is dead: its batches go to others (plumbing/heartbeat.py).
 CAPBENCH_WORKER_HEARTBEAT = config.typed("CAPBENCH_WORKER_HEARTBEAT", int)
 if CAPBENCH_WORKER_HEARTBEAT < 3:
     raise config.ConfigError(f"CAPBENCH_WORKER_HEARTBEAT={CAPBENCH_WORKER_HEARTBEAT} is not valid: expected 3 or more")
@@ -259,7 +259,7 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.BoundedLimitOffset",
     "PAGE_SIZE": 100,
-    # Atomic Redis counters (capbench.limits), not DRF's read-then-write cache throttles.
+    # Atomic Redis counters (plumbing.limits), not DRF's read-then-write cache throttles.
     "DEFAULT_THROTTLE_CLASSES": ["api.throttles.ApiRate"],
 }
 SPECTACULAR_SETTINGS = {
@@ -319,7 +319,7 @@ CACHES = {
 # immutable entries, so a copy in memory is never stale and a hit costs no round trip to Valkey.
 PAGE_MEMORY_BYTES = config.typed("CAPBENCH_PAGE_MEMORY_MB", int) * 1024 * 1024
 
-# Records carry the job / batch / task they are about (capbench/logs.py); CAPBENCH_LOG_FORMAT=json
+# Records carry the job / batch / task they are about (plumbing/logs.py); CAPBENCH_LOG_FORMAT=json
 # writes one JSON object a line for a log store. Celery workers log through the same handlers.
 LOG_FORMAT = config.typed("CAPBENCH_LOG_FORMAT", str).strip().lower()
 if LOG_FORMAT not in {"text", "json"}:
@@ -329,8 +329,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "filters": {"require_debug_false": {"()": "django.utils.log.RequireDebugFalse"}},
     "formatters": {
-        "text": {"()": "capbench.logs.TextFormatter"},
-        "json": {"()": "capbench.logs.JsonFormatter"},
+        "text": {"()": "plumbing.logs.TextFormatter"},
+        "json": {"()": "plumbing.logs.JsonFormatter"},
     },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT},
@@ -356,7 +356,7 @@ CAPBENCH_REQUEST_MAX_BYTES = (
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
-# Abuse limits (capbench.limits; docs/security.md): "N/UNIT" or "N/KUNIT" ("5/15min"), counted
+# Abuse limits (plumbing.limits; docs/security.md): "N/UNIT" or "N/KUNIT" ("5/15min"), counted
 # atomically in Redis per client address or per account.
 CAPBENCH_RATE_LIMITS_ENABLED = config.typed("CAPBENCH_RATE_LIMITS_ENABLED", bool)
 CAPBENCH_RATES = {
@@ -386,7 +386,7 @@ CAPBENCH_LINKED_ADDRESS_DAYS = config.typed("CAPBENCH_LINKED_ADDRESS_DAYS", int)
 CAPBENCH_PEOPLE_ANSWERS = config.typed("CAPBENCH_PEOPLE_ANSWERS", int)
 CAPBENCH_PEOPLE_IMAGES = config.typed("CAPBENCH_PEOPLE_IMAGES", int)
 # Addresses or networks of our reverse proxies (comma-separated, e.g. "10.0.0.5,172.18.0.0/16"): only
-# a request from one of them has its X-Forwarded-For read (capbench.limits.client_address).
+# a request from one of them has its X-Forwarded-For read (plumbing.limits.client_address).
 CAPBENCH_TRUSTED_PROXIES = config.typed("CAPBENCH_TRUSTED_PROXIES", list)
 
 # Login lock-out (django-axes): after AXES_FAILURE_LIMIT failed sign-ins for one account (from any
@@ -397,7 +397,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=config.typed("CAPBENCH_LOGIN_COOLOFF_MINUT
 AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
 AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the time we announce is the time it opens
-AXES_CLIENT_IP_CALLABLE = "capbench.limits.axes_address"
+AXES_CLIENT_IP_CALLABLE = "plumbing.limits.axes_address"
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 AXES_VERBOSE = False
 

@@ -1,11 +1,11 @@
-"""Where stored files live (capbench/storage.py): a local folder, or an S3-compatible object store."""
+"""Where stored files live (plumbing/storage.py): a local folder, or an S3-compatible object store."""
 
 from __future__ import annotations
 
 
 def local_storage() -> dict:
     """MEDIA_ROOT on this machine (followed when a test changes it), names kept as content addresses."""
-    return {"BACKEND": "capbench.storage.ContentAddressedFileSystemStorage"}
+    return {"BACKEND": "plumbing.storage.ContentAddressedFileSystemStorage"}
 
 
 def object_storage(bucket: str, endpoint: str | None, region: str | None, prefix: str | None) -> dict:

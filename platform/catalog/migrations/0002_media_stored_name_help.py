@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
             name="stored_path",
             field=models.CharField(
                 blank=True,
-                help_text="its name in the file store (capbench/storage.py); empty while only declared",
+                help_text="its name in the file store (plumbing/storage.py); empty while only declared",
                 max_length=300,
             ),
         ),

@@ -16,8 +16,8 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from capbench.spreadsheets import spreadsheet_row
 from catalog.models import Caption, Dataset, Judgment, PairJudgment
+from plumbing.spreadsheets import spreadsheet_row
 
 FORMATS = ("jsonl", "csv")
 CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "csv": "text/csv; charset=utf-8"}

@@ -9,9 +9,9 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from capbench import storage
 from catalog.importers.sources import md5_manifest
 from catalog.models import Dataset, Media
+from plumbing import storage
 
 CHUNK = 1 << 20
 
@@ -94,7 +94,7 @@ def _checksums(path: Path) -> tuple[str, str, int]:
 
 
 def store_file(path: Path, sha256: str) -> str:
-    """Store the file as <sha[:2]>/<sha><suffix> (capbench/storage.py: a hard link or a copy in a
+    """Store the file as <sha[:2]>/<sha><suffix> (plumbing/storage.py: a hard link or a copy in a
     local folder, an upload to an object store); a crash never leaves a partial file under that name."""
     return storage.put_path(f"{sha256[:2]}/{sha256}{path.suffix.lower()}", path)
 

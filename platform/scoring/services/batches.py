@@ -17,10 +17,10 @@ from django.db import connection, models, transaction
 from django.db.models import Func, IntegerField, Q, Sum
 from django.utils import timezone
 
-from capbench import heartbeat
-from capbench.logs import bind
 from evaluation import metrics as registry
 from evaluation.metrics import MetricUnavailable
+from plumbing import heartbeat
+from plumbing.logs import bind
 from scoring.events import job_running
 from scoring.models import EvaluationJob, JobBatch, Score
 from scoring.services.contexts import job_score, reuse_context, row_parts

@@ -13,7 +13,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from capbench import heartbeat
+from plumbing import heartbeat
 from scoring.events import jobs_swept
 from scoring.models import EvaluationJob, JobBatch
 from scoring.services.correlations import correlations_refresh_stale

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from django.db.models import Count
 from django.db.models.expressions import RawSQL
 
-from capbench import storage
 from catalog.models import Caption, Judgment, PairJudgment
 from catalog.services.media_urls import media_fetch_for_work
 from evaluation.metaeval.protocols import CORPUS_DATASET, CORPUS_ROWS, CORPUS_SYSTEM
 from evaluation.metrics import CaptionRow
+from plumbing import storage
 from scoring.models import INPUT_KEY_BYTES
 
 

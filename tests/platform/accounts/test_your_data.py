@@ -23,10 +23,10 @@ from campaigns.rubrics import ACCR
 from campaigns.services.answers import annotation_answer
 from campaigns.services.assignment import task_next
 from campaigns.services.identity import pseudonym
-from capbench import storage
 from catalog.models import Item, Judgment, System
 from catalog.services.candidates import caption_keys
 from leaderboards.citable import snapshot_freeze
+from plumbing import storage
 from scoring.models import Metric, Score, SystemScore
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create, submission_withdraw

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from scoring.services.metrics import metrics_sync
-from tests.platform.capbench.bibcheck import parse_bib
+from tests.platform.plumbing.bibcheck import parse_bib
 
 pytestmark = pytest.mark.django_db
 

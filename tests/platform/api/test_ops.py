@@ -54,7 +54,7 @@ def test_staff_read_queues_jobs_batches_and_per_metric_work(client, work, django
 
 
 def test_the_workers_beating_now_are_listed(client, work, django_user_model, settings):
-    from capbench.heartbeat import Heartbeat
+    from plumbing.heartbeat import Heartbeat
 
     settings.CAPBENCH_WORKER_HEARTBEAT = 30
     client.force_login(django_user_model.objects.create_user("operator", is_staff=True))

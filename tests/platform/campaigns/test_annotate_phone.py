@@ -11,8 +11,8 @@ import zlib
 
 import pytest
 
-from capbench import storage
 from catalog.models import Media
+from plumbing import storage
 from tests.platform.campaigns.helpers import PASSWORD
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

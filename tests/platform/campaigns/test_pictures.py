@@ -15,8 +15,8 @@ from campaigns.models import Annotation, Campaign
 from campaigns.pictures import dataset_pictures
 from campaigns.services.assignment import task_next
 from campaigns.services.creation import CampaignRefused, campaign_status_set
-from capbench import storage
 from catalog.models import Item, Media
+from plumbing import storage
 from tests.platform.campaigns.helpers import until_none
 
 pytestmark = pytest.mark.django_db

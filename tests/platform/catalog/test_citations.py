@@ -9,7 +9,7 @@ import pytest
 
 from catalog.citations import capbench_bibtex, dataset_bibtex
 from catalog.models import Dataset
-from tests.platform.capbench.bibcheck import parse_bib
+from tests.platform.plumbing.bibcheck import parse_bib
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ import pytest
 from leaderboards.citations import metric_bibtex
 from scoring.models import Metric
 from scoring.services.metrics import metrics_sync
-from tests.platform.capbench.bibcheck import parse_bib
+from tests.platform.plumbing.bibcheck import parse_bib
 from workbench.models import MetricSubmission
 
 pytestmark = pytest.mark.django_db

@@ -27,10 +27,10 @@ from django.conf import settings
 from django.core.management import call_command
 
 import tests.platform.scoring.plugins  # noqa: F401  (test_image_bytes, here as in the workers)
-from capbench import storage
 from capbench.settings.files import object_storage
 from catalog.models import Item, Media
 from catalog.services.media import media_attach
+from plumbing import storage
 from scoring.models import EvaluationJob, JobBatch, Score
 from scoring.services.reaper import jobs_reap
 from submissions.models import Submission

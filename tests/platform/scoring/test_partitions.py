@@ -42,11 +42,12 @@ from django.db.models import Count
 from django.utils import timezone
 
 import tests.platform.scoring.plugins  # noqa: F401  (test_words, here as in the workers)
-from capbench import embedded, heartbeat
+from capbench import embedded
 from capbench.settings.environment import database_from_url
 from catalog.importers.registry import read_bundle
 from catalog.models import Item
 from catalog.services.imports import dataset_import
+from plumbing import heartbeat
 from scoring.models import EvaluationJob, JobBatch, Score
 from scoring.monitoring import PRIORITY_STEPS
 from scoring.queues import all_queue_names, queue_name

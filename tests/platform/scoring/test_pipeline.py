@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 
 import tests.platform.scoring.plugins  # noqa: F401  (registers the test metrics here)
-from capbench import heartbeat
 from catalog.models import Caption, Item
 from evaluation.metrics import CaptionRow, get
+from plumbing import heartbeat
 from scoring.models import CorpusContext, EvaluationJob, JobBatch, Metric, MetricVersion, Score, SystemScore
 from scoring.selectors import system_values_shown
 from scoring.services import contexts

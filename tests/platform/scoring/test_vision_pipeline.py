@@ -15,11 +15,11 @@ from django.core.management.base import CommandError
 from moto import mock_aws
 from PIL import Image
 
-from capbench import storage
 from capbench.settings.files import object_storage
 from catalog.models import Caption, Dataset, Item, Judgment, Media, System
 from evaluation.backbones.t2i import generated_path
 from evaluation.metrics.vision.levels import harmonic_mean
+from plumbing import storage
 from scoring.models import Metric, Score
 from scoring.services.pictures import picture_name
 from scoring.services.planning import dataset_plan

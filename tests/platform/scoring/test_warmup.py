@@ -13,11 +13,11 @@ import redis
 from celery.concurrency.prefork import TaskPool as PreforkPool
 from django.conf import settings
 
-from capbench import heartbeat
 from evaluation import metrics as registry
 from evaluation.metrics import MetricUnavailable
 from evaluation.metrics.ngram import tokenizer
 from evaluation.metrics.ngram.meteor import MeteorProcess
+from plumbing import heartbeat
 from scoring import signals, warmup
 from scoring.warmup import metrics_warm, process_warm, served_kinds
 from tests.platform.scoring.workers import wait_until

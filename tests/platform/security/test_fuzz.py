@@ -98,7 +98,7 @@ def parameter_names(*folders: str) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _no_limits(monkeypatch, settings):
-    """Fuzzing is thousands of requests a minute: rate limits (capbench.limits, DRF's throttles,
+    """Fuzzing is thousands of requests a minute: rate limits (plumbing.limits, DRF's throttles,
     whichever the settings name) stay out of the way."""
 
     settings.CAPBENCH_RATE_LIMITS_ENABLED = False  # thousands of requests from one address
@@ -549,7 +549,7 @@ def test_no_page_answers_a_server_error_to_hostile_parameters(world):
 def test_spreadsheet_cells():
     from decimal import Decimal
 
-    from capbench.spreadsheets import SafeWriter, spreadsheet_cell
+    from plumbing.spreadsheets import SafeWriter, spreadsheet_cell
 
     for formula in ("=1+2", "+cmd", "-2+3", "@SUM(A1)", "\t=1", "\r=1", '=HYPERLINK("http://x")', "-"):
         assert spreadsheet_cell(formula) == "'" + formula

@@ -14,8 +14,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from capbench import limits
 from catalog.models import System
+from plumbing import limits
 from submissions.models import Submission
 
 pytestmark = pytest.mark.django_db(transaction=True)

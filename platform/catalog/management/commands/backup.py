@@ -1,5 +1,5 @@
 """`manage.py backup --output FILE`: one archive of the database and the file store (docs/deploy.md,
-"Backups"); the work is capbench/backups.py's."""
+"Backups"); the work is plumbing/backups.py's."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from capbench.backups import BackupError, archive_warnings, backup_create
+from plumbing.backups import BackupError, archive_warnings, backup_create
 
 
 class Command(BaseCommand):

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.core.files.storage import FileSystemStorage
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from capbench import storage
+from plumbing import storage
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 """`manage.py restore FILE`: a backup archive back into the database and file store this
 environment names (DATABASE_URL, CAPBENCH_MEDIA_ROOT or the CAPBENCH_S3_* settings); docs/deploy.md,
-"Backups". The work is capbench/backups.py's."""
+"Backups". The work is plumbing/backups.py's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from capbench.backups import BackupError, archive_check, archive_warnings, backup_restore
+from plumbing.backups import BackupError, archive_check, archive_warnings, backup_restore
 
 
 class Command(BaseCommand):

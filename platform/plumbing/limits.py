@@ -29,7 +29,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 
-from capbench import valkey
+from plumbing import valkey
 
 log = logging.getLogger(__name__)
 UNITS = {

@@ -4,7 +4,7 @@ The archive is a plain tar file:
 
 - ``database/<table>.copy.gz``: every row of every table in the database's schema, PostgreSQL's
   COPY text format, gzip-compressed; the columns in the order the manifest lists them;
-- ``files/<name>``: every stored file under its name in the store (capbench/storage.py);
+- ``files/<name>``: every stored file under its name in the store (plumbing/storage.py);
 - ``manifest.json``: per member its sha256 and size; per table its columns, rows and sequences;
   the migrations applied; the CapBench and PostgreSQL versions; when the snapshot was taken;
 - ``manifest.json.sha256``: the manifest's own sha256 (``sha256sum`` format), the last member.
@@ -19,7 +19,7 @@ makes it by migrating to exactly that state.
 Consistency: every table is read in ONE read-only REPEATABLE READ transaction (one snapshot, as
 pg_dump takes), with ACCESS SHARE locks so that no migration changes a table under it. The store
 is listed only once that snapshot is taken. A file is always stored before the row naming it
-commits (a dataset's media, an upload, a generated picture: capbench/storage.py's callers), and a
+commits (a dataset's media, an upload, a generated picture: plumbing/storage.py's callers), and a
 stored name is never replaced (names are content addresses). Files stored later may be in the
 archive too, unnamed by any row: harmless. Files are removed, though: a failed upload's kept file,
 an account deletion's files once its rows are gone (after the snapshot, perhaps). A file listed but
@@ -64,7 +64,7 @@ from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from psycopg import sql
 
-from capbench import storage, valkey
+from plumbing import storage, valkey
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -75,7 +75,7 @@ CHUNK = 1 << 20
 GZIP_LEVEL = 3  # scores compress about 8 to 1 at level 3; higher levels cost time for a few per cent
 # Rows the migrations write themselves: a database holding only these is empty (restore replaces them).
 MIGRATION_ROWS = frozenset({"django_migrations", "django_content_type", "auth_permission", "scoring_resultsrevision"})
-# The columns that hold a stored file's name (capbench/storage.py): a media's, an upload's as
+# The columns that hold a stored file's name (plumbing/storage.py): a media's, an upload's as
 # received (a submission's, a metric upload's). Found by name in whichever tables have them.
 STORED_NAME_COLUMNS = frozenset({"stored_path", "stored_file"})
 Log = Callable[[str], None]
@@ -260,7 +260,7 @@ def _named_files(cursor: psycopg.Cursor, tables: dict[str, dict[str, Any]]) -> s
 def table_digests(db: psycopg.Connection) -> dict[str, tuple[int, str]]:
     """Per table of the connection's schema: its rows and the md5 of all of them as text (columns by
     name, rows sorted). Two databases with equal digests hold the same rows: a restore drill's check
-    (tests/platform/capbench/test_backup.py, bench/backup.py)."""
+    (tests/platform/plumbing/test_backup.py, bench/backup.py)."""
     found: dict[str, tuple[int, str]] = {}
     tables = [row[0] for row in db.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]
     for table in sorted(tables):
@@ -396,7 +396,7 @@ def _opened_size(handle: IO[bytes], name: str) -> int:
 
 def _stored_names() -> Iterator[str]:
     """The name of every file in the store, sorted; partial files and uploads still arriving
-    (names starting with a dot, capbench/storage.py) left out."""
+    (names starting with a dot, plumbing/storage.py) left out."""
     root = _local_root()
     if root is not None:
         if not root.is_dir():

@@ -1,4 +1,4 @@
-"""Log records carry the job and batch they are about (capbench/logs.py), as JSON or as text."""
+"""Log records carry the job and batch they are about (plumbing/logs.py), as JSON or as text."""
 
 import json
 import logging
@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from capbench.logs import JsonFormatter, TextFormatter, bind, log_context
+from plumbing.logs import JsonFormatter, TextFormatter, bind, log_context
 
 
 def _record(message: str, exc_info=None, **extra) -> logging.LogRecord:

@@ -1,4 +1,4 @@
-"""The file store (capbench/storage.py): content-addressed names kept as given, whole files or none,
+"""The file store (plumbing/storage.py): content-addressed names kept as given, whole files or none,
 and a worker's read cache that refuses a copy whose content is not what the database recorded."""
 
 import hashlib
@@ -8,8 +8,8 @@ import pytest
 from django.core.files.base import ContentFile
 from moto import mock_aws
 
-from capbench import storage
 from capbench.settings.files import object_storage
+from plumbing import storage
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""BibTeX from the stored citations (capbench.bibtex): every citation the code holds (the metrics
+"""BibTeX from the stored citations (plumbing.bibtex): every citation the code holds (the metrics
 registry's, the importers' and the built-in catalogue's) gives entries that parse, the known shapes
 give the authors, year, title and venue they say, what does not parse is kept whole in a @misc, and
 special characters are escaped."""
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from capbench import bibtex
 from catalog.fetching.builtin import builtin_entries
 from evaluation.metrics import registry
-from tests.platform.capbench.bibcheck import parse_bib
+from plumbing import bibtex
+from tests.platform.plumbing.bibcheck import parse_bib
 
 ROOT = Path(__file__).resolve().parents[3]
 SOURCES = [ROOT / "evaluation", ROOT / "platform" / "catalog" / "importers", ROOT / "platform" / "catalog" / "fetching"]

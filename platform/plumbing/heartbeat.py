@@ -19,7 +19,7 @@ import threading
 import redis
 from django.conf import settings
 
-from capbench import valkey
+from plumbing import valkey
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Backups you can restore (capbench/backups.py, `manage.py backup` / `manage.py restore`): a populated
+"""Backups you can restore (plumbing/backups.py, `manage.py backup` / `manage.py restore`): a populated
 platform backed up and restored into an empty second PostgreSQL database and an empty media folder
 has every table's rows (count and digest), every stored file (sha256) and every sequence back, and
 serves the same boards with the same ETags; a damaged archive is refused naming its member before
@@ -31,10 +31,10 @@ from psycopg import sql
 from campaigns.models import CampaignResults
 from campaigns.services.creation import CampaignSpec, campaign_board_set, campaign_create
 from campaigns.tasks import refresh
-from capbench import backups, storage
 from capbench.settings.files import object_storage
 from catalog.models import Caption, Media
 from leaderboards.citable import snapshot_freeze
+from plumbing import backups, storage
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create
 from tests.platform.campaigns.helpers import in_turns, noisy_rubric
@@ -54,7 +54,7 @@ from django.core.cache import cache
 from django.db import connections
 from django.test import Client
 from django.test.utils import override_settings, setup_test_environment
-from capbench import valkey
+from plumbing import valkey
 from leaderboards.caching import KEPT_HERE
 setup_test_environment()
 served = []
