@@ -347,7 +347,7 @@ VARIABLES: dict[str, Variable] = {
             "CAPBENCH_LOG_FORMAT",
             "str",
             "text",
-            "`text`, or `json`: one object a line with the job, batch and task ids (capbench/logs.py).",
+            "`text`, or `json`: one object a line with the job, batch and task ids (plumbing/logs.py).",
             P,
         ),
         _v(
