@@ -16,7 +16,7 @@ _FILE_SHA: dict[tuple[str, int, int], str] = {}
 
 
 def feature_dir() -> Path:
-    return config.optional("CAPBENCH_FEATURE_DIR", Path) or model_dir().parent / "features"
+    return config.env.feature_dir or model_dir().parent / "features"
 
 
 def media_sha256(path: str | Path) -> str:

@@ -16,12 +16,9 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from evaluation import config
-
-if TYPE_CHECKING:
-    from evaluation.backbones.lazy import LazyModel
 
 GIB = 2**30
 DEFAULT_SHARE = 0.8
@@ -37,7 +34,7 @@ def allocated() -> int:
 
 def budget() -> int | None:
     """Bytes the kept models may take together; None without CUDA."""
-    configured = config.optional("CAPBENCH_GPU_MODEL_MEMORY", float)
+    configured = config.env.gpu_model_memory
     if configured is not None:
         return int(configured * GIB)
     torch = sys.modules.get("torch")
@@ -85,22 +82,29 @@ def _count_nested(footprint: int = 0, freed: int = 0) -> None:
         stack[-1].freed += freed
 
 
+class Unloadable(Protocol):
+    """What the residency needs of a kept model (evaluation/backbones/lazy.py's LazyModel): a way to
+    drop it, which answers False while it is in use."""
+
+    def unload(self) -> bool: ...
+
+
 class Residency:
     """The loaded models of this process in order of last use, with their footprints."""
 
     def __init__(self) -> None:
-        self._models: OrderedDict[int, tuple[weakref.ref[LazyModel], int]] = OrderedDict()
+        self._models: OrderedDict[int, tuple[weakref.ref[Unloadable], int]] = OrderedDict()
         self._lock = threading.Lock()
         self.unloaded = 0  # models unloaded so far, for the bench and the tests
 
-    def admit(self, model: LazyModel, footprint: int) -> list[LazyModel]:
+    def admit(self, model: Unloadable, footprint: int) -> list[Unloadable]:
         """Record a model just built; unload the least recently used others while over budget.
         Returns those unloaded. A model in use (its lock held) is skipped."""
         if footprint <= 0:
             return []
         _count_nested(footprint)
         limit = budget()
-        victims: list[LazyModel] = []
+        victims: list[Unloadable] = []
         freed = 0
         with self._lock:
             self._models[id(model)] = (weakref.ref(model), footprint)
@@ -123,13 +127,13 @@ class Residency:
             _count_nested(freed=freed)
         return victims
 
-    def touch(self, model: LazyModel) -> None:
+    def touch(self, model: Unloadable) -> None:
         """Mark a model as just used."""
         with self._lock:
             if id(model) in self._models:
                 self._models.move_to_end(id(model))
 
-    def footprints(self) -> list[tuple[LazyModel, int]]:
+    def footprints(self) -> list[tuple[Unloadable, int]]:
         """The kept models, least recently used first, with their bytes."""
         with self._lock:
             self._forget_dead()

@@ -9,4 +9,4 @@ from evaluation import config
 
 
 def model_dir() -> Path:
-    return config.optional("CAPBENCH_MODEL_DIR", Path) or Path.home() / ".cache" / "capbench" / "models"
+    return config.env.model_dir or Path.home() / ".cache" / "capbench" / "models"

@@ -26,27 +26,22 @@ from evaluation.backbones.lazy import LazyModel, in_use
 from evaluation.backbones.store import model_dir
 from evaluation.files import atomic_path, atomic_write_text
 
-DEFAULT_T2I = config.typed_default("CAPBENCH_T2I_MODEL", str)
+DEFAULT_T2I = config.Library.t2i_model.default
 KEY = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True)
 class GenerationSettings:
     model: str = DEFAULT_T2I
-    steps: int = config.typed_default("CAPBENCH_T2I_STEPS", int)  # FluxPipeline's default
-    guidance: float = config.typed_default("CAPBENCH_T2I_GUIDANCE", float)  # FluxPipeline's default
-    size: int = config.typed_default("CAPBENCH_T2I_SIZE", int)  # CAMScore compares at 512×512
-    seed: int = config.typed_default("CAPBENCH_T2I_SEED", int)  # added to each caption's seed
+    steps: int = config.Library.t2i_steps.default  # FluxPipeline's default
+    guidance: float = config.Library.t2i_guidance.default  # FluxPipeline's default
+    size: int = config.Library.t2i_size.default  # CAMScore compares at 512×512
+    seed: int = config.Library.t2i_seed.default  # added to each caption's seed
 
     @classmethod
     def from_environment(cls) -> GenerationSettings:
-        return cls(
-            model=config.typed("CAPBENCH_T2I_MODEL", str),
-            steps=config.typed("CAPBENCH_T2I_STEPS", int),
-            guidance=config.typed("CAPBENCH_T2I_GUIDANCE", float),
-            size=config.typed("CAPBENCH_T2I_SIZE", int),
-            seed=config.typed("CAPBENCH_T2I_SEED", int),
-        )
+        env = config.env
+        return cls(env.t2i_model, env.t2i_steps, env.t2i_guidance, env.t2i_size, env.t2i_seed)
 
 
 def caption_seed(caption: str, base: int) -> int:
@@ -55,7 +50,7 @@ def caption_seed(caption: str, base: int) -> int:
 
 
 def generated_dir() -> Path:
-    return config.optional("CAPBENCH_GENERATED_DIR", Path) or model_dir().parent / "generated"
+    return config.env.generated_dir or model_dir().parent / "generated"
 
 
 def generated_path(key: str) -> Path | None:
@@ -112,8 +107,10 @@ class TextToImage(LazyModel):
         import torch
         from diffusers import DiffusionPipeline
 
+        spec = self.spec
+        assert spec is not None  # (require_available checked it)
         dtype = torch.bfloat16 if self.device == "cuda" else torch.float32
-        pipeline = DiffusionPipeline.from_pretrained(self.spec.folder, dtype=dtype)
+        pipeline = DiffusionPipeline.from_pretrained(spec.folder, dtype=dtype)
         if getattr(pipeline, "safety_checker", None) is not None:
             pipeline.safety_checker = None  # a blacked-out picture would be scored as the caption's
         pipeline.set_progress_bar_config(disable=True)

@@ -10,7 +10,7 @@ from evaluation import config
 
 
 def load_plugins() -> list[str]:
-    names = config.typed("CAPBENCH_METRIC_PLUGINS", list)
+    names = config.env.metric_plugins
     for name in names:
         importlib.import_module(name)
     return names

@@ -8,12 +8,12 @@ from __future__ import annotations
 import hmac
 
 import redis
+from django.conf import settings
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from evaluation import config
 from plumbing import valkey
 from scoring.monitoring import prometheus_text, work_now
 
@@ -23,7 +23,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 def allowed(request: HttpRequest) -> bool:
     if request.user.is_authenticated and request.user.is_staff:
         return True
-    token = config.optional("CAPBENCH_OPS_TOKEN", str)
+    token = settings.CAPBENCH_OPS_TOKEN
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     if not token or scheme.lower() != "bearer":
         return False

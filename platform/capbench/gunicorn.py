@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 
-from evaluation import config as _config  # (gunicorn reads every module name: `config` is one of its settings)
+from capbench.settings.variables import env as _env  # (gunicorn reads every module-level name as a setting)
 
-workers = _config.optional("CAPBENCH_WEB_WORKERS", int) or (os.cpu_count() or 1) + 1
-threads = _config.typed("CAPBENCH_WEB_THREADS", int)
+workers = _env.web_workers or (os.cpu_count() or 1) + 1
+threads = _env.web_threads
 worker_class = "gthread"
 keepalive = 5  # seconds a keep-alive connection waits for its next request
 graceful_timeout = 10  # on SIGTERM: requests in flight finish, then the workers stop

@@ -27,8 +27,8 @@ from pathlib import Path
 from celery import Celery
 
 from capbench import embedded
+from capbench.settings import variables
 from capbench.settings.environment import services_record
-from evaluation import config
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_DATASET = ROOT / "demo" / "flickr8k-expert"
@@ -265,7 +265,7 @@ def _admin_ensure(env: dict[str, str], state_dir: Path) -> str:
 
 
 def _start_children(env: dict[str, str], host: str, port: int, state_dir: Path) -> list[subprocess.Popen]:
-    prefix = env.get("CAPBENCH_QUEUE_PREFIX", "")
+    prefix = variables.env.queue_prefix
     # --beat runs the periodic reaper inside this single worker.
     worker = subprocess.Popen(
         [
@@ -315,7 +315,7 @@ def _web_wait(home_url: str, children: list[subprocess.Popen], stop: dict[str, b
 def _worker_ping(broker_url: str):
     """A ping task for the worker: its answer is logged when it comes (the site serves meanwhile)."""
     client = Celery("capbench-run", broker=broker_url, backend=broker_url)
-    return client.send_task("capbench.ping", queue=config.typed("CAPBENCH_QUEUE_PREFIX", str) + "cpu")
+    return client.send_task("capbench.ping", queue=variables.env.queue_prefix + "cpu")
 
 
 def _answers(url: str) -> bool:

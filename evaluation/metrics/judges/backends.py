@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PIL import Image
 
@@ -30,6 +31,9 @@ from evaluation.backbones.store import model_dir
 from evaluation.files import atomic_write_text
 from evaluation.metrics.judges.estimate import image_tokens, text_tokens
 from evaluation.metrics.judges.parsing import Token
+
+if TYPE_CHECKING:
+    from transformers import ProcessorMixin
 
 # LLaVA-1.5 as the released VisCE² and FLEUR run it (haotian-liu/LLaVA, metrics.md §14, §16): the
 # prompt inside LLaVA's "llava_v1" conversation, "<system> USER: <image>\n<prompt> ASSISTANT:", and
@@ -132,7 +136,7 @@ class JudgeFailed(RuntimeError):
 
 
 def judge_cache_dir() -> Path:
-    return config.optional("CAPBENCH_JUDGE_CACHE_DIR", Path) or model_dir().parent / "judge-replies"
+    return config.env.judge_cache_dir or model_dir().parent / "judge-replies"
 
 
 class ReplyCache:
@@ -354,7 +358,7 @@ class LocalVLM(Backend, LazyModel):
         self.llava_v1 = model.name in LLAVA_V1_MODELS  # LLaVA's own conversation and padding
         self.device = best_device()
         super().__init__()
-        self._processor = None
+        self._processor: ProcessorMixin | None = None
 
     counting = "exact: the model's own processor and chat template"
 
@@ -404,7 +408,9 @@ class LocalVLM(Backend, LazyModel):
         from transformers import AutoModelForImageTextToText
 
         dtype = torch.float16 if self.device == "cuda" else torch.float32
-        return AutoModelForImageTextToText.from_pretrained(self.spec.folder, dtype=dtype).to(self.device).eval()
+        model = AutoModelForImageTextToText.from_pretrained(self.spec.folder, dtype=dtype)
+        # transformers wraps PreTrainedModel.to with functools.wraps, which typeshed types unbound
+        return model.to(self.device).eval()  # type: ignore[arg-type]
 
     def _load(self):
         model = super()._load()
@@ -475,13 +481,14 @@ def picture_size(content: bytes) -> tuple[int, int]:
 
 def api_backend() -> OpenAICompatible:
     """The configured OpenAI-compatible endpoint (settings come from the environment)."""
+    env = config.env
     return OpenAICompatible(
-        model=config.typed("CAPBENCH_JUDGE_MODEL", str),
-        base_url=config.optional("CAPBENCH_JUDGE_BASE_URL", str),
+        model=env.judge_model,
+        base_url=env.judge_base_url,
         # OPENAI_API_KEY is the openai client's own variable, the fallback.
-        api_key=config.optional("CAPBENCH_JUDGE_API_KEY", str) or os.environ.get("OPENAI_API_KEY") or None,
-        concurrency=config.typed("CAPBENCH_JUDGE_CONCURRENCY", int),
-        timeout=config.typed("CAPBENCH_JUDGE_TIMEOUT", float),
+        api_key=env.judge_api_key or os.environ.get("OPENAI_API_KEY") or None,
+        concurrency=env.judge_concurrency,
+        timeout=env.judge_timeout,
     )
 
 
@@ -499,18 +506,16 @@ class Misconfigured(Backend):
         return f"misconfigured:{self.reason}"
 
 
-def configured_backend(backend_variable: str, model_variable: str, default: HfModel) -> Backend:
-    """`backend_variable`=api: the configured endpoint. Otherwise the local vision-language model
-    named by `model_variable` (a catalogue name), `default` when unset; one per process."""
-    if config.get(backend_variable) == "api":
+def configured_backend(backend: config.Variable[str], model: config.Variable[str | None], default: HfModel) -> Backend:
+    """`backend`=api: the configured endpoint. Otherwise the local vision-language model named by
+    `model` (a catalogue name), `default` when unset; one per process."""
+    if backend.value() == "api":
         return api_backend()
-    name = config.optional(model_variable, str) or default.name
+    name = model.value() or default.name
     entry = CATALOGUE.get(name)
     if not isinstance(entry, HfModel) or not entry.vision_language:
         known = ", ".join(sorted(n for n, e in CATALOGUE.items() if isinstance(e, HfModel) and e.vision_language))
-        return Misconfigured(
-            f"{model_variable}={name!r} is not a vision-language model of the catalogue (one of: {known})"
-        )
+        return Misconfigured(f"{model.name}={name!r} is not a vision-language model of the catalogue (one of: {known})")
     return local_vlm(entry)
 
 

@@ -37,19 +37,16 @@ class Price:
 def price_of(model: str | None) -> Price | None:
     """The configured price, else the list price of a known snapshot, else None (a local model, or
     an endpoint model whose price nobody told us)."""
-    given = config.raw("CAPBENCH_JUDGE_PRICE_INPUT"), config.raw("CAPBENCH_JUDGE_PRICE_OUTPUT")
-    if all(given):
-        try:
-            return Price(
-                config.typed("CAPBENCH_JUDGE_PRICE_INPUT", float),
-                config.typed("CAPBENCH_JUDGE_PRICE_OUTPUT", float),
-                "CAPBENCH_JUDGE_PRICE_INPUT/OUTPUT",
-            )
-        except config.ConfigError:
-            raise ValueError(
-                "CAPBENCH_JUDGE_PRICE_INPUT and _OUTPUT must be numbers (USD per million tokens), "
-                f"got {given[0]!r} and {given[1]!r}"
-            ) from None
+    try:
+        per_input, per_output = config.env.judge_price_input, config.env.judge_price_output
+    except config.ConfigError:
+        given = config.Library.judge_price_input.raw(), config.Library.judge_price_output.raw()
+        raise ValueError(
+            "CAPBENCH_JUDGE_PRICE_INPUT and _OUTPUT must be numbers (USD per million tokens), "
+            f"got {given[0]!r} and {given[1]!r}"
+        ) from None
+    if per_input is not None and per_output is not None:
+        return Price(per_input, per_output, "CAPBENCH_JUDGE_PRICE_INPUT/OUTPUT")
     if model in LIST_PRICES:
         return Price(*LIST_PRICES[model], f"OpenAI list price of {model}")
     return None

@@ -7,6 +7,7 @@ decoding, at most 512 new tokens."""
 
 from __future__ import annotations
 
+from evaluation import config
 from evaluation.backbones.catalogue import HfModel
 from evaluation.metrics.base import CaptionRow
 from evaluation.metrics.judges.backends import JudgeParams, JudgeReply, JudgeRequest, configured_backend
@@ -46,7 +47,7 @@ class Fleur(JudgeMetric):
     )
 
     def backend(self):
-        return configured_backend("CAPBENCH_FLEUR_BACKEND", "CAPBENCH_FLEUR_MODEL", MODEL)
+        return configured_backend(config.Library.fleur_backend, config.Library.fleur_model, MODEL)
 
     def request(self, row: CaptionRow, draw: int) -> JudgeRequest:
         if not row.media:

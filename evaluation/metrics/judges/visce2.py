@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evaluation import config
 from evaluation.backbones.catalogue import HfModel, entry
 from evaluation.metrics.base import CaptionRow
 from evaluation.metrics.judges.backends import (
@@ -65,7 +66,7 @@ class VisCE2(JudgeMetric):
     _contexts: dict[str, JudgeReply | JudgeFailed | None]
 
     def backend(self) -> Backend:
-        return configured_backend("CAPBENCH_VISCE2_BACKEND", "CAPBENCH_VISCE2_MODEL", LLAVA)
+        return configured_backend(config.Library.visce2_backend, config.Library.visce2_model, LLAVA)
 
     def planned(
         self, rows: Sequence[CaptionRow], backend: Backend, cache: ReplyCache, completion: float

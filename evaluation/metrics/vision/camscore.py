@@ -88,7 +88,7 @@ class CamScore(CycleMetric):
 
     @property
     def confidence(self) -> float:
-        return config.typed("CAPBENCH_CAMSCORE_DETECTOR_CONF", float)
+        return config.env.camscore_detector_conf
 
     def parts(self) -> tuple[TextToImage, ClipEncoder, Detector, DepthEstimator]:
         return self.generator, clip_encoder(SEMANTIC), detector(YOLO, self.confidence), depth_estimator(DEPTH)

@@ -71,14 +71,14 @@ class T2ICycle(CycleMetric):
 
     @property
     def encoder_spec(self) -> OpenClipModel | None:
-        entry = CATALOGUE.get(config.typed("CAPBENCH_T2I_CYCLE_ENCODER", str))
+        entry = CATALOGUE.get(config.env.t2i_cycle_encoder)
         return entry if isinstance(entry, OpenClipModel) else None
 
     def unavailable_reason(self) -> str | None:
         spec = self.encoder_spec
         if spec is None:
             return (
-                f"CAPBENCH_T2I_CYCLE_ENCODER={config.raw('CAPBENCH_T2I_CYCLE_ENCODER')!r} is not an open_clip "
+                f"CAPBENCH_T2I_CYCLE_ENCODER={config.env.t2i_cycle_encoder!r} is not an open_clip "
                 "model of the catalogue"
             )
         return self.generator.unavailable_reason() or clip_encoder(spec).unavailable_reason()

@@ -76,7 +76,7 @@ class _Hice(Metric):
     )
 
     def parts(self) -> tuple[AlphaClip, Segmenter, SceneGraphParser]:
-        confidence = config.typed("CAPBENCH_HICE_PROPOSER_CONF", float)
+        confidence = config.env.hice_proposer_conf
         return (alpha_clip(BACKBONE, ALPHA), segmenter(PROPOSER, SAM, confidence), scene_graph_parser(FACTUAL))
 
     def unavailable_reason(self) -> str | None:

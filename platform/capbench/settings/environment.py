@@ -10,10 +10,11 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 
-from evaluation import config
+from capbench.settings.variables import env
+from evaluation.config import BOOL, INT, Kind
 from evaluation.files import atomic_path
 
-T = TypeVar("T", int, bool)
+T = TypeVar("T")
 LOCAL_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/capbench"
 LOCAL_REDIS_URL = "redis://127.0.0.1:6379/0"
 POSTGRES_SCHEMES = {"postgres", "postgresql", "pgsql"}
@@ -49,20 +50,16 @@ def env_str(name: str, default: str) -> str:
 def env_bool(name: str, default: bool) -> bool:
     """1/0, true/false, yes/no, on/off; anything else stops the settings naming the variable (a
     mistyped "flase" must not turn a security setting off)."""
-    return _parsed(name, "bool", default)
+    return _parsed(name, BOOL, default)
 
 
 def env_int(name: str, default: int) -> int:
-    return _parsed(name, "int", default)
+    return _parsed(name, INT, default)
 
 
-def _parsed(name: str, kind: str, default: T) -> T:
+def _parsed(name: str, kind: Kind[T], default: T) -> T:
     raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    value = config.Variable(name, kind, default, "", config.PLATFORM).parse(raw)
-    assert isinstance(value, type(default))
-    return value
+    return kind.parse(name, raw) if raw else default
 
 
 def database_from_url(url: str) -> dict:
@@ -100,7 +97,7 @@ def database_from_url(url: str) -> dict:
     database["HOST"] = database.get("HOST") or str(socket_dir)
     database["PORT"] = str(database.get("PORT") or "")
     database["NAME"] = database.get("NAME") or "capbench"
-    if config.typed("CAPBENCH_DB_POOL", bool):
+    if env.db_pool:
         options["pool"] = database_pool_options()
     database["OPTIONS"] = options
     return database
@@ -108,14 +105,14 @@ def database_from_url(url: str) -> dict:
 
 def database_pool_options() -> dict:
     """psycopg_pool.ConnectionPool arguments: at most CAPBENCH_DB_POOL_SIZE connections per process."""
-    max_size = config.typed("CAPBENCH_DB_POOL_SIZE", int)
+    max_size = env.db_pool_size
     if max_size < 1:
         raise ValueError(f"CAPBENCH_DB_POOL_SIZE must be at least 1, got {max_size}")
     return {
-        "min_size": min(config.typed("CAPBENCH_DB_POOL_MIN_SIZE", int), max_size),
+        "min_size": min(env.db_pool_min_size, max_size),
         "max_size": max_size,
         # Seconds a request waits for a free connection before it fails (a 500, never a hang).
-        "timeout": float(config.typed("CAPBENCH_DB_POOL_TIMEOUT", int)),
+        "timeout": float(env.db_pool_timeout),
         # Idle connections above min_size are closed after this many seconds.
-        "max_idle": float(config.typed("CAPBENCH_DB_POOL_MAX_IDLE", int)),
+        "max_idle": float(env.db_pool_max_idle),
     }

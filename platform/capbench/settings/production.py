@@ -26,7 +26,7 @@ from django.core.exceptions import ImproperlyConfigured
 from capbench.settings.base import *  # noqa: F401,F403
 from capbench.settings.environment import env_bool, env_int, env_str
 from capbench.settings.mail import mail_transport, sender, site_url, site_url_from_hosts
-from evaluation import config
+from capbench.settings.variables import env
 
 
 def _required(name: str) -> str:
@@ -48,15 +48,15 @@ CSRF_TRUSTED_ORIGINS = _listed(env_str("DJANGO_CSRF_TRUSTED_ORIGINS", ""))
 # E-mail (docs/email.md): links start with https:// and the first allowed host unless
 # CAPBENCH_SITE_URL says otherwise. Nothing is sent until CAPBENCH_EMAIL_URL names a mail server:
 # never printed to the logs, where a password-reset link would open the account to their readers.
-SITE_URL = site_url(config.optional("CAPBENCH_SITE_URL", str) or site_url_from_hosts(ALLOWED_HOSTS))
-_mail = mail_transport(config.optional("CAPBENCH_EMAIL_URL", str) or "none:")
+SITE_URL = site_url(env.site_url or site_url_from_hosts(ALLOWED_HOSTS))
+_mail = mail_transport(env.email_url or "none:")
 EMAIL_BACKEND = _mail.backend
 EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _mail.host, _mail.port, _mail.user, _mail.password
 EMAIL_USE_TLS, EMAIL_USE_SSL, EMAIL_FILE_PATH = _mail.use_tls, _mail.use_ssl, _mail.file_path
-DEFAULT_FROM_EMAIL = SERVER_EMAIL = sender(SITE_URL, config.optional("CAPBENCH_EMAIL_FROM", str))
+DEFAULT_FROM_EMAIL = SERVER_EMAIL = sender(SITE_URL, env.email_from)
 
 # Staff sessions need a two-factor code (docs/security.md) unless CAPBENCH_STAFF_2FA=0 says otherwise.
-_staff_2fa = config.optional("CAPBENCH_STAFF_2FA", bool)
+_staff_2fa = env.staff_2fa
 CAPBENCH_STAFF_2FA = True if _staff_2fa is None else _staff_2fa
 
 # HTTPS only: plain HTTP is redirected, and browsers remember to use HTTPS for a year.

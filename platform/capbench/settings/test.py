@@ -15,15 +15,13 @@ STORAGES = {
 # Each test run has its own queues on the shared Redis (workers started by tests get the same prefix).
 import os  # noqa: E402
 
-from evaluation import config  # noqa: E402
+from capbench.settings.variables import Platform, env  # noqa: E402
 
-CAPBENCH_QUEUE_PREFIX = config.typed("CAPBENCH_QUEUE_PREFIX", str) or f"test{os.getpid()}-"
+CAPBENCH_QUEUE_PREFIX = env.queue_prefix or f"test{os.getpid()}-"
 CELERY_TASK_DEFAULT_QUEUE = f"{CAPBENCH_QUEUE_PREFIX}cpu"
 CAPBENCH_RETRY_BACKOFF = 0
 # Workers started by tests warm up only when a test asks (each would start a METEOR JVM on these few cores).
-CAPBENCH_WORKER_WARMUP = config.raw("CAPBENCH_WORKER_WARMUP") is not None and config.typed(
-    "CAPBENCH_WORKER_WARMUP", bool
-)
+CAPBENCH_WORKER_WARMUP = Platform.worker_warmup.raw() is not None and env.worker_warmup
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",

@@ -77,13 +77,13 @@ def test_health_says_whether_the_database_and_the_broker_answer(client, settings
     assert response.status_code == 503 and response.json() == {"database": "ok", "broker": "unreachable"}
 
 
-def test_only_staff_or_the_token_see_it(client, work, captioner, monkeypatch):
+def test_only_staff_or_the_token_see_it(client, work, captioner, settings):
     assert client.get("/ops/metrics").status_code == 404
     client.force_login(captioner)
     assert client.get("/ops/metrics").status_code == 404
     client.logout()
     assert client.get("/ops/metrics", HTTP_AUTHORIZATION="Bearer anything").status_code == 404  # no token set
-    monkeypatch.setenv("CAPBENCH_OPS_TOKEN", "s3cret-token")
+    settings.CAPBENCH_OPS_TOKEN = "s3cret-token"
     assert client.get("/ops/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 404
     assert client.get("/ops/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token").status_code == 200
     assert client.post("/ops/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token").status_code == 405

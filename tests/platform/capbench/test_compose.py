@@ -16,6 +16,7 @@ import jsonschema
 import pytest
 import yaml
 
+from capbench.settings.variables import Platform
 from evaluation import config
 from scoring.queues import KINDS
 
@@ -95,5 +96,6 @@ def test_volumes_are_named_and_stored_files_go_to_the_object_store(compose):
 def test_only_declared_configuration_is_set(compose):
     names = {key for service in compose["services"].values() for key in service.get("environment", {}) or {}}
     capbench = {name for name in names if name.startswith("CAPBENCH_")}
-    undeclared = capbench - set(config.VARIABLES)
+    declared = {item.name for item in [*config.Library.variables(), *Platform.variables()]}
+    undeclared = capbench - declared
     assert not undeclared, f"set in compose.yaml but read nowhere: {sorted(undeclared)}"
