@@ -168,7 +168,7 @@ def manage(env: dict, *command: str) -> None:
 
 
 def table_digests(url: str) -> dict[str, tuple[int, str]]:
-    """Per table (rows, md5 of its rows as text): plumbing/backups.py's, as the tests check a restore."""
+    """Per table (rows, md5 of its rows as text): plumbing/backups/schema.py's, as the tests check a restore."""
     import psycopg
 
     from plumbing.backups import table_digests as digests

@@ -1,8 +1,9 @@
 """Import speed: Flickr8k-CF (47,830 captions + judgments) into a fresh dataset, against the
-15 s budget of the foundation issue. Run with DATABASE_URL set (or under `python -m
-capbench.embedded`):
+15 s budget of the foundation issue. Run from the repository root (`-m` puts it first on the import
+path, so the test data's loader, tests/judgment_data.py, imports as `tests.judgment_data`) with
+DATABASE_URL set (or under `python -m capbench.embedded`):
 
-    DJANGO_SETTINGS_MODULE=capbench.settings.local python bench/importers.py
+    DJANGO_SETTINGS_MODULE=capbench.settings.local python -m bench.importers
 """
 
 from __future__ import annotations
@@ -10,13 +11,12 @@ from __future__ import annotations
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import django
 
+from tests.judgment_data import judgment_data  # the Flickr8k files, decompressed once
+
 BUDGET_SECONDS = 15.0
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: its test data
-from tests.judgment_data import judgment_data  # noqa: E402  (the Flickr8k files, decompressed once)
 
 DATA = judgment_data() / "flickr8k"
 

@@ -15,14 +15,18 @@ another name), and the largest difference between the two is printed. (a) draws 
 afresh each run; (b) is timed right after (a), which left its drawn replicates kept (as in
 rating_dimension_cells), and alone.
 
-    python bench/metaeval.py
-    python bench/metaeval.py --synthetic [--runs 3] [--old-runs 3]
+Run from the repository root (`-m` puts it first on the import path, so the test data's loader,
+tests/judgment_data.py, imports as `tests.judgment_data`):
+
+    python -m bench.metaeval
+    python -m bench.metaeval --synthetic [--runs 3] [--old-runs 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -62,8 +66,6 @@ def flickr8k() -> int:
     from catalog.importers.judgment_rows import judgment_rows
     from catalog.importers.registry import read_bundle
     from evaluation.metrics import get
-
-    sys.path.insert(0, str(ROOT))  # the repository root: its test data
     from tests.judgment_data import judgment_data  # the Flickr8k files, decompressed once
 
     table = judgment_rows(read_bundle("flickr8k-expert", judgment_data() / "flickr8k"))
@@ -114,7 +116,8 @@ def synthetic_rows(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
 
 
 def old_modules(commit: str = OLD_COMMIT) -> dict[str, ModuleType]:
-    """The metaeval modules as of `commit`, imported as `metaeval_old.*` from a temporary folder."""
+    """The metaeval modules as of `commit`, imported as `metaeval_old.*` from a temporary folder (the
+    package loaded from its own file, so the import path stays as it is)."""
     folder = Path(tempfile.mkdtemp(prefix="metaeval_old_")) / "metaeval_old"
     folder.mkdir()
     (folder / "__init__.py").write_text("")
@@ -127,7 +130,13 @@ def old_modules(commit: str = OLD_COMMIT) -> dict[str, ModuleType]:
             check=True,
         ).stdout
         (folder / f"{name}.py").write_text(source.replace("evaluation.metaeval.", "metaeval_old."))
-    sys.path.insert(0, str(folder.parent))
+    spec = importlib.util.spec_from_file_location(
+        "metaeval_old", folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
+    assert spec is not None and spec.loader is not None
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["metaeval_old"] = package  # its modules import one another as metaeval_old.*
+    spec.loader.exec_module(package)
     return {name: importlib.import_module(f"metaeval_old.{name}") for name in OLD_MODULES}
 
 

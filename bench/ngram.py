@@ -3,8 +3,10 @@ ours against pycocoevalcap on the same rows in the same run (target: at least 5x
 on its own (target: at least 2x faster). pycocoevalcap starts a JVM (and loads the 60 MB paraphrase
 table) for every evaluation; our worker keeps one JVM, so ours is timed twice: cold (first call,
 JVM start included) and warm (the steady state of a worker), and the target is judged warm.
+Run from the repository root (`-m` puts it first on the import path, so the test data's loader,
+tests/judgment_data.py, imports as `tests.judgment_data`):
 
-    python bench/ngram.py
+    python -m bench.ngram
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import contextlib
 import io
 import sys
 import time
-from pathlib import Path
 
 from pycocoevalcap.bleu.bleu import Bleu as OracleBleu
 from pycocoevalcap.cider.cider import Cider as OracleCider
@@ -24,9 +25,7 @@ from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer as OracleTokenizer
 from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
 from evaluation.metrics import CaptionRow, get
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: its test data
-from tests.judgment_data import judgment_data  # noqa: E402  (the Flickr8k files, decompressed once)
+from tests.judgment_data import judgment_data  # the Flickr8k files, decompressed once
 
 DATA = judgment_data() / "flickr8k"
 TARGET = 5.0

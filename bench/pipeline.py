@@ -5,9 +5,11 @@ pycocoevalcap takes for the same four metrics on the same captions in this run, 
 The clock starts once the worker takes tasks and each of its processes has warmed up (its JVMs
 started: scoring/warmup.py), as a worker that has been running for a while would be.
 
-Items are 5,000 Flickr8k images (captions 2-5 as references, caption 1 as the submission).
+Items are 5,000 Flickr8k images (captions 2-5 as references, caption 1 as the submission). Run from
+the repository root (`-m` puts it first on the import path, so the test data's loader,
+tests/judgment_data.py, imports as `tests.judgment_data`):
 
-    DATABASE_URL=... REDIS_URL=... python bench/pipeline.py [--concurrency 2] [--timeline]
+    DATABASE_URL=... REDIS_URL=... python -m bench.pipeline [--concurrency 2] [--timeline]
 """
 
 from __future__ import annotations
@@ -30,21 +32,19 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "capbench.settings.local")
 os.environ.setdefault("CAPBENCH_QUEUE_PREFIX", f"bench{os.getpid()}-")
 django.setup()
 
+from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from catalog.models import Dataset, Item  # noqa: E402
-from evaluation import config  # noqa: E402
 from plumbing import heartbeat  # noqa: E402
 from scoring.models import EvaluationJob, JobBatch  # noqa: E402
 from submissions.models import Submission  # noqa: E402
 from submissions.services import MethodInfo, submission_create  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the repository root: its test data
 from tests.judgment_data import judgment_data  # noqa: E402  (the Flickr8k files, decompressed once)
 
+ROOT = Path(__file__).resolve().parents[1]
 TOKENS = judgment_data() / "flickr8k" / "Flickr8k.token.txt"
 SIZE, TARGET = 5000, 60.0
 METRICS = ["bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d", "meteor"]
@@ -80,7 +80,7 @@ def bench_dataset(captions: dict[str, list[str]]) -> Dataset:
 
 
 def start_worker(concurrency: int) -> subprocess.Popen:
-    prefix = config.typed("CAPBENCH_QUEUE_PREFIX", str)
+    prefix = settings.CAPBENCH_QUEUE_PREFIX
     return subprocess.Popen(
         [
             sys.executable,

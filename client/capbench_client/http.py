@@ -221,15 +221,20 @@ def failure(response: requests.Response, retry_after: float | None = None) -> Ca
             error.message += f": {error.page}"
         return error
     if code == 429:
-        if retry_after is None:
-            retry_after = retry_after_seconds(response.headers.get("Retry-After"))
-        if retry_after is None and isinstance(body, dict) and isinstance(body.get("retry_after"), int | float):
-            retry_after = float(body["retry_after"])
-        wait = f"; try again in {_duration(retry_after)}" if retry_after is not None else ""
-        return RateLimited(f"{detail or 'too many requests'} (429){wait}", body=body, retry_after=retry_after)
+        return _rate_limited(response, body, detail, retry_after)
     if code >= 500:
         return ServerError(f"the server failed ({code} {response.reason}, {where})", status=code)
     return CapBenchError(f"unexpected answer {code} {response.reason} ({where})", status=code, body=body)
+
+
+def _rate_limited(response: requests.Response, body: Any, detail: str | None, retry_after: float | None) -> RateLimited:
+    """A 429's exception: the wait from `retry_after`, else the Retry-After header, else the body's."""
+    if retry_after is None:
+        retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+    if retry_after is None and isinstance(body, dict) and isinstance(body.get("retry_after"), int | float):
+        retry_after = float(body["retry_after"])
+    wait = f"; try again in {_duration(retry_after)}" if retry_after is not None else ""
+    return RateLimited(f"{detail or 'too many requests'} (429){wait}", body=body, retry_after=retry_after)
 
 
 def _form(data: Fields | None) -> list[tuple[str, str]] | None:

@@ -64,9 +64,8 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _prepare(ratings: Iterable[Rating], level: Level) -> _Units | None:
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
+def _pairable_units(ratings: Iterable[Rating]) -> list[list[Any]]:
+    """Each unit's values (missing ones dropped) where a unit has two or more, units in a fixed order."""
     by_unit: dict[Hashable, dict[Hashable, Any]] = {}
     for unit, annotator, value in ratings:
         if _missing(value):
@@ -80,30 +79,38 @@ def _prepare(ratings: Iterable[Rating], level: Level) -> _Units | None:
     # whatever order the ratings came in; keys that cannot be compared keep their first-seen order.
     with contextlib.suppress(TypeError):
         keys.sort()
-    units = [list(by_unit[key].values()) for key in keys if len(by_unit[key]) >= 2]
-    if not units:
-        return None
-    flat = [value for unit in units for value in unit]
+    return [list(by_unit[key].values()) for key in keys if len(by_unit[key]) >= 2]
+
+
+def _coded(flat: list[Any], level: Level) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values and each value's index among them: codes in first-seen order (nominal),
+    ranks (ordinal) or the sorted finite numbers (interval, ratio ≥ 0)."""
     if level == "nominal":
         code: dict[Any, int] = {}
         for value in flat:
             code.setdefault(value, len(code))
-        values = np.arange(len(code), dtype=float)
-        index = np.array([code[value] for value in flat], dtype=np.intp)
-    else:
-        if level == "ordinal":
-            ordered = sorted(set(flat))
-            position = {value: rank for rank, value in enumerate(ordered)}
-            values = np.arange(len(ordered), dtype=float)
-            index = np.array([position[value] for value in flat], dtype=np.intp)
-        else:
-            numbers = np.array([float(value) for value in flat])
-            if not np.isfinite(numbers).all():
-                raise ValueError("interval and ratio values must be finite numbers")
-            if level == "ratio" and (numbers < 0).any():
-                raise ValueError("ratio values must be ≥ 0")
-            values, index = np.unique(numbers, return_inverse=True)
-            index = index.ravel()
+        return np.arange(len(code), dtype=float), np.array([code[value] for value in flat], dtype=np.intp)
+    if level == "ordinal":
+        ordered = sorted(set(flat))
+        position = {value: rank for rank, value in enumerate(ordered)}
+        return np.arange(len(ordered), dtype=float), np.array([position[value] for value in flat], dtype=np.intp)
+    numbers = np.array([float(value) for value in flat])
+    if not np.isfinite(numbers).all():
+        raise ValueError("interval and ratio values must be finite numbers")
+    if level == "ratio" and (numbers < 0).any():
+        raise ValueError("ratio values must be ≥ 0")
+    values, index = np.unique(numbers, return_inverse=True)
+    return values, index.ravel()
+
+
+def _prepare(ratings: Iterable[Rating], level: Level) -> _Units | None:
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
+    units = _pairable_units(ratings)
+    if not units:
+        return None
+    flat = [value for unit in units for value in unit]
+    values, index = _coded(flat, level)
     sizes = np.array([len(unit) for unit in units], dtype=np.intp)
     unit_of = np.repeat(np.arange(len(units)), sizes)
     counts = sparse.csr_matrix(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from plumbing.errors import ApplicationError
+
 
 @dataclass(frozen=True)
 class Dimension:
@@ -90,8 +92,8 @@ RESERVED = frozenset({"mean", "arena"})  # the results' own dimensions (the mean
 NAMES = {"accr": "ACCR (accuracy, completeness, conciseness, relevance)", "thumb": "THumB (precision, recall)"}
 
 
-class RubricError(ValueError):
-    pass
+class RubricError(ApplicationError, ValueError):
+    """A rubric that cannot be used, in words for the campaign form."""
 
 
 def rubric_dimensions(name: str, custom: str = "") -> list[Dimension]:
@@ -105,24 +107,28 @@ def rubric_dimensions(name: str, custom: str = "") -> list[Dimension]:
         raise RubricError(f"no rubric {name!r} (accr, thumb or custom)")
     dimensions: list[Dimension] = []
     for number, line in enumerate(custom.splitlines(), start=1):
-        if not line.strip():
-            continue
-        key, colon, definition = line.partition(":")
-        key = key.strip().lower().replace(" ", "_")
-        if not colon or not key or not definition.strip():
-            raise RubricError(f"custom rubric line {number}: write `name: definition`")
-        if not key.replace("_", "").isalnum() or len(key) > 30:
-            raise RubricError(f"custom rubric line {number}: {key!r} is not a short name of letters and digits")
-        if key in RESERVED:
-            raise RubricError(f"custom rubric line {number}: {key!r} is a name the results use; call it otherwise")
-        if key in {d.key for d in dimensions}:
-            raise RubricError(f"custom rubric line {number}: {key!r} twice")
-        dimensions.append(Dimension(key, key.replace("_", " ").capitalize(), definition.strip(), labels=_FIVE))
+        if line.strip():
+            dimensions.append(_custom_dimension(number, line, {d.key for d in dimensions}))
     if not dimensions:
         raise RubricError("a custom rubric needs at least one dimension, one per line: `name: definition`")
     if len(dimensions) > 8:
         raise RubricError("a custom rubric has at most 8 dimensions")
     return dimensions
+
+
+def _custom_dimension(number: int, line: str, taken: set[str]) -> Dimension:
+    """A custom rubric's line `key: definition` as a 1-5 dimension (`taken`: the keys above it)."""
+    key, colon, definition = line.partition(":")
+    key = key.strip().lower().replace(" ", "_")
+    if not colon or not key or not definition.strip():
+        raise RubricError(f"custom rubric line {number}: write `name: definition`")
+    if not key.replace("_", "").isalnum() or len(key) > 30:
+        raise RubricError(f"custom rubric line {number}: {key!r} is not a short name of letters and digits")
+    if key in RESERVED:
+        raise RubricError(f"custom rubric line {number}: {key!r} is a name the results use; call it otherwise")
+    if key in taken:
+        raise RubricError(f"custom rubric line {number}: {key!r} twice")
+    return Dimension(key, key.replace("_", " ").capitalize(), definition.strip(), labels=_FIVE)
 
 
 def dimension_of(data: dict) -> Dimension:

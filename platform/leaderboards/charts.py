@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-
-if TYPE_CHECKING:  # (metric_page builds the figures from it)
-    from leaderboards.metric_page import MetricOnDataset
 
 BINS = 10
 # Human ratings on at most this many whole-number levels (a 0–10 scale) get a heatmap row each; other
@@ -28,6 +25,17 @@ LAYOUT = {
     "xaxis": _AXIS,
     "yaxis": _AXIS,
 }
+
+
+@dataclass
+class MetricOnDataset:
+    """What the figures are drawn from (leaderboards/metric_page.py reads it from the database)."""
+
+    metric_name: str
+    human: np.ndarray  # one row per judgment with a metric score
+    metric: np.ndarray
+    all_scores: np.ndarray  # every candidate caption's score
+    failed: int
 
 
 def _people(data: MetricOnDataset, dimension: str | None) -> str:

@@ -15,6 +15,7 @@ from catalog.models import Caption, Dataset, Judgment
 from catalog.visibility import references_visible
 from leaderboards import charts
 from leaderboards.caching import kept_fragment
+from leaderboards.charts import MetricOnDataset
 from leaderboards.metric_board import metric_board_version
 from scoring.models import CorrelationResult, EvaluationJob, Metric, MetricVersion, Score
 from workbench.selectors import SubmittedMetric, submitted_metric
@@ -33,15 +34,6 @@ def metric_correlations(*, metric: Metric, dataset: Dataset) -> tuple[list[Corre
     campaigns = {protocol: found for protocol in sorted(live) if (found := campaign_of_protocol(protocol))}
     results = [r for r in results if r.protocol_name != "live"] + [r for r in results if r.protocol in campaigns]
     return results, campaigns
-
-
-@dataclass
-class MetricOnDataset:
-    metric_name: str
-    human: np.ndarray  # one row per judgment with a metric score
-    metric: np.ndarray
-    all_scores: np.ndarray  # every candidate caption's score
-    failed: int
 
 
 def metric_charted_version(*, metric: Metric, dataset: Dataset) -> MetricVersion | None:

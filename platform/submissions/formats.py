@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from plumbing.errors import ApplicationError, Problem
+
 FORMATS = ("json", "jsonl", "csv")
 MAX_PROBLEMS = 20
 
@@ -55,15 +57,20 @@ class SubmittedCaption:
     caption: str
 
 
-class SubmissionFileError(ValueError):
-    """The file cannot be accepted; `problems` lists each one with its place."""
+class SubmissionFileError(ApplicationError, ValueError):
+    """The file cannot be accepted; `problems` lists each one with its place (the API's body lists
+    them under "results", each after the file's name)."""
+
+    detail_key = "results"
 
     def __init__(self, file_name: str, problems: list[str], more: int = 0):
         self.file_name, self.problems, self.more = file_name, problems, more
-        lines = [f"{file_name}: {problem}" for problem in problems]
+        located = [Problem(problem, where=file_name) for problem in problems]
+        lines = [str(problem) for problem in located]
         if more:
             lines.append(f"{file_name}: … and {more:,} more problem(s)")
-        super().__init__("\n".join(lines))
+            located.append(Problem(f"… and {more:,} more problem(s)"))
+        super().__init__("\n".join(lines), located=located)
 
 
 # "line 7, field 'score': NaN is not …": the place, then what is wrong there (grouped by that).
@@ -241,39 +248,37 @@ def _caption(where: str, entry: object, problems: Problems, max_chars: int) -> S
     if not isinstance(entry, dict):
         problems.add(f"{where}: expected an object with image_id and caption, got {type(entry).__name__}")
         return None
-    ok = True
-    image_id = entry.get("image_id")
-    if image_id is None or image_id == "":
-        problems.add(f"{where}, field 'image_id': missing")
-        ok = False
-    elif isinstance(image_id, bool) or not isinstance(image_id, (int, str)):
-        problems.add(f"{where}, field 'image_id': expected a string or an integer, got {json.dumps(image_id)}")
-        ok = False
-    caption = entry.get("caption")
-    if not isinstance(caption, str):
-        problems.add(
-            f"{where}, field 'caption': expected a string, got "
-            f"{'nothing' if caption is None else type(caption).__name__}"
-        )
-        ok = False
-    elif not caption.strip():
-        problems.add(f"{where}, field 'caption': empty")
-        ok = False
-    elif len(caption) > max_chars:
-        problems.add(f"{where}, field 'caption': {len(caption):,} characters, more than the limit of {max_chars:,}")
-        ok = False
-    elif bad := control_character(caption, allow=LAYOUT):  # a NUL too (no stored text may hold one)
-        problems.add(f"{where}, field 'caption': contains a control character ({bad}); write plain text")
-        ok = False
-    elif not _encodable(caption):
-        problems.add(f"{where}, field 'caption': contains an unpaired surrogate (\\ud800–\\udfff), not text")
-        ok = False
-    if ok and not _encodable(str(image_id)):
-        problems.add(f"{where}, field 'image_id': contains an unpaired surrogate, not text")
-        ok = False
-    if not ok or not isinstance(caption, str):  # ok implies a string; the check narrows the type
+    image_id, caption = entry.get("image_id"), entry.get("caption")
+    found = [problem for problem in (_image_id_problem(image_id), _caption_problem(caption, max_chars)) if problem]
+    if not found and not _encodable(str(image_id)):
+        found.append("field 'image_id': contains an unpaired surrogate, not text")
+    for problem in found:
+        problems.add(f"{where}, {problem}")
+    if found or not isinstance(caption, str):  # no problem implies a string; the check narrows the type
         return None
     return SubmittedCaption(where, str(image_id).strip(), caption.strip())
+
+
+def _image_id_problem(image_id: object) -> str | None:
+    if image_id is None or image_id == "":
+        return "field 'image_id': missing"
+    if isinstance(image_id, bool) or not isinstance(image_id, (int, str)):
+        return f"field 'image_id': expected a string or an integer, got {json.dumps(image_id)}"
+    return None
+
+
+def _caption_problem(caption: object, max_chars: int) -> str | None:
+    if not isinstance(caption, str):
+        return f"field 'caption': expected a string, got {'nothing' if caption is None else type(caption).__name__}"
+    if not caption.strip():
+        return "field 'caption': empty"
+    if len(caption) > max_chars:
+        return f"field 'caption': {len(caption):,} characters, more than the limit of {max_chars:,}"
+    if bad := control_character(caption, allow=LAYOUT):  # a NUL too (no stored text may hold one)
+        return f"field 'caption': contains a control character ({bad}); write plain text"
+    if not _encodable(caption):
+        return "field 'caption': contains an unpaired surrogate (\\ud800–\\udfff), not text"
+    return None
 
 
 def _encodable(text: str) -> bool:

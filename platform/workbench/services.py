@@ -22,9 +22,11 @@ from django.utils.text import slugify
 
 from catalog.models import Dataset
 from catalog.services.candidates import caption_keys, is_meta_evaluation
+from catalog.uploads.services import UploadKind
 from catalog.visibility import references_visible
 from evaluation.metrics import get as registered
 from evaluation.metrics import slugs as registered_slugs
+from plumbing.errors import ApplicationError, Problem
 from scoring.models import EvaluationJob, Metric, MetricVersion, Score
 from scoring.queues import enqueue
 from scoring.services.correlations import dataset_correlations, dataset_significance
@@ -60,20 +62,24 @@ class ScoresFile:
     content: Upload
 
 
-class MetricRefused(ValueError):
+class MetricRefused(ApplicationError, ValueError):
     """Metadata or a choice that cannot be accepted (a file's own problems are ScoresRefused)."""
 
 
-class ScoresRefused(ValueError):
-    """One or more files cannot be accepted; `errors` holds each file's SubmissionFileError."""
+class ScoresRefused(ApplicationError, ValueError):
+    """One or more files cannot be accepted; `errors` holds each file's SubmissionFileError (the
+    API's body lists every problem under "scores", each after its file's name)."""
+
+    detail_key = "scores"
 
     def __init__(self, errors: list[SubmissionFileError]):
         self.errors = errors
-        super().__init__("\n".join(str(error) for error in errors))
+        located = [Problem(problem.what, where=error.file_name) for error in errors for problem in error.located]
+        super().__init__("\n".join(str(error) for error in errors), located=located)
 
     @property
     def problems(self) -> list[str]:
-        return [line for error in self.errors for line in str(error).split("\n")]
+        return self.lines()
 
 
 @dataclass
@@ -98,38 +104,12 @@ def metric_submit(
     """Check every file, then store the metric (new, or a new version of the owner's metric of the
     same name), its scores and the files in one transaction; the correlations follow in a task."""
     _check_info(info)
-    if not files:
-        raise MetricRefused("no scores file: upload one file of scores per dataset")
-    for scores in files:
-        if problem := file_name_problem(scores.file_name):
-            raise MetricRefused(f"{scores.dataset.slug}: {problem}")
-    datasets = [scores.dataset for scores in files]
-    if len({dataset.pk for dataset in datasets}) < len(datasets):
-        raise MetricRefused("one file per dataset: a dataset was given twice")
-    for dataset in datasets:
-        if not is_meta_evaluation(dataset):
-            raise MetricRefused(f"{dataset.slug} has no human judgments: a metric is compared with people on another")
-        if not references_visible(dataset, owner):
-            raise MetricRefused(
-                f"{dataset.slug} is a hidden test set: its judgments are not open to comparison by uploaded scores"
-            )
+    _check_choices(owner, files)
     existing = _existing(owner, info)
     with ExitStack() as stack:
-        checked, errors = [], []
-        for scores in files:
-            try:
-                staged = stack.enter_context(staged_upload(scores.content, scores.file_name))
-                checked.append(_checked(scores, staged))
-            except SubmissionFileError as error:
-                where = _where(scores)
-                errors.append(error if error.file_name == where else SubmissionFileError(where, error.problems))
-        if errors:
-            raise ScoresRefused(errors)
+        checked = _checked_files(stack, files)
         digest = _digest(checked)
-        if existing is not None:
-            same = existing.metric.versions.filter(config_hash=digest[:16]).first()
-            if same is not None:
-                raise MetricRefused(f"these scores are {existing.metric.slug} version {same.version} already")
+        _refuse_same_scores(existing, digest)
         upload_quota_check(owner=owner)
         for entry in checked:  # in the store before the transaction; removed by staged_upload if refused
             entry.stored = entry.staged.keep(f"scores.{entry.file_format}")
@@ -153,10 +133,7 @@ def _store(
     with transaction.atomic():
         upload_quota_check(owner=owner, lock=True)  # serialises this owner's uploads
         existing = _existing(owner, info)  # again, under the lock: a concurrent upload may have made it
-        if existing is not None:
-            same = existing.metric.versions.filter(config_hash=digest[:16]).first()
-            if same is not None:
-                raise MetricRefused(f"these scores are {existing.metric.slug} version {same.version} already")
+        _refuse_same_scores(existing, digest)
         published = existing is not None and is_public and not existing.is_public
         submission = _submission(owner, info, existing, is_public=is_public)
         if trained_on is not None:
@@ -166,6 +143,50 @@ def _store(
         if published:  # its other datasets' public clusters take it in too
             transaction.on_commit(lambda: significance_dispatch(submission_id=submission.pk))
     return upload
+
+
+def _check_choices(owner: User, files: list[ScoresFile]) -> None:
+    """At least one file, each with an acceptable name, for distinct datasets with human judgments
+    whose references the owner may see."""
+    if not files:
+        raise MetricRefused("no scores file: upload one file of scores per dataset")
+    for scores in files:
+        if problem := file_name_problem(scores.file_name):
+            raise MetricRefused(f"{scores.dataset.slug}: {problem}")
+    datasets = [scores.dataset for scores in files]
+    if len({dataset.pk for dataset in datasets}) < len(datasets):
+        raise MetricRefused("one file per dataset: a dataset was given twice")
+    for dataset in datasets:
+        if not is_meta_evaluation(dataset):
+            raise MetricRefused(f"{dataset.slug} has no human judgments: a metric is compared with people on another")
+        if not references_visible(dataset, owner):
+            raise MetricRefused(
+                f"{dataset.slug} is a hidden test set: its judgments are not open to comparison by uploaded scores"
+            )
+
+
+def _checked_files(stack: ExitStack, files: list[ScoresFile]) -> list[CheckedFile]:
+    """Every file staged (until `stack` closes) and read; ScoresRefused with each file's problems."""
+    checked, errors = [], []
+    for scores in files:
+        try:
+            staged = stack.enter_context(staged_upload(scores.content, scores.file_name))
+            checked.append(_checked(scores, staged))
+        except SubmissionFileError as error:
+            where = _where(scores)
+            errors.append(error if error.file_name == where else SubmissionFileError(where, error.problems))
+    if errors:
+        raise ScoresRefused(errors)
+    return checked
+
+
+def _refuse_same_scores(existing: MetricSubmission | None, digest: str) -> None:
+    """MetricRefused where the owner's metric of that name already has a version of these scores."""
+    if existing is None:
+        return
+    same = existing.metric.versions.filter(config_hash=digest[:16]).first()
+    if same is not None:
+        raise MetricRefused(f"these scores are {existing.metric.slug} version {same.version} already")
 
 
 def _check_info(info: MetricInfo) -> None:
@@ -441,24 +462,13 @@ def uploads_dispatch_pending(
     return sum(upload_dispatch(upload_id=pk) for pk in pending.values_list("pk", flat=True))
 
 
-def metric_visibility_set(*, submission: MetricSubmission, is_public: bool) -> MetricSubmission:
-    """Publish or hide a submitted metric: the public significance clusters change with it."""
-    if submission.status == MetricSubmission.Status.WITHDRAWN:
-        raise MetricRefused("a withdrawn metric cannot be published")
-    if submission.is_public != is_public:
-        submission.is_public = is_public
-        submission.save(update_fields=["is_public", "updated_at"])
-        transaction.on_commit(lambda: significance_dispatch(submission_id=submission.pk))
-    return submission
+def _clusters_again(submission: MetricSubmission) -> None:
+    """A metric published, hidden or withdrawn: the public significance clusters, once committed."""
+    transaction.on_commit(lambda: significance_dispatch(submission_id=submission.pk))
 
 
-def metric_withdraw(*, submission: MetricSubmission) -> MetricSubmission:
-    """Off every board and page but its owner's and staff's; its scores and files are kept."""
-    if submission.status != MetricSubmission.Status.WITHDRAWN:
-        submission.status = MetricSubmission.Status.WITHDRAWN
-        submission.save(update_fields=["status", "updated_at"])
-        transaction.on_commit(lambda: significance_dispatch(submission_id=submission.pk))
-    return submission
+# Publishing, hiding, withdrawing a metric (catalog.uploads.services), with what a metric adds.
+METRICS = UploadKind(MetricSubmission, noun="metric", kept="its files and scores", changed=_clusters_again)
 
 
 def significance_dispatch(*, submission_id: int) -> None:

@@ -519,13 +519,16 @@ def test_client_builds_alone_with_requests_its_only_dependency_and_runs_without_
     assert "capbench = capbench_client.cli:main" in entry_points
     blocked = ["django", "rest_framework", "celery", "capbench", "evaluation", "catalog", "scoring", "submissions"]
     run = (
-        f"import sys; sys.path.insert(0, {str(tmp_path / 'site')!r}); "
-        f"sys.modules.update(dict.fromkeys({blocked!r})); "  # None: `import django` raises ImportError
+        f"import sys; sys.modules.update(dict.fromkeys({blocked!r})); "  # None: `import django` raises ImportError
         "import capbench_client, capbench_client.cli as cli; "
         f"assert capbench_client.__file__.startswith({str(tmp_path / 'site')!r}), capbench_client.__file__; "
         "sys.exit(cli.main(['--version']))"
     )
-    result = subprocess.run([sys.executable, "-c", run], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    # The unpacked wheel first on the child's path (PYTHONPATH comes before the editable install).
+    environment = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    result = subprocess.run(
+        [sys.executable, "-c", run], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0 and result.stdout.strip() == f"capbench-client {capbench_client.__version__}", (
         result.stdout + result.stderr
     )

@@ -217,22 +217,31 @@ def _fetch_once(source: SourceFile, part: Path, progress: TextIO | None, limit: 
         return _copy_local(source, part, offset, progress, limit)
     if scheme not in ("http", "https"):
         raise FetchError(f"{source.url}: only http, https and file URLs are fetched")
+    response = _open(source, part, offset)
+    if response is None:
+        return 0
+    with response:
+        mode, offset = _resumed(source, response, offset)
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and offset + int(declared) > limit.bytes:
+            part.unlink(missing_ok=True)
+            raise limit.exceeded(offset + int(declared))
+        with part.open(mode) as sink:
+            return _stream(response, sink, Progress(progress, source.name, source.size, offset), part, limit)
+
+
+def _open(source: SourceFile, part: Path, offset: int) -> http.client.HTTPResponse | None:
+    """The response from `offset` on (an http or https URL), or None where the server says the part
+    file already holds the whole file."""
     request = urllib.request.Request(source.url, headers={"User-Agent": USER_AGENT})
     if offset:
         request.add_header("Range", f"bytes={offset}-")
     try:
-        response = urllib.request.urlopen(request, timeout=TIMEOUT)  # noqa: S310 (scheme checked above)
+        return urllib.request.urlopen(request, timeout=TIMEOUT)  # noqa: S310 (the caller checked the scheme)
     except urllib.error.HTTPError as error:
         if error.code == 416 and offset and source.size is None:
-            return 0  # the part file already holds the whole file
-        if error.code == 416:
-            part.unlink()
-            raise _Transient(
-                f"the server refused the range from byte {offset:,} (HTTP 416); starting over", 0
-            ) from None
-        if error.code in RETRIED_STATUS:
-            raise _Transient(f"HTTP {error.code} {error.reason}", 0) from None
-        raise FetchError(f"{source.url}: HTTP {error.code} {error.reason}") from None
+            return None  # a range past the end of a file of unknown size: the part file is whole
+        raise _http_failure(source, part, offset, error) from None
     except urllib.error.URLError as error:
         if isinstance(error.reason, (socket.gaierror, ssl.SSLCertVerificationError, ConnectionRefusedError)):
             # No retry can mend an unknown host, a certificate that does not verify or a refused port.
@@ -240,23 +249,32 @@ def _fetch_once(source: SourceFile, part: Path, progress: TextIO | None, limit: 
         raise _Transient(f"cannot connect: {error.reason}", 0) from None
     except (TimeoutError, ConnectionError, http.client.HTTPException) as error:
         raise _Transient(f"cannot connect: {error}", 0) from None
-    with response:
-        mode = "ab"
-        if offset and response.status == 206:
-            start = _range_start(response.headers.get("Content-Range", ""))
-            if start != offset:
-                raise FetchError(
-                    f"{source.url}: asked for bytes from {offset:,}, the server answered from {start} "
-                    f"(Content-Range {response.headers.get('Content-Range')!r})"
-                )
-        elif offset:
-            mode, offset = "wb", 0  # 200: the whole file again
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and offset + int(declared) > limit.bytes:
-            part.unlink(missing_ok=True)
-            raise limit.exceeded(offset + int(declared))
-        with part.open(mode) as sink:
-            return _stream(response, sink, Progress(progress, source.name, source.size, offset), part, limit)
+
+
+def _http_failure(source: SourceFile, part: Path, offset: int, error: urllib.error.HTTPError) -> Exception:
+    """An HTTP error status as _Transient (worth retrying; a refused range starts over) or FetchError."""
+    if error.code == 416:
+        part.unlink()
+        return _Transient(f"the server refused the range from byte {offset:,} (HTTP 416); starting over", 0)
+    if error.code in RETRIED_STATUS:
+        return _Transient(f"HTTP {error.code} {error.reason}", 0)
+    return FetchError(f"{source.url}: HTTP {error.code} {error.reason}")
+
+
+def _resumed(source: SourceFile, response: http.client.HTTPResponse, offset: int) -> tuple[str, int]:
+    """How to write the body to the part file and from which byte: appended after a 206 that starts
+    where asked, written over from 0 after a 200."""
+    if offset and response.status == 206:
+        start = _range_start(response.headers.get("Content-Range", ""))
+        if start != offset:
+            raise FetchError(
+                f"{source.url}: asked for bytes from {offset:,}, the server answered from {start} "
+                f"(Content-Range {response.headers.get('Content-Range')!r})"
+            )
+        return "ab", offset
+    if offset:
+        return "wb", 0  # 200: the whole file again
+    return "ab", offset
 
 
 def _copy_local(source: SourceFile, part: Path, offset: int, progress: TextIO | None, limit: _Limit) -> int:

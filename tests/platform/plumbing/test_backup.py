@@ -1,4 +1,4 @@
-"""Backups you can restore (plumbing/backups.py, `manage.py backup` / `manage.py restore`): a populated
+"""Backups you can restore (plumbing/backups/, `manage.py backup` / `manage.py restore`): a populated
 platform backed up and restored into an empty second PostgreSQL database and an empty media folder
 has every table's rows (count and digest), every stored file (sha256) and every sequence back, and
 serves the same boards with the same ETags; a damaged archive is refused naming its member before
@@ -300,7 +300,7 @@ def test_rows_and_files_written_while_a_backup_runs_leave_it_consistent(
     settings.MEDIA_ROOT = tmp_path / "media"
     first = scored_submission(get_user_model().objects.create_user("ada"), demo_dataset, ["rouge_l"])
     captions = Caption.objects.count()
-    dump = backups._dump_table
+    dump = backups.dump._dump_table
     written: list[Submission] = []
 
     def dump_while_writing(cursor, table, columns, path):
@@ -320,7 +320,7 @@ def test_rows_and_files_written_while_a_backup_runs_leave_it_consistent(
             )
         return dump(cursor, table, columns, path)
 
-    monkeypatch.setattr(backups, "_dump_table", dump_while_writing)
+    monkeypatch.setattr(backups.dump, "_dump_table", dump_while_writing)
     archive = tmp_path / "backup.tar"
     call_command("backup", "--output", str(archive), stdout=io.StringIO())
     assert Submission.objects.count() == 2  # the late one committed while the backup ran
@@ -345,14 +345,14 @@ def test_a_file_removed_while_a_backup_runs_is_skipped_and_named(
     settings.MEDIA_ROOT = tmp_path / "media"
     store_pictures(demo_dataset)
     picture = Media.objects.filter(dataset=demo_dataset).exclude(stored_path="").first().stored_path
-    listing = backups._stored_names
+    listing = backups.stored.names
 
     def listed_then_removed():
         names = [*listing(), "ab/never-there.png"]
         (tmp_path / "media" / picture).unlink()  # after the listing, before it is read
         yield from names
 
-    monkeypatch.setattr(backups, "_stored_names", listed_then_removed)
+    monkeypatch.setattr(backups.stored, "names", listed_then_removed)
     archive, out, err = tmp_path / "backup.tar", io.StringIO(), io.StringIO()
     call_command("backup", "--output", str(archive), stdout=out, stderr=err)
 
@@ -413,14 +413,14 @@ def test_any_safe_stored_name_round_trips_and_an_unsafe_member_is_refused(db, se
 
 def test_a_backup_never_replaces_a_file_that_appears_under_its_name_meanwhile(db, tmp_path, monkeypatch):
     archive = tmp_path / "backup.tar"
-    dump = backups._dump_table
+    dump = backups.dump._dump_table
 
     def dump_while_another_appears(cursor, table, columns, path):
         if not archive.exists():
             archive.write_bytes(b"another backup's archive")
         return dump(cursor, table, columns, path)
 
-    monkeypatch.setattr(backups, "_dump_table", dump_while_another_appears)
+    monkeypatch.setattr(backups.dump, "_dump_table", dump_while_another_appears)
     with pytest.raises(CommandError, match="backup.tar appeared while the backup was written"):
         call_command("backup", "--output", str(archive), stdout=io.StringIO())
     assert archive.read_bytes() == b"another backup's archive"

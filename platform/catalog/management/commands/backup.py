@@ -1,5 +1,5 @@
 """`manage.py backup --output FILE`: one archive of the database and the file store (docs/deploy.md,
-"Backups"); the work is plumbing/backups.py's."""
+"Backups"); the work is in plumbing/backups/."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`manage.py restore FILE`: a backup archive back into the database and file store this
 environment names (DATABASE_URL, CAPBENCH_MEDIA_ROOT or the CAPBENCH_S3_* settings); docs/deploy.md,
-"Backups". The work is plumbing/backups.py's."""
+"Backups". The work is in plumbing/backups/."""
 
 from __future__ import annotations
 
