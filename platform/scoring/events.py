@@ -1,5 +1,6 @@
 """Signals scoring sends. The layers above (submissions, leaderboards) connect to them: scoring
-never imports them."""
+never imports them. Each is a notice: its receivers return nothing scoring reads, and none depends
+on another having run first."""
 
 from django.dispatch import Signal
 
@@ -9,18 +10,10 @@ from django.dispatch import Signal
 job_running = Signal()
 
 # Sent (after commit) when a job reaches a final state, with `dataset_id` and `system_id` (or
-# None); submissions settle the status of the system's submission, then leaderboards rebuild the
-# dataset's board (receivers run in INSTALLED_APPS order: submissions before leaderboards).
+# None); submissions settle the status of the system's submission and leaderboards rebuild the
+# dataset's board. The two run in either order: the board reads none of what settling writes
+# (tests/platform/scoring/test_events.py).
 job_ended = Signal()
-
-# Sent by the reaper's sweep after re-sending undelivered batches and before re-scoring, with
-# `counts` (the sweep's tally) and `each(items, action, key)`: the sweep's loop that logs one
-# item's error, skips that item and counts it. Submissions settle theirs under the key "settled".
-jobs_swept = Signal()
-
-# Sent by planning.versions_rescore before it plans: each receiver returns the ids of systems whose
-# caption sets must not be re-scored under a new metric version (submissions: the withdrawn ones).
-rescore_excluded = Signal()
 
 # Sent (after commit) with `dataset_id` when the sweep computed a dataset's system numbers again
 # (scoring.services.numbers, after a change of how a number is formed): leaderboards rebuild its board.

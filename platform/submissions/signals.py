@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
-from scoring.events import job_ended, job_running, jobs_swept, rescore_excluded
-from submissions.services import submission_job_ended, submission_started, submissions_settle, systems_withdrawn
+from scoring.events import job_ended, job_running
+from submissions.services import submission_job_ended, submission_started
 
 
 @receiver(job_running)
@@ -19,13 +19,3 @@ def mark_running(sender, system_id: int | None, started_at, **_) -> None:
 def refresh_status(sender, system_id: int | None = None, **_) -> None:
     if system_id:
         submission_job_ended(system_id=system_id)
-
-
-@receiver(jobs_swept)
-def settle_submissions(sender, each, **_) -> None:
-    submissions_settle(each=each)
-
-
-@receiver(rescore_excluded)
-def withdrawn_not_rescored(sender, **_) -> list[int]:
-    return systems_withdrawn()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from scoring.services import reaper
-from submissions.services import submission_plan, submissions_dispatch_pending
+from submissions.services import submission_plan
+from submissions.sweep import submissions_sweep
 
 
 @shared_task(name="scoring.plan_submission", bind=True, max_retries=5)
@@ -19,6 +19,4 @@ def plan_submission(self, submission_id: int) -> int:
 
 @shared_task(name="scoring.reap")
 def reap() -> dict:
-    counts = reaper.jobs_reap()
-    counts["dispatched"] = submissions_dispatch_pending()
-    return counts
+    return submissions_sweep()

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from catalog.models import Caption, Dataset, System
+from catalog.visibility import withdrawn_q
 from evaluation import metrics as registry
-from scoring.events import job_ended, rescore_excluded
+from scoring.events import job_ended
 from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
 from scoring.queues import enqueue_many
 from scoring.services.contexts import corpus_rule_now
@@ -137,11 +138,10 @@ def batches_enqueue(*, job_id: int, only_ids: list[int] | None = None) -> int:
 def versions_rescore() -> list[EvaluationJob]:
     """Caption sets scored by an older version of a metric and not yet by its current one get a
     job for the current version. The older scores stay (and stay shown) until it is done. Caption
-    sets whose job ended unavailable get one too once the metric is available (`_waiting`). Systems
-    a layer above excludes (scoring.events.rescore_excluded: a withdrawn submission's) are left alone.
+    sets whose job ended unavailable get one too once the metric is available (`_waiting`). A
+    withdrawn submission's system is left alone (`_rescorable`).
     A dataset's own candidates scored by a corpus-dependent metric under a corpus rule its protocol
     no longer states are scored again by the current version (`_moved_corpora`)."""
-    excluded = {system_id for _, ids in rescore_excluded.send(sender=EvaluationJob) for system_id in ids or ()}
     jobs = []
     for metric in Metric.objects.filter(is_registered=True, current_version__isnull=False).select_related(
         "current_version"
@@ -150,7 +150,8 @@ def versions_rescore() -> list[EvaluationJob]:
         if current is None:  # excluded by the query; says so to the type checker
             continue
         older = (
-            EvaluationJob.objects.filter(metric_version__metric=metric, status=EvaluationJob.Status.DONE)
+            _rescorable()
+            .filter(metric_version__metric=metric, status=EvaluationJob.Status.DONE)
             .exclude(metric_version=current)
             .values_list("dataset_id", "system_id")
             .distinct()
@@ -167,7 +168,7 @@ def versions_rescore() -> list[EvaluationJob]:
                 )
             )
         for dataset_id, system_id in {*older, *_waiting(metric)}:
-            if system_id in excluded or not _needs_plan(metric, current, dataset_id, system_id):
+            if not _needs_plan(metric, current, dataset_id, system_id):
                 continue
             if system_id:
                 captions = Caption.objects.filter(system_id=system_id)
@@ -183,6 +184,12 @@ def versions_rescore() -> list[EvaluationJob]:
                 )
             )
     return jobs
+
+
+def _rescorable() -> QuerySet[EvaluationJob]:
+    """Jobs whose caption set may be scored again: all but a withdrawn submission's (its system is
+    no longer shown: catalog.visibility.withdrawn_q)."""
+    return EvaluationJob.objects.exclude(withdrawn_q(to_submission="system__submission__"))
 
 
 def _moved_corpora(metric: Metric, current: MetricVersion) -> list[EvaluationJob]:
@@ -208,7 +215,7 @@ def _waiting(metric: Metric) -> set[tuple[int, int | None]]:
     """The caption sets waiting for the metric: their job ended unavailable, and it is available now."""
     if not metric.available:
         return set()
-    waiting = EvaluationJob.objects.filter(metric_version__metric=metric).filter(_ended_unavailable_before_sync(metric))
+    waiting = _rescorable().filter(metric_version__metric=metric).filter(_ended_unavailable_before_sync(metric))
     return set(waiting.values_list("dataset_id", "system_id").distinct())
 
 

@@ -1,12 +1,15 @@
 """Recovery and the periodic sweep: batches a dead worker held go back to the queue, and the reaper
-finalises complete jobs, re-sends or fails stuck batches, fails overdue jobs, lets submissions settle
-(scoring.events.jobs_swept), re-scores under new metric versions and computes again the system
-numbers kept under an older definition (scoring.services.numbers)."""
+finalises complete jobs, re-sends or fails stuck batches, fails overdue jobs, re-scores under new
+metric versions and computes again the system numbers kept under an older definition
+(scoring.services.numbers). It returns its tally; the task that runs it (submissions.tasks.reap)
+settles the submissions afterwards (submissions.sweep.submissions_sweep)."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from datetime import timedelta
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import connection
@@ -14,7 +17,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from plumbing import heartbeat
-from scoring.events import jobs_swept
 from scoring.models import EvaluationJob, JobBatch
 from scoring.services.correlations import correlations_refresh_stale
 from scoring.services.finalize import job_finalize
@@ -44,9 +46,9 @@ REAPER_LOCK = 7_240_001  # a Postgres advisory lock: one sweep at a time across 
 
 def jobs_reap(*, now=None) -> dict[str, int]:
     """The periodic sweep: finalise complete jobs, re-send or fail batches stuck past their time
-    limit, fail jobs that have run past the job limit, re-send undelivered queued batches, settle
-    submissions whose jobs are all over, and re-score under new metric versions. One item's error
-    is logged and skips that item only."""
+    limit, fail jobs that have run past the job limit, re-send undelivered queued batches, and
+    re-score under new metric versions. One item's error is logged, counted under "errors" and
+    skips that item only. Returns the tally ({"skipped": 1} while another sweep runs)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [REAPER_LOCK])
         if not cursor.fetchone()[0]:
@@ -58,58 +60,34 @@ def jobs_reap(*, now=None) -> dict[str, int]:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [REAPER_LOCK])
 
 
-def _each(items, action, counts: dict, key: str) -> None:
+T = TypeVar("T")
+
+
+def _each(items: Iterable[T], action: Callable[[T], int], counts: dict[str, int], key: str) -> None:
     for item in items:
         try:
-            counts[key] += action(item) or 0
+            counts[key] += action(item)
         except Exception:
             counts["errors"] += 1
             log.exception("reaper: %s failed for %s", key, item)
 
 
+def _once(step: Callable[[], int], counts: dict[str, int], key: str) -> None:
+    _each([step], lambda action: action(), counts, key)
+
+
 def _sweep(now) -> dict[str, int]:
-    counts = dict.fromkeys(
-        ("finalised", "requeued", "failed", "resent", "settled", "rescoring", "renumbered", "errors"), 0
-    )
+    counts = dict.fromkeys(("finalised", "requeued", "failed", "resent", "rescoring", "renumbered", "errors"), 0)
     open_jobs = EvaluationJob.objects.open()
-    limit = settings.CAPBENCH_JOB_TIME_LIMIT
-
-    def fail_overdue(job: EvaluationJob) -> int:
-        job_end(
-            job_id=job.pk,
-            status=EvaluationJob.Status.FAILED,
-            error=f"stuck: not finished {limit // 60} minutes after it was queued "
-            f"({job.done} of {job.total} captions scored)",
-        )
-        return 1
-
-    def finalise(job: EvaluationJob) -> int:
-        if JobBatch.objects.filter(job=job).exclude(status=JobBatch.Status.DONE).exists():
-            return 0
-        job_finalize(job_id=job.pk)
-        return 1
-
-    def unstick(batch: JobBatch) -> int:
-        if batch.attempts >= settings.CAPBENCH_BATCH_ATTEMPTS:
-            batch_attempt_failed(batch_id=batch.pk, error="stuck past the task time limit", final=True)
-            return 1
-        moved = JobBatch.objects.filter(
-            pk=batch.pk, status=JobBatch.Status.RUNNING, started_at=batch.started_at
-        ).update(status=JobBatch.Status.QUEUED, error="stuck past the task time limit")
-        return batches_enqueue(job_id=batch.job_id, only_ids=[batch.pk]) if moved else 0
-
-    def resend(job_id: int) -> int:
-        stale = undelivered.filter(job_id=job_id).values_list("pk", flat=True)
-        return batches_enqueue(job_id=job_id, only_ids=list(stale))
-
-    _each(open_jobs.filter(queued_at__lt=now - timedelta(seconds=limit)), fail_overdue, counts, "failed")
-    _each(list(open_jobs.all()), finalise, counts, "finalised")
+    overdue = open_jobs.filter(queued_at__lt=now - timedelta(seconds=settings.CAPBENCH_JOB_TIME_LIMIT))
+    _each(overdue, _fail_overdue, counts, "failed")
+    _each(list(open_jobs.all()), _finalise, counts, "finalised")
     stuck = JobBatch.objects.filter(
         status=JobBatch.Status.RUNNING,
         job__in=open_jobs,
         started_at__lt=now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60),
     )
-    _each(list(stuck), unstick, counts, "requeued")
+    _each(list(stuck), _unstick, counts, "requeued")
     # Held by a worker whose heartbeat stopped (killed, or its machine gone): another takes them now.
     running = JobBatch.objects.filter(
         status=JobBatch.Status.RUNNING,
@@ -117,19 +95,62 @@ def _sweep(now) -> dict[str, int]:
         started_at__lt=now - timedelta(seconds=settings.CAPBENCH_WORKER_HEARTBEAT),
     ).exclude(pk__in=[batch.pk for batch in stuck])
     orphaned = [batch for batch in running if not heartbeat.alive(batch.holder)]
-    _each(orphaned, unstick, counts, "requeued")
-    undelivered = JobBatch.objects.filter(job__in=open_jobs, status=JobBatch.Status.QUEUED).filter(
-        Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - timedelta(seconds=settings.CAPBENCH_BATCH_RESEND_AFTER))
-    )
-    _each(set(undelivered.values_list("job_id", flat=True)), resend, counts, "resent")
-    # Submissions settle theirs here ("settled"): submissions.signals.settle_submissions.
-    jobs_swept.send(
-        sender=EvaluationJob, counts=counts, each=lambda items, action, key: _each(items, action, counts, key)
-    )
-    _each([None], lambda _: metrics_sync() and 0, counts, "rescoring")
-    _each([None], lambda _: len(versions_rescore()), counts, "rescoring")
+    _each(orphaned, _unstick, counts, "requeued")
+    _each(_undelivered(open_jobs, now).items(), _resend, counts, "resent")
+    _once(_rescore, counts, "rescoring")
     # Numbers kept under an older definition of a system's number (an upgrade): a slice per sweep.
-    _each([None], lambda _: len(system_numbers_refresh()), counts, "renumbered")
+    _once(lambda: len(system_numbers_refresh()), counts, "renumbered")
     # Correlations made under a protocol version no longer current: a few (dataset, metric) a sweep.
-    _each([None], lambda _: len(correlations_refresh_stale()), counts, "renumbered")
+    _once(lambda: len(correlations_refresh_stale()), counts, "renumbered")
     return counts
+
+
+def _fail_overdue(job: EvaluationJob) -> int:
+    job_end(
+        job_id=job.pk,
+        status=EvaluationJob.Status.FAILED,
+        error=f"stuck: not finished {settings.CAPBENCH_JOB_TIME_LIMIT // 60} minutes after it was queued "
+        f"({job.done} of {job.total} captions scored)",
+    )
+    return 1
+
+
+def _finalise(job: EvaluationJob) -> int:
+    if JobBatch.objects.filter(job=job).exclude(status=JobBatch.Status.DONE).exists():
+        return 0
+    job_finalize(job_id=job.pk)
+    return 1
+
+
+def _unstick(batch: JobBatch) -> int:
+    if batch.attempts >= settings.CAPBENCH_BATCH_ATTEMPTS:
+        batch_attempt_failed(batch_id=batch.pk, error="stuck past the task time limit", final=True)
+        return 1
+    moved = JobBatch.objects.filter(pk=batch.pk, status=JobBatch.Status.RUNNING, started_at=batch.started_at).update(
+        status=JobBatch.Status.QUEUED, error="stuck past the task time limit"
+    )
+    return batches_enqueue(job_id=batch.job_id, only_ids=[batch.pk]) if moved else 0
+
+
+def _undelivered(open_jobs, now) -> dict[int, list[int]]:
+    """Per open job, its queued batches never sent or sent too long ago (the broker lost them)."""
+    resend_before = now - timedelta(seconds=settings.CAPBENCH_BATCH_RESEND_AFTER)
+    batches = JobBatch.objects.filter(job__in=open_jobs, status=JobBatch.Status.QUEUED).filter(
+        Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=resend_before)
+    )
+    undelivered: dict[int, list[int]] = {}
+    for batch_id, job_id in batches.values_list("pk", "job_id"):
+        undelivered.setdefault(job_id, []).append(batch_id)
+    return undelivered
+
+
+def _resend(job_batches: tuple[int, list[int]]) -> int:
+    job_id, batch_ids = job_batches
+    return batches_enqueue(job_id=job_id, only_ids=batch_ids)
+
+
+def _rescore() -> int:
+    """Record the registry's metrics first (a new version; a metric whose weights arrived becomes
+    available), then plan the caption sets they leave unscored (planning.versions_rescore)."""
+    metrics_sync()
+    return len(versions_rescore())

@@ -1,13 +1,21 @@
-"""Scoring tells the layers above it that a job ended through one signal; the order of its receivers
-is part of the behaviour: a submission's status is settled before its dataset's board is rebuilt
-(the board reads that status)."""
+"""Scoring's signals are notices whose receivers run in any order: `job_ended`'s two (submissions
+settle the submission's status, leaderboards rebuild the dataset's board) do not depend on each
+other, because the board reads none of what settling writes."""
 
-from scoring.events import job_ended
-from scoring.models import EvaluationJob
+import pytest
+
+from leaderboards.snapshots import board_build
+from submissions.models import Submission
+
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_submissions_settle_before_the_board_is_rebuilt():
-    sync_receivers, _ = job_ended._live_receivers(EvaluationJob)
-    modules = [receiver.__module__ for receiver in sync_receivers]
-    assert "submissions.signals" in modules and "leaderboards.signals" in modules, modules
-    assert modules.index("submissions.signals") < modules.index("leaderboards.signals"), modules
+def test_the_board_reads_nothing_that_settling_a_submission_writes(scored_submission, demo_dataset, captioner):
+    submission = scored_submission(captioner, demo_dataset, ["rouge_l"])
+    assert Submission.objects.get(pk=submission.pk).status == "done"
+    settled = board_build(demo_dataset)
+    [row] = [row for row in settled["rows"] if row["system"]["id"] == submission.system_id]
+    assert row["cells"]["rouge_l"]["state"] == "value"
+    # As leaderboards' receiver would find it if it ran before submissions' receiver.
+    Submission.objects.filter(pk=submission.pk).update(status="running", error="", finished_at=None)
+    assert board_build(demo_dataset) == settled

@@ -5,7 +5,6 @@ mail server fails."""
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -15,15 +14,16 @@ from django.core import mail
 from django.db import connections, transaction
 
 import tests.platform.scoring.plugins  # noqa: F401  (test_words and friends)
-from catalog.models import Item
+from catalog.uploads.services import upload_withdraw
 from scoring.models import EvaluationJob
-from scoring.services import reaper
 from scoring.services.finalize import job_finalize
 from scoring.services.lifecycle import job_end
 from submissions.models import Submission
 from submissions.notifications import outcome_notice_claim
-from submissions.services import MethodInfo, submission_create, submission_plan, submission_refresh, submission_withdraw
-from tests.platform.scoring.inline import run_jobs
+from submissions.services import SUBMISSIONS, submission_refresh
+from submissions.sweep import submissions_sweep
+from tests.platform.factories import UserFactory
+from tests.platform.scoring.inline import run_jobs, submit_planned
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SITE = "https://capbench.example"
@@ -36,24 +36,8 @@ def site(settings):
 
 
 @pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("owner", "owner@example.org", "a long test password")
-
-
-def submit(owner, dataset, metrics, name="Word counter") -> Submission:
-    entries = [
-        {"image_id": item.external_id, "caption": f"a dog {item.pk}"} for item in Item.objects.filter(dataset=dataset)
-    ]
-    submission = submission_create(
-        owner=owner,
-        dataset=dataset,
-        file_name="r.json",
-        content=json.dumps(entries).encode(),
-        method=MethodInfo(name),
-        metrics=metrics,
-    )
-    submission_plan(submission_id=submission.pk)
-    return submission
+def owner():
+    return UserFactory(username="owner", email="owner@example.org")
 
 
 def jobs_of(submission: Submission, slug: str):
@@ -62,19 +46,19 @@ def jobs_of(submission: Submission, slug: str):
 
 def settle_again(submission: Submission) -> None:
     """Every way the final status is settled, once more: the job's finalisation and end, the
-    submission's refresh and the reaper's sweep."""
+    submission's refresh and the periodic sweep (submissions.sweep)."""
     for job in submission.jobs():
         job_finalize(job_id=job.pk)
         job_end(job_id=job.pk, status=EvaluationJob.Status.DONE)
     submission_refresh(submission_id=submission.pk)
     Submission.objects.filter(pk=submission.pk).update(status=Submission.Status.RUNNING)  # as if never settled
-    reaper.jobs_reap()
+    assert submissions_sweep()["settled"] == 1
     submission_refresh(submission_id=submission.pk)
 
 
 def test_a_finished_submission_mails_its_owner_once(demo_dataset, owner):
     # a line separator: no control character (those are refused), yet a line break in a header
-    submission = submit(owner, demo_dataset, ["test_words"], name="Word \u2028counter  v2")
+    submission = submit_planned(owner, demo_dataset, metrics=["test_words"], name="Word \u2028counter  v2")
     assert mail.outbox == []
     run_jobs(submission.jobs())
     submission.refresh_from_db()
@@ -84,7 +68,8 @@ def test_a_finished_submission_mails_its_owner_once(demo_dataset, owner):
     assert message.to == ["owner@example.org"]
     assert message.subject == 'CapBench: "Word counter v2" on Demo is scored'
     assert f"{SITE}/submissions/{submission.pk}/" in message.body
-    assert "has finished" in message.body and "Status: finished" in message.body
+    assert "has finished" in message.body
+    assert "Status: finished" in message.body
     assert '"Word \u2028counter  v2" on Demo' in message.body  # the name as given, unescaped
 
     settle_again(submission)
@@ -93,7 +78,7 @@ def test_a_finished_submission_mails_its_owner_once(demo_dataset, owner):
 
 
 def test_a_failed_submission_mails_its_owner_once(demo_dataset, owner):
-    submission = submit(owner, demo_dataset, ["test_words", "test_broken"], name="Half broken")
+    submission = submit_planned(owner, demo_dataset, metrics=["test_words", "test_broken"], name="Half broken")
     run_jobs(jobs_of(submission, "test_words"))
     assert mail.outbox == []  # one job is still open
     broken = jobs_of(submission, "test_broken").get()
@@ -102,7 +87,8 @@ def test_a_failed_submission_mails_its_owner_once(demo_dataset, owner):
     assert len(mail.outbox) == 1
     message = mail.outbox[0]
     assert message.subject == 'CapBench: "Half broken" on Demo failed'
-    assert "has failed" in message.body and f"{SITE}/submissions/{submission.pk}/" in message.body
+    assert "has failed" in message.body
+    assert f"{SITE}/submissions/{submission.pk}/" in message.body
     assert "boom" not in message.body  # the reason is on the page, for whoever may see it
 
     job_end(job_id=broken.pk, status=EvaluationJob.Status.FAILED, error="boom again")
@@ -112,7 +98,7 @@ def test_a_failed_submission_mails_its_owner_once(demo_dataset, owner):
 
 
 def test_an_outcome_reached_again_is_not_announced_again_but_a_different_one_is(demo_dataset, owner):
-    submission = submit(owner, demo_dataset, ["test_words"])
+    submission = submit_planned(owner, demo_dataset, metrics=["test_words"])
     run_jobs(submission.jobs())
     assert len(mail.outbox) == 1
     # A re-scoring takes it through "running" and back to "finished": nothing new to say.
@@ -126,7 +112,7 @@ def test_an_outcome_reached_again_is_not_announced_again_but_a_different_one_is(
 
 
 def test_claims_racing_for_one_outcome_send_one_mail(demo_dataset, owner):
-    submission = submit(owner, demo_dataset, ["test_words"])
+    submission = submit_planned(owner, demo_dataset, metrics=["test_words"])
     Submission.objects.filter(pk=submission.pk).update(status=Submission.Status.DONE)
     count = 8
     start = threading.Barrier(count)
@@ -145,7 +131,7 @@ def test_claims_racing_for_one_outcome_send_one_mail(demo_dataset, owner):
 
 
 def test_a_rolled_back_outcome_announces_nothing(demo_dataset, owner):
-    submission = submit(owner, demo_dataset, ["test_words"])
+    submission = submit_planned(owner, demo_dataset, metrics=["test_words"])
     with pytest.raises(RuntimeError), transaction.atomic():
         Submission.objects.filter(pk=submission.pk).update(status=Submission.Status.DONE)
         assert outcome_notice_claim(submission_id=submission.pk, status=Submission.Status.DONE)
@@ -156,12 +142,12 @@ def test_a_rolled_back_outcome_announces_nothing(demo_dataset, owner):
 
 
 def test_a_withdrawn_submission_gets_no_mail(demo_dataset, owner):
-    submission = submit(owner, demo_dataset, ["test_words"])
-    submission_withdraw(submission=submission)
+    submission = submit_planned(owner, demo_dataset, metrics=["test_words"])
+    upload_withdraw(upload=submission, kind=SUBMISSIONS)
     for job in submission.jobs():
         job_end(job_id=job.pk, status=EvaluationJob.Status.DONE)
     submission_refresh(submission_id=submission.pk)
-    reaper.jobs_reap()
+    assert submissions_sweep()["settled"] == 0
     assert not outcome_notice_claim(submission_id=submission.pk, status=Submission.Status.DONE)
     assert not outcome_notice_claim(submission_id=submission.pk, status=Submission.Status.WITHDRAWN)
     assert Submission.objects.get(pk=submission.pk).status == "withdrawn"
@@ -169,8 +155,8 @@ def test_a_withdrawn_submission_gets_no_mail(demo_dataset, owner):
 
 
 def test_an_owner_without_an_address_gets_no_mail(demo_dataset, django_user_model):
-    owner = django_user_model.objects.create_user("quiet", password="a long test password")
-    submission = submit(owner, demo_dataset, ["test_words"])
+    owner = UserFactory(username="quiet")
+    submission = submit_planned(owner, demo_dataset, metrics=["test_words"])
     run_jobs(submission.jobs())
     assert Submission.objects.get(pk=submission.pk).status == "done"
     assert mail.outbox == []
@@ -180,11 +166,12 @@ def test_a_failing_mail_server_does_not_stop_the_status_change(demo_dataset, own
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", 1, 2  # nothing listens
     settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
-    submission = submit(owner, demo_dataset, ["test_words"])
+    submission = submit_planned(owner, demo_dataset, metrics=["test_words"])
     with caplog.at_level(logging.ERROR, logger="submissions.notifications"):
         run_jobs(submission.jobs())
     submission.refresh_from_db()
-    assert submission.status == "done" and submission.finished_at is not None
+    assert submission.status == "done"
+    assert submission.finished_at is not None
     assert all(job.status == "done" for job in submission.jobs())
     failures = [r for r in caplog.records if r.name == "submissions.notifications"]
     assert len(failures) == 1 and "was not sent" in failures[0].getMessage() and failures[0].exc_info
