@@ -97,7 +97,7 @@ class AlphaClip(LazyModel):
 
     def _add_alpha(self, conv, inputs, output):
         """conv1's forward hook: the RGB patch embedding plus the alpha convolution of the current masks."""
-        if self._alpha is None:
+        if self._alpha is None or self._alpha_conv is None:  # (the conv is set before the hook)
             return output
         return output + self._alpha_conv(self._alpha.to(output.dtype))
 

@@ -73,7 +73,9 @@ class Segmenter(LazyModel):
         from transformers import SamModel, SamProcessor
 
         processor = SamProcessor.from_pretrained(self.sam.folder)
-        return (processor, SamModel.from_pretrained(self.sam.folder).to(self.device).eval())
+        model = SamModel.from_pretrained(self.sam.folder)
+        # transformers wraps PreTrainedModel.to with functools.wraps, which typeshed types unbound
+        return (processor, model.to(self.device).eval())  # type: ignore[arg-type]
 
     @in_use
     def regions(self, picture, *, prompts_per_pass: int = 64) -> Regions:

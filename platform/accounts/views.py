@@ -27,6 +27,7 @@ from accounts.services import closing, exports, two_factor
 from accounts.services import signup as signups
 from plumbing.http import AuthenticatedHttpRequest
 from plumbing.limits import limited
+from plumbing.refusals import FormPage
 
 login_view = never_cache(limited_login(auth_views.LoginView.as_view(template_name="accounts/login.html")))
 WRONG_CODE = "That code is not right, or was used already: give the one your app shows now."
@@ -51,14 +52,14 @@ def signup(request: HttpRequest) -> HttpResponse:
     """Every valid form is answered with the same page, whether or not the address has an account
     (accounts.services.signup); a user name already taken is a form error (user names are public)."""
     form: SignUpForm = SignUpForm(request.POST or None)
+    page = FormPage(
+        request, "accounts/signup.html", {"form": form, "next": safe_next(request, "")}, form=form, status=200
+    )
     if request.method == "POST" and form.is_valid():
-        try:
+        with page.refusals():  # AccountRefused: the form's error on its field
             signups.account_create(form=form, next_url=safe_next(request, ""))
-        except signups.AccountRefused as refusal:
-            form.add_error(refusal.field, refusal.message)
-        else:
             return redirect("accounts:signup_sent")
-    return render(request, "accounts/signup.html", {"form": form, "next": safe_next(request, "")})
+    return page.response()
 
 
 def signup_sent(request: HttpRequest) -> HttpResponse:
@@ -67,17 +68,17 @@ def signup_sent(request: HttpRequest) -> HttpResponse:
 
 def signup_confirm(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     """The link in the confirmation mail: a page with one button (a mail scanner's GET confirms
-    nothing), whose POST makes the account and leads to the sign-in form."""
-    try:
+    nothing), whose POST makes the account and leads to the sign-in form. A link that makes no
+    account (LinkRefused) is a page saying why, answered 200 as the others are."""
+    page = FormPage(request, "accounts/signup_confirm.html", status=200)
+    with page.refusals():
         if request.method == "POST":
             user, next_url = signups.signup_confirm(uidb64=uidb64, token=token)
             messages.success(request, f"Your address is confirmed, {user.get_username()}: log in.")
             query = urlencode({"next": next_url}) if _inside(request, next_url) else ""
             return redirect(reverse("accounts:login") + (f"?{query}" if query else ""))
-        pending = signups.pending_signup(uidb64, token)
-    except signups.LinkRefused as refusal:
-        return render(request, "accounts/signup_confirm.html", {"refused": refusal.reason})
-    return render(request, "accounts/signup_confirm.html", {"username": pending.username})
+        page.context["username"] = signups.pending_signup(uidb64, token).username
+    return page.response()
 
 
 # Password reset: Django's views with our pages. Asking for a link is limited per address (429) and
@@ -146,15 +147,13 @@ def data_export(request: AuthenticatedHttpRequest) -> HttpResponseBase:
 def account_delete(request: AuthenticatedHttpRequest) -> HttpResponse:
     page = account_page(user=request.user)
     form = AccountDeleteForm(request.user, request.POST or None)
+    shown = FormPage(request, "accounts/delete.html", {"page": page, "form": form}, form=form, status=200)
     if request.method == "POST" and form.is_valid():
-        try:
+        with shown.refusals():  # ClosingRefused: the form's error, saying why
             closing.account_delete(user=request.user, keep_public=form.keep_public)
-        except closing.ClosingRefused as refusal:
-            form.add_error(None, str(refusal))
-        else:
             logout(request)
             return redirect("accounts:deleted")
-    return render(request, "accounts/delete.html", {"page": page, "form": form})
+    return shown.response()
 
 
 def account_deleted(request: HttpRequest) -> HttpResponse:

@@ -6,6 +6,8 @@ from django.db import connection, transaction
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import Cursor, CursorPagination, LimitOffsetPagination
 
+from scoring.models import Score
+
 MAX_OFFSET = 10_000_000
 # The largest value of a PostgreSQL bigint (every primary key here is a BigAutoField).
 MAX_ID = 2**63 - 1
@@ -59,7 +61,7 @@ class ScoreCursor(CursorPagination):
             )
         with transaction.atomic(), connection.cursor() as database:
             database.execute("SET LOCAL enable_sort = off")
-            page = super().paginate_queryset(queryset, request, view)  # (a list: the query ran)
+            page: list[Score] | None = super().paginate_queryset(queryset, request, view)  # (a list: the query ran)
             # SET LOCAL lasts until the outermost transaction ends, not this block when it is a
             # savepoint (a test's transaction): every later query would be planned without sorts,
             # at a cost past jit_above_cost, and JIT-compiled (0.1-0.5 s each). On an error the

@@ -82,7 +82,7 @@ class SystemSerializer(serializers.ModelSerializer):
         fields = ["id", "slug", "name", "kind", "dataset", "is_baseline", "description"]
 
 
-class StaffOnlyErrors:
+class StaffOnlyErrors(serializers.Serializer):
     """A field holding the server's own words (paths of the model store, settings, commands): staff
     read it; anyone else reads `plain_error` in its place. `error_field` names it: a submission's
     error (its jobs' errors joined), a metric's unavailable reason. (A score's own error says what

@@ -5,23 +5,10 @@ limited action whose counter cannot be reached (Redis down: plumbing.limits.FAIL
 
 from __future__ import annotations
 
-from rest_framework import status
-from rest_framework.exceptions import APIException
 from rest_framework.throttling import BaseThrottle
 
 from plumbing import limits
-
-
-class LimitsUnavailable(APIException):
-    """503: the counters cannot be reached, so the action is refused for now (DRF's handler sends
-    `wait` as `Retry-After`)."""
-
-    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    default_code = "limits_unavailable"
-
-    def __init__(self, wait: int) -> None:
-        super().__init__(limits.unavailable_message(wait))
-        self.wait = wait
+from plumbing.limits import LimitsUnavailable
 
 
 class _Limit(BaseThrottle):

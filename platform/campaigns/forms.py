@@ -54,7 +54,9 @@ class CampaignForm(forms.Form):
 
     def __init__(self, *args, systems, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["systems"].queryset = systems
+        field = self.fields["systems"]
+        assert isinstance(field, forms.ModelMultipleChoiceField)  # (declared above)
+        field.queryset = systems
 
     def clean_slug(self) -> str:
         """The slug given, else one made from the title (as static/js/campaign-slug.js shows it)."""

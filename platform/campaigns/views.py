@@ -17,10 +17,9 @@ from campaigns.forms import CampaignForm
 from campaigns.models import Annotation, Campaign
 from campaigns.pictures import dataset_pictures, picture_served, task_picture_shown
 from campaigns.rubrics import dimension_of
-from campaigns.services.answers import AnswerRefused, annotation_answer
-from campaigns.services.assignment import NotAllowed, may_annotate, task_next
+from campaigns.services.answers import annotation_answer
+from campaigns.services.assignment import may_annotate, task_next
 from campaigns.services.creation import (
-    CampaignRefused,
     CampaignSpec,
     campaign_board_set,
     campaign_create,
@@ -34,6 +33,7 @@ from catalog.models import Dataset, System
 from catalog.visibility import references_visible
 from plumbing import storage
 from plumbing.limits import client_address, limited
+from plumbing.refusals import FormPage, refusal_noted
 
 
 def campaign_list(request: HttpRequest) -> HttpResponse:
@@ -106,45 +106,36 @@ def annotate(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect(f"{reverse('accounts:login')}?next={request.path}")
     if request.method == "GET":  # a POST's address is remembered by campaigns.middleware
         address_seen(user_id=request.user.pk, address=client_address(request))
-    problems: dict[str, str] = {}
-    status = 200
+    page = FormPage(request, "campaigns/annotate.html", {"campaign": campaign})
+    chosen = {key[len("dim-") :]: value for key, value in request.POST.items() if key.startswith("dim-")}
     if request.method == "POST":
         try:
             task_id = int(request.POST.get("task", ""))
         except ValueError:
             task_id = 0
-        values = {key[len("dim-") :]: value for key, value in request.POST.items() if key.startswith("dim-")}
-        try:
+        with page.refusals():  # AnswerRefused: 400, the next task with the problems
             annotation_answer(
                 annotation_id=task_id,
                 annotator=request.user,
-                values=values,
+                values=chosen,
                 winner=request.POST.get("winner", ""),
                 skip="skip" in request.POST,
                 campaign_id=campaign.pk,
             )
-        except AnswerRefused as error:
-            problems, status = error.problems, 400
-        else:
             return redirect("campaigns:annotate", slug=campaign.slug)
-    try:
+    with page.refusals():  # NotAllowed: 403, the page says why and nothing else
         task = task_next(campaign=campaign, annotator=request.user)
-    except NotAllowed as error:
-        return render(request, "campaigns/annotate.html", {"campaign": campaign, "refused": str(error)}, status=403)
-    chosen = {key[len("dim-") :]: value for key, value in request.POST.items() if key.startswith("dim-")}
-    context = {
-        "campaign": campaign,
-        "task": task,
-        # Each dimension with the value chosen before a refused answer (kept, not asked again).
-        "rubric": [(dimension, chosen.get(dimension.key, "")) for dimension in map(dimension_of, campaign.rubric)],
-        # Served under the task's own opaque name: nothing on the page names the item or its file.
-        "picture": task_picture_shown(task) if task is not None else None,
-        "problems": problems,
-        "progress": _progress(campaign, request.user),
-        # Nothing to give: why, when the rules leave this annotator nothing at all (not merely done).
-        "nothing": annotator_reach(campaign, request.user.pk).nothing if task is None else "",
-    }
-    return render(request, "campaigns/annotate.html", context, status=status)
+        page.context |= {
+            "task": task,
+            # Each dimension with the value chosen before a refused answer (kept, not asked again).
+            "rubric": [(dimension, chosen.get(dimension.key, "")) for dimension in map(dimension_of, campaign.rubric)],
+            # Served under the task's own opaque name: nothing on the page names the item or its file.
+            "picture": task_picture_shown(task) if task is not None else None,
+            "progress": _progress(campaign, request.user),
+            # Nothing to give: why, when the rules leave this annotator nothing at all (not merely done).
+            "nothing": annotator_reach(campaign, request.user.pk).nothing if task is None else "",
+        }
+    return page.response()
 
 
 @never_cache
@@ -176,7 +167,8 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
         return render(request, "campaigns/new.html", {"datasets": datasets})
     systems = System.objects.filter(pk__in=[system.pk for system in campaign_systems_allowed(dataset)])
     form = CampaignForm(request.POST or None, systems=systems.order_by("name"))
-    problems: dict[str, str] = {}
+    context = {"datasets": datasets, "dataset": dataset, "form": form, "pictures": dataset_pictures(dataset)}
+    page = FormPage(request, "campaigns/new.html", context)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         spec = CampaignSpec(
@@ -196,22 +188,11 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
             gold_minimum=data["gold_minimum"],
             exclude_flagged=data["exclude_flagged"],
         )
-        try:
+        with page.refusals():
             campaign = campaign_create(spec=spec, created_by=request.user)
-        except CampaignRefused as error:
-            problems = error.problems
-        else:
             messages.success(request, f"The campaign {campaign.title} is open.")
             return redirect("campaigns:detail", slug=campaign.slug)
-    status = 400 if request.method == "POST" else 200
-    context = {
-        "datasets": datasets,
-        "dataset": dataset,
-        "form": form,
-        "problems": problems,
-        "pictures": dataset_pictures(dataset),
-    }
-    return render(request, "campaigns/new.html", context, status=status)
+    return page.response()
 
 
 @staff_member_required
@@ -222,11 +203,8 @@ def campaign_status(request: HttpRequest, slug: str) -> HttpResponse:
     wanted = request.POST.get("status", "")
     if wanted not in Campaign.Status.values:
         return HttpResponse("status: open or closed", status=400, content_type="text/plain")
-    try:
+    with refusal_noted(request, before=f"The campaign stays {campaign.status}: ", after="."):
         campaign_status_set(campaign=campaign, status=wanted)
-    except CampaignRefused as error:
-        messages.error(request, f"The campaign stays {campaign.status}: {'; '.join(error.problems.values())}.")
-    else:
         messages.success(request, f"The campaign is {wanted}.")
     return redirect("campaigns:detail", slug=campaign.slug)
 

@@ -22,8 +22,10 @@ Every page, API endpoint, export, download, search, chart and count reads throug
 methods built on `visible_q` (`Dataset.objects.visible_to`, `System.objects.visible_to`,
 `Caption.objects.visible_to`, `Submission.objects.visible_to`, `Score.objects.visible_to`). The rule
 is written once, here, as a Q over a path to the submission, so each model applies it through its
-own relation (`system__submission__…` for a caption). Catalog names the submission fields by string
-and never imports the submissions app.
+own relation (`system__submission__…` for a caption). A submission of either kind (a captioner's, a
+metric's) is an `OwnedUpload` (catalog/uploads/models.py): the fields the rule reads (`owner`,
+`is_public`, `status`) are that abstract model's, each named once below (`owned_q`, `published_q`,
+`withdrawn_q`).
 
 Blind annotation (docs/human-evaluation.md, "Blind annotation"): while a live campaign is open, the
 captions of its systems are not read one by one, with their image and their system, by anyone but
@@ -40,7 +42,7 @@ from collections.abc import Iterable
 
 from django.db.models import Q
 
-WITHDRAWN = "withdrawn"  # Submission.Status.WITHDRAWN, named here so catalog stays below submissions
+WITHDRAWN = "withdrawn"  # OwnedUpload.WITHDRAWN: every kind's Status.WITHDRAWN
 OPEN_CAMPAIGN = "open"  # campaigns.Campaign.Status.OPEN, named here so catalog stays below campaigns
 
 
@@ -49,8 +51,18 @@ def is_staff(viewer) -> bool:
 
 
 def withdrawn_q(*, to_submission: str = "") -> Q:
-    """Withdrawn submissions, over the path `to_submission` ("" on Submission itself)."""
+    """Withdrawn submissions of either kind, over the path `to_submission` ("" on one itself)."""
     return Q(**{f"{to_submission}status": WITHDRAWN})
+
+
+def published_q(*, to_submission: str = "") -> Q:
+    """Submissions of either kind that are public and not withdrawn, over the path `to_submission`."""
+    return Q(**{f"{to_submission}is_public": True}) & ~withdrawn_q(to_submission=to_submission)
+
+
+def owned_q(viewer, *, to_submission: str = "") -> Q:
+    """Submissions of either kind that `viewer` (signed in) owns, over the path `to_submission`."""
+    return Q(**{f"{to_submission}owner": viewer})
 
 
 def submitted_q(*, to_system: str = "") -> Q:
@@ -59,12 +71,13 @@ def submitted_q(*, to_system: str = "") -> Q:
 
 
 def submission_q(viewer, *, to_submission: str = "") -> Q:
-    """The submissions `viewer` may see, over the path `to_submission` ("" on Submission itself)."""
+    """The submissions of either kind `viewer` may see, over the path `to_submission` ("" on one
+    itself): the published ones, the viewer's own, every one for staff."""
     if is_staff(viewer):
         return Q()
-    visible = Q(**{f"{to_submission}is_public": True}) & ~withdrawn_q(to_submission=to_submission)
+    visible = published_q(to_submission=to_submission)
     if viewer is not None and viewer.is_authenticated:
-        visible |= Q(**{f"{to_submission}owner": viewer})
+        visible |= owned_q(viewer, to_submission=to_submission)
     return visible
 
 
@@ -98,7 +111,7 @@ def caption_q(viewer, *, blinded: Iterable[int], to_system: str = "") -> Q:
         return Q()
     shown = visible_q(viewer, to_system=to_system) & ~Q(**{f"{to_system}id__in": list(blinded)})
     if viewer is not None and viewer.is_authenticated:
-        shown |= Q(**{f"{to_system}submission__owner": viewer})
+        shown |= owned_q(viewer, to_submission=f"{to_system}submission__")
     return shown
 
 
@@ -132,7 +145,7 @@ def score_q(viewer, *, blinded: Iterable[int], to_score: str = "") -> Q:
 
 def metric_q(viewer, *, to_metric: str = "") -> Q:
     """Metrics (or rows reached through `to_metric`) that `viewer` may see: the built-in ones and the
-    visible metric submissions' (a submitted metric's `submission` has the fields a submission has)."""
+    visible metric submissions' (a `MetricSubmission` is an `OwnedUpload`, as a `Submission` is)."""
     if is_staff(viewer):
         return Q()
     builtin = Q(**{f"{to_metric}submission__isnull": True})

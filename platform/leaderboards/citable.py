@@ -23,6 +23,7 @@ from leaderboards.metric_board import LEVELS, PROTOCOLS, MetricBoardQuery
 from leaderboards.models import CitableSnapshot
 from leaderboards.snapshots import board_refresh
 from plumbing import bibtex
+from plumbing.errors import ApplicationError
 from plumbing.spreadsheets import spreadsheet_row
 from scoring.models import CorrelationResult, Metric
 from scoring.shown import Shown
@@ -32,7 +33,7 @@ CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # (a NUL is no text P
 WITHDRAWN = "(withdrawn or made private since)"
 
 
-class FreezeRefused(ValueError):
+class FreezeRefused(ApplicationError, ValueError):
     """A board that cannot be frozen (a private dataset's), in words for the page."""
 
 

@@ -3,7 +3,6 @@ does the work). A captioner board's snapshots are shown to whoever may see its d
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -13,6 +12,7 @@ from catalog.models import Dataset
 from leaderboards import citable
 from leaderboards.models import CitableSnapshot
 from plumbing.limits import limited
+from plumbing.refusals import refusal_noted
 
 
 def _board(request: HttpRequest, slug: str | None) -> Dataset | None:
@@ -97,11 +97,9 @@ def snapshot_csv_download(request: HttpRequest, number: int, slug: str | None = 
 def snapshot_freeze_view(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     """Staff: freeze the board as its next snapshot (an optional `note`: what it is for)."""
     dataset = _board(request, slug)
-    try:
+    with refusal_noted(request):  # FreezeRefused: said on the list of snapshots
         snapshot = citable.snapshot_freeze(
             dataset=dataset, by=request.user.get_username(), note=request.POST.get("note", "")
         )
-    except citable.FreezeRefused as error:
-        messages.error(request, str(error))
-        return redirect(citable.list_url(dataset))
-    return redirect(citable.snapshot_url(snapshot))
+        return redirect(citable.snapshot_url(snapshot))
+    return redirect(citable.list_url(dataset))

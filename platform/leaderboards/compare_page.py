@@ -58,7 +58,6 @@ class ComparePage:
     a: str | None  # the slugs asked for
     b: str | None
     found: Comparison | None = None
-    problem: str = ""
     references_shown: bool = True
     order: str = EXPLORER_ORDERS[0]
     explorable: list[Column] = field(default_factory=list)

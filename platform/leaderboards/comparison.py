@@ -20,6 +20,7 @@ from evaluation.metaeval.system_value import ImageTotals, paired_system_differen
 from leaderboards.caching import deployment_digest, kept_get, kept_set
 from leaderboards.columns import Column
 from leaderboards.snapshots import board_payload, digest_of
+from plumbing.errors import ApplicationError
 from scoring.models import Score
 from scoring.selectors import system_values_shown
 from scoring.services.numbers import metric_aggregation, totals_of
@@ -30,7 +31,7 @@ EXPLORER_PAGE = 20
 EXPLORER_ORDERS = ("differ", "people")
 
 
-class SystemsNotComparable(ValueError):
+class SystemsNotComparable(ApplicationError, ValueError):
     """The two systems asked for cannot be compared (named in plain words)."""
 
 

@@ -24,6 +24,7 @@ from django.db.models import Avg, Exists, F, OuterRef, QuerySet
 from catalog.models import Caption, Dataset, Item, Judgment, PairJudgment
 from catalog.visibility import own_q, references_q
 from leaderboards.items import Reading
+from plumbing.errors import NotFound
 from scoring.models import CorrelationResult, EvaluationJob, Metric, MetricVersion, Score
 
 PER_PAGE = 20
@@ -296,6 +297,17 @@ class Disagreements:
         return self.dataset is not None and self.dataset.kind in PAIRED
 
 
+def _dataset_shown(scored: list[Dataset], slug: str | None, viewer) -> Dataset | None:
+    """The dataset of `slug` (NotFound where the viewer may not read its judgments), else the first scored."""
+    if not slug:
+        return scored[0] if scored else None
+    chosen = next((dataset for dataset in scored if dataset.slug == slug), None)
+    chosen = chosen or Dataset.objects.visible_to(viewer).filter(references_q(viewer), slug=slug).first()
+    if chosen is None:
+        raise NotFound("no such dataset")
+    return chosen
+
+
 def metric_disagreements(
     *,
     metric: Metric,
@@ -309,14 +321,10 @@ def metric_disagreements(
     """One page of the items of `dataset` (a slug; the first scored dataset when not given) where
     `metric` disagrees most with people in `dimension` (the dataset's people dimension when not one
     of its own), with every metric of `metrics` (the registered ones by default) read on their
-    captions. Raises Dataset.DoesNotExist when the viewer may not see a dataset of that slug, or may
-    not read its judgments (a hidden test set)."""
+    captions. Raises NotFound when the viewer may not see a dataset of that slug, or may not read
+    its judgments (a hidden test set)."""
     found = Disagreements(metric, scored_datasets(metric=metric, viewer=viewer))
-    if dataset:
-        chosen = next((d for d in found.datasets if d.slug == dataset), None)
-        found.dataset = chosen or Dataset.objects.visible_to(viewer).filter(references_q(viewer)).get(slug=dataset)
-    elif found.datasets:
-        found.dataset = found.datasets[0]
+    found.dataset = _dataset_shown(found.datasets, dataset, viewer)
     if found.dataset is None:
         return found
     shown = found.dataset

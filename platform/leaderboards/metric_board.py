@@ -20,6 +20,7 @@ from campaigns.services.results import MEAN, campaign_protocol
 from catalog.models import Dataset
 from evaluation.metaeval.published import published_value
 from leaderboards.columns import Column, metric_board_columns
+from plumbing.errors import ApplicationError, NotFound
 from scoring.models import CorrelationResult, Metric, MetricVersion, ResultsRevision, SignificanceResult
 from scoring.services.correlations import dataset_protocols
 from workbench.models import MetricSubmission
@@ -33,17 +34,17 @@ BY_NAME = "metric"  # `?sort=` naming the metric column (names A to Z); a column
 ORDERS = ("asc", "desc")
 
 
-class UnknownProtocol(ValueError):
+class UnknownProtocol(NotFound, ValueError):
     def __init__(self, protocol: str):
         super().__init__(f"no protocol {protocol!r} ({', '.join(PROTOCOLS[:-1])} or {PROTOCOLS[-1]})")
 
 
-class UnknownFamily(ValueError):
+class UnknownFamily(NotFound, ValueError):
     def __init__(self, family: str):
         super().__init__(f"no metric family {family!r}")
 
 
-class UnknownSort(ValueError):
+class UnknownSort(ApplicationError, ValueError):
     def __init__(self, sort: str):
         super().__init__(
             f"no column {sort[:80]!r} to sort by: {BY_NAME!r}, a dataset's slug or a column's key "

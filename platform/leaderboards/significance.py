@@ -10,11 +10,15 @@ from django.db.models import QuerySet
 
 from catalog.models import Dataset
 from leaderboards.metric_board import column_order
+from plumbing.errors import NotFound
 from scoring.models import CorrelationResult, Metric, SignificanceResult
 
 
-class NoSuchColumn(LookupError):
+class NoSuchColumn(NotFound, LookupError):
     """The protocol, dimension and statistic asked for name no clusters of the dataset."""
+
+    def __init__(self) -> None:
+        super().__init__("no such clusters")
 
 
 @dataclass

@@ -20,16 +20,17 @@ from leaderboards.caching import conditional_response, page_validator
 from leaderboards.captioner import CaptionerBoardPage
 from leaderboards.citations import metric_bibtex
 from leaderboards.compare_page import ComparePage, compare_page, comparison_choices, comparison_for
-from leaderboards.comparison import SystemsNotComparable, systems_for_comparison
+from leaderboards.comparison import systems_for_comparison
 from leaderboards.exports import board_csv_text, board_json
 from leaderboards.home import home_page
 from leaderboards.items import item_page
 from leaderboards.metric_board import BY_NAME, PROTOCOLS, MetricBoardPage, metric_board_query, metric_board_version
 from leaderboards.metric_page import metric_page
 from leaderboards.responses import captioner_board_response, metric_board_text
-from leaderboards.significance import NoSuchColumn, significance_page
+from leaderboards.significance import significance_page
 from leaderboards.systems import system_page
 from plumbing import storage
+from plumbing.refusals import FormPage
 from scoring.models import Metric, Score
 from scoring.services.pictures import picture_name
 from workbench.selectors import private_metric_slugs
@@ -156,17 +157,14 @@ def metric_disagreements(request: HttpRequest, slug: str) -> HttpResponse:
         number = int(request.GET.get("page", "1"))
     except ValueError:
         number = 1
-    try:
-        found = disagreements.metric_disagreements(
-            metric=metric,
-            viewer=request.user,
-            dataset=request.GET.get("dataset"),
-            dimension=request.GET.get("dimension"),
-            page=number,
-            metrics=Metric.objects.listed().visible_to(request.user),
-        )
-    except Dataset.DoesNotExist:
-        raise Http404("no such dataset") from None
+    found = disagreements.metric_disagreements(  # a dataset the viewer may not see: NotFound, a 404
+        metric=metric,
+        viewer=request.user,
+        dataset=request.GET.get("dataset"),
+        dimension=request.GET.get("dimension"),
+        page=number,
+        metrics=Metric.objects.listed().visible_to(request.user),
+    )
     return render(request, "leaderboards/disagreements.html", {"metric": metric, "found": found})
 
 
@@ -202,10 +200,7 @@ def generated_picture(request: HttpRequest, key: str) -> FileResponse:
 
 def significance_detail(request: HttpRequest, slug: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset.objects.visible_to(request.user), slug=slug)
-    try:
-        page = significance_page(dataset, request.user, request.GET)
-    except NoSuchColumn:
-        raise Http404("no such clusters") from None
+    page = significance_page(dataset, request.user, request.GET)  # NoSuchColumn: 404
     return render(
         request,
         "leaderboards/significance.html",
@@ -253,14 +248,13 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
     if not (a or b):
         page.a, page.b = page.default_pair()
         return render(request, "leaderboards/compare.html", {"page": page, "dataset": dataset})
-    try:
+    refused = FormPage(request, "leaderboards/compare.html", {"page": page, "dataset": dataset})
+    with refused.refusals():
         first, second = systems_for_comparison(dataset, a, b, request.user)
-    except SystemsNotComparable as error:
-        page.problem = str(error)
-        return render(request, "leaderboards/compare.html", {"page": page, "dataset": dataset}, status=400)
-    found = comparison_for(request, dataset, first, second)
-    if isinstance(found, HttpResponse):
-        return found
-    page.found = found
-    page = compare_page(page, request.GET, viewer=request.user)
-    return render(request, "leaderboards/compare.html", {"page": page, "dataset": dataset})
+        found = comparison_for(request, dataset, first, second)
+        if isinstance(found, HttpResponse):
+            return found
+        page.found = found
+        page = compare_page(page, request.GET, viewer=request.user)
+        return render(request, "leaderboards/compare.html", {"page": page, "dataset": dataset})
+    return refused.response()

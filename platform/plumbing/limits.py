@@ -30,6 +30,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 
 from plumbing import valkey
+from plumbing.errors import ApplicationError, TooManyRequests, Unavailable
 
 log = logging.getLogger(__name__)
 UNITS = {
@@ -186,17 +187,29 @@ def unavailable_message(retry_after: int) -> str:
     )
 
 
-def too_many(request: HttpRequest, decision: Decision, what: str) -> HttpResponse:
-    """429 with Retry-After: JSON under /api/, else a page saying what was limited and when to retry;
-    503 with Retry-After, the same way, where the counters could not be reached."""
-    message = f"Too many {what}. Try again in {wait_words(decision.retry_after)}."
-    status = 429
+class LimitsUnavailable(Unavailable):
+    """503: the counters cannot be reached, so a limited action is refused for now (fail closed)."""
+
+    def __init__(self, wait: int) -> None:
+        super().__init__(unavailable_message(wait), retry_after=wait)
+
+
+def refusal(decision: Decision, what: str) -> ApplicationError:
+    """What a request the limits refuse is told: 429, or 503 where the counters could not be reached."""
     if decision.unavailable:
-        message, status = unavailable_message(decision.retry_after), 503
+        return LimitsUnavailable(decision.retry_after)
+    message = f"Too many {what}. Try again in {wait_words(decision.retry_after)}."
+    return TooManyRequests(message, retry_after=decision.retry_after)
+
+
+def too_many(request: HttpRequest, decision: Decision, what: str) -> HttpResponse:
+    """The refusal with Retry-After: JSON under /api/ (the API's error body), else a page saying
+    what was limited and when to retry."""
+    refused = refusal(decision, what)
     if request.path.startswith("/api/"):
-        response: HttpResponse = JsonResponse({"detail": message, "retry_after": decision.retry_after}, status=status)
+        response: HttpResponse = JsonResponse(refused.body(), status=refused.status)
     else:
-        response = TemplateResponse(request, "limited.html", {"message": message}, status=status)
+        response = TemplateResponse(request, "limited.html", {"message": str(refused)}, status=refused.status)
         response.render()
     response["Retry-After"] = str(decision.retry_after)
     return response

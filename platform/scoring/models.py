@@ -24,11 +24,19 @@ def protocol_parts(key: str) -> tuple[str, str]:
     return (name, version) if at and slash else ("", "")
 
 
-class ProtocolColumns:
+class ProtocolColumns(models.Model):
     """A row stored under a protocol keeps its key (`protocol`) and, as the columns queries filter
-    on, its name ("paper", "canonical") and version; saving fills the two from the key when not given."""
+    on, its name ("paper", "canonical") and version; saving fills the two from the key when not given.
+    Each subclass declares the three fields (their help texts differ)."""
 
-    def save(self, *args, **kwargs):
+    protocol: str
+    protocol_name: str
+    protocol_version: str
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
         name, version = protocol_parts(self.protocol)
         if name:  # the key decides; a key of another shape keeps the columns as given
             self.protocol_name, self.protocol_version = name, version

@@ -51,7 +51,9 @@ class SubmissionForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        slugs = list(self.fields["dataset"].queryset.values_list("slug", flat=True))
+        field = self.fields["dataset"]
+        assert isinstance(field, DatasetChoice) and field.queryset is not None  # (declared above)
+        slugs = list(field.queryset.values_list("slug", flat=True))
         if self.initial.get("dataset") not in slugs:  # none asked, or one this viewer cannot choose
             self.initial["dataset"] = slugs[0] if slugs else None
 

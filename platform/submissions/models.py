@@ -2,32 +2,26 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import JSONField, Value
 
 from catalog.models import Dataset, System
-from catalog.visibility import submission_q
+from catalog.uploads.models import OwnedUpload
 from scoring.models import EvaluationJob, EvaluationJobQuerySet
 
 
-class SubmissionQuerySet(models.QuerySet["Submission"]):
-    def visible_to(self, viewer) -> SubmissionQuerySet:
-        """Public and not withdrawn, the viewer's own, or every one for staff (catalog.visibility)."""
-        return self.filter(submission_q(viewer))
+class Submission(OwnedUpload):
+    """A captioner's owned upload (its owner, `is_public`, `status` and `visible_to`: OwnedUpload)."""
 
-
-class Submission(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
         DONE = "done", "finished"
         FAILED = "failed"
-        WITHDRAWN = "withdrawn"
+        WITHDRAWN = OwnedUpload.WITHDRAWN
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="submissions")
     system = models.OneToOneField(System, on_delete=models.CASCADE, related_name="submission")
     method_name = models.CharField(max_length=200)
@@ -42,7 +36,6 @@ class Submission(models.Model):
     stored_file = models.CharField(max_length=300, help_text="the upload as received: its name in the file store")
     caption_count = models.PositiveIntegerField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
-    is_public = models.BooleanField(default=False)
     is_baseline = models.BooleanField(default=False)
     error = models.TextField(blank=True)
     # What the integrity checks found at upload (submissions.integrity: a flag warns, refuses nothing).
@@ -63,13 +56,15 @@ class Submission(models.Model):
     notified_status = models.CharField(max_length=10, choices=Status.choices, blank=True, default="", db_default="")
     notified_at = models.DateTimeField(null=True, blank=True)
 
-    objects = SubmissionQuerySet.as_manager()
-
     class Meta:
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"{self.method_name} on {self.dataset.slug}"
+
+    @property
+    def name(self) -> str:
+        return self.method_name
 
     def jobs(self) -> EvaluationJobQuerySet:
         """The submission's scoring jobs: its system's (a job names only the system)."""

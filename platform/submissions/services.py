@@ -23,9 +23,10 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from catalog.models import Caption, Dataset, Item, System
-from catalog.visibility import withdrawn_q
+from catalog.uploads.services import UploadKind
 from evaluation.metrics import UnknownMetric, slugs
 from plumbing import storage
+from plumbing.errors import ApplicationError, TooManyRequests
 from scoring.models import EvaluationJob
 from scoring.queues import enqueue
 from scoring.services.lifecycle import jobs_cancel
@@ -56,32 +57,39 @@ class MethodInfo:
     code_url: str = ""
 
 
-class QuotaExceeded(Exception):
+class QuotaExceeded(TooManyRequests):
+    """429: a daily or concurrent quota is full; `retry_at` is when the daily one allows the next."""
+
     # At the concurrent limit nobody knows when a job ends: a client is told to look again in a minute.
     CONCURRENT_RETRY_SECONDS = 60
 
     def __init__(self, message: str, retry_at: datetime | None = None):
-        super().__init__(message)
+        super().__init__(message, extra={"retry_at": retry_at.isoformat()} if retry_at else None)
         self.retry_at = retry_at
 
     @property
-    def retry_after_seconds(self) -> int:
+    def retry_after(self) -> int:
         if self.retry_at is None:
             return self.CONCURRENT_RETRY_SECONDS
         return max(1, int((self.retry_at - timezone.now()).total_seconds()) + 1)
 
 
-class SubmissionRefused(ValueError):
+class SubmissionRefused(ApplicationError, ValueError):
     """Metadata that cannot be accepted (the file's own problems are SubmissionFileError)."""
 
 
-class DuplicateSubmission(Exception):
-    """The same file from the same owner for the same dataset, within the duplicate window."""
+class DuplicateSubmission(ApplicationError):
+    """409: the same file from the same owner for the same dataset, within the duplicate window."""
+
+    status = 409
 
     def __init__(self, existing: Submission):
         super().__init__(
             f"you submitted this very file for {existing.dataset.slug} at "
-            f"{existing.created_at:%Y-%m-%d %H:%M} UTC: it is submission {existing.pk}"
+            f"{existing.created_at:%Y-%m-%d %H:%M} UTC: it is submission {existing.pk}",
+            extra={"submission": existing.pk},
+            # the API's record of it and its page (api/urls.py, submissions/urls.py)
+            links={"url": f"/api/v1/submissions/{existing.pk}/", "page": f"/submissions/{existing.pk}/"},
         )
         self.existing = existing
 
@@ -287,18 +295,6 @@ def submission_quota_check(*, owner: User, lock: bool = False) -> None:
         )
 
 
-def submission_withdraw(*, submission: Submission) -> Submission:
-    """Stop scoring and hide it from the boards; its file and scores are kept."""
-    with transaction.atomic():
-        submission.status = Submission.Status.WITHDRAWN
-        submission.is_public = False
-        submission.finished_at = submission.finished_at or timezone.now()
-        submission.save(update_fields=["status", "is_public", "finished_at"])
-        jobs_cancel(system_id=submission.system_id, reason="the submission was withdrawn")
-        transaction.on_commit(lambda: _changed(submission))
-    return submission
-
-
 NAME_MAX_CHARS = 200  # Submission.method_name and System.name
 URL_MAX_CHARS = 200  # Submission.paper_url / code_url
 
@@ -366,17 +362,22 @@ def _system_slug(name: str) -> str:
     return f"{slugify(name)[:80] or 'submission'}-{secrets.token_hex(3)}"
 
 
-def submission_visibility_set(*, submission: Submission, is_public: bool) -> Submission:
-    if submission.status == Submission.Status.WITHDRAWN and is_public:
-        raise SubmissionRefused("a withdrawn submission cannot be made public")
-    submission.is_public = is_public
-    submission.save(update_fields=["is_public"])
-    _changed(submission)
-    return submission
-
-
 def _changed(submission: Submission) -> None:
     submission_changed.send(sender=Submission, dataset_id=submission.dataset_id)
+
+
+def _scoring_stop(submission: Submission) -> None:
+    """A withdrawn submission's scoring ends, in the withdrawal's transaction."""
+    if submission.finished_at is None:
+        submission.finished_at = timezone.now()
+        submission.save(update_fields=["finished_at"])
+    jobs_cancel(system_id=submission.system_id, reason="the submission was withdrawn")
+
+
+# Publishing, hiding, withdrawing a submission (catalog.uploads.services), with what a submission adds.
+SUBMISSIONS = UploadKind(
+    Submission, noun="submission", kept="its file and scores", withdrawn=_scoring_stop, changed=_changed
+)
 
 
 def submission_plan(*, submission_id: int) -> list[EvaluationJob]:
@@ -454,21 +455,3 @@ def submission_job_ended(*, system_id: int) -> Submission | None:
     (submission_refresh); None when no submission brought the system."""
     submission_id = Submission.objects.filter(system_id=system_id).values_list("pk", flat=True).first()
     return None if submission_id is None else submission_refresh(submission_id=submission_id)
-
-
-def systems_withdrawn() -> list[int]:
-    """The systems of withdrawn submissions: not re-scored under a new metric version
-    (scoring.events.rescore_excluded)."""
-    return list(Submission.objects.filter(withdrawn_q()).values_list("system_id", flat=True))
-
-
-def submissions_settle(*, each) -> None:
-    """The reaper's step: submissions still active whose jobs are all over get their final status
-    (`each(items, action, key)` is the sweep's loop; "settled" counts those that are over now)."""
-    jobs = Submission.jobs_of(OuterRef("system_id"))
-    active = Submission.objects.filter(status__in=Submission.ACTIVE).filter(Exists(jobs), ~Exists(jobs.open()))
-    each(
-        list(active.values_list("pk", flat=True)),
-        lambda pk: int(submission_refresh(submission_id=pk).status not in Submission.ACTIVE),
-        "settled",
-    )

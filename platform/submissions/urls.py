@@ -1,6 +1,8 @@
 from django.urls import path
 
+from catalog.uploads import views as uploads
 from submissions import views
+from submissions.services import SUBMISSIONS
 
 app_name = "submissions"
 urlpatterns = [
@@ -9,6 +11,6 @@ urlpatterns = [
     path("submissions/<int:pk>/", views.detail, name="detail"),
     path("submissions/<int:pk>/progress.json", views.progress, name="progress"),
     path("submissions/<int:pk>/scores.csv", views.scores_csv, name="scores-csv"),
-    path("submissions/<int:pk>/visibility/", views.visibility, name="visibility"),
-    path("submissions/<int:pk>/withdraw/", views.withdraw, name="withdraw"),
+    path("submissions/<int:pk>/visibility/", uploads.visibility, {"kind": SUBMISSIONS}, name="visibility"),
+    path("submissions/<int:pk>/withdraw/", uploads.withdraw, {"kind": SUBMISSIONS}, name="withdraw"),
 ]

@@ -1,53 +1,41 @@
-"""Upload, status (with a polling endpoint), my submissions, and their lifecycle actions."""
+"""Upload, status (with a polling endpoint), my submissions and their scores. Their visibility and
+withdrawal: catalog.uploads.views (submissions/urls.py)."""
 
 from __future__ import annotations
 
 import csv
 from collections.abc import Iterator
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.authtoken.models import Token
 
 from catalog.visibility import references_visible
 from plumbing.http import AuthenticatedHttpRequest
 from plumbing.limits import limited
+from plumbing.refusals import FormPage
 from plumbing.spreadsheets import spreadsheet_row
 from scoring.models import Score
 from scoring.selectors import caption_scores_all, score_columns
 from scoring.shown import Shown
 from submissions import selectors
 from submissions.cards import results_card
-from submissions.formats import SubmissionFileError
 from submissions.forms import SubmissionForm
 from submissions.models import Submission
-from submissions.services import (
-    DuplicateSubmission,
-    MethodInfo,
-    QuotaExceeded,
-    SubmissionRefused,
-    submission_create,
-    submission_visibility_set,
-    submission_withdraw,
-)
+from submissions.services import MethodInfo, submission_create
 
 
 @login_required
 @limited("submissions", "upload attempts", by="user")
 def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = SubmissionForm(request.POST or None, request.FILES or None, initial={"dataset": request.GET.get("dataset")})
-    problems: list[str] = []
-    status, existing, retry_after = 200, None, None
-    if request.method == "POST":
-        status = 400
+    page = FormPage(request, "submissions/upload.html", {"form": form})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         method = MethodInfo(data["method_name"], data["description"], data["paper_url"], data["code_url"])
-        try:
+        with page.refusals():
             submission = submission_create(
                 owner=request.user,
                 dataset=data["dataset"],
@@ -56,24 +44,8 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
                 method=method,
                 is_public=data["is_public"],
             )
-        except SubmissionFileError as error:
-            problems = [f"{error.file_name}: {problem}" for problem in error.problems]
-            if error.more:
-                problems.append(f"… and {error.more:,} more problem(s)")
-        except SubmissionRefused as error:
-            problems = [str(error)]
-        except DuplicateSubmission as error:
-            problems, status, existing = [str(error)], 409, error.existing
-        except QuotaExceeded as error:
-            problems, status, retry_after = [str(error)], 429, error.retry_after_seconds
-        else:
             return redirect("submissions:detail", pk=submission.pk)
-    response = render(
-        request, "submissions/upload.html", {"form": form, "problems": problems, "existing": existing}, status=status
-    )
-    if retry_after is not None:
-        response["Retry-After"] = str(retry_after)
-    return response
+    return page.response()
 
 
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -114,31 +86,6 @@ def mine(request: AuthenticatedHttpRequest) -> HttpResponse:
             "token": Token.objects.filter(user=request.user).first(),
         },
     )
-
-
-@login_required
-@require_POST
-@limited("actions", "changes to your submissions", by="user")
-def visibility(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    submission = get_object_or_404(Submission, pk=pk, owner=request.user)
-    try:
-        submission_visibility_set(submission=submission, is_public=request.POST.get("public") == "1")
-    except SubmissionRefused as error:
-        messages.error(request, str(error))
-    return redirect("submissions:mine")
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-@limited("actions", "changes to your submissions", by="user")
-def withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    """GET: what withdrawing does, and a button to confirm it; POST: withdraw."""
-    submission = get_object_or_404(Submission, pk=pk, owner=request.user)
-    if request.method == "GET":
-        return render(request, "submissions/withdraw.html", {"submission": submission})
-    submission_withdraw(submission=submission)
-    messages.info(request, f"“{submission.method_name}” was withdrawn; its file and scores are kept.")
-    return redirect("submissions:mine")
 
 
 def scores_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:

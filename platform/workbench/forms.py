@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.conf import settings
 
@@ -51,8 +53,9 @@ class MetricForm(forms.Form):
     def file_fields(self):
         return [self[self.file_field(dataset)] for dataset in self.datasets]
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         chosen = [d for d in self.datasets if data.get(self.file_field(d))]
         if not chosen:
             raise forms.ValidationError("Choose at least one scores file (one per dataset).")

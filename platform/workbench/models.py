@@ -3,37 +3,29 @@
 The metric itself is a `scoring.Metric` (family "submitted", not in the code registry) and each
 upload a `MetricVersion` whose `Score` rows are the uploaded numbers, so correlations, intervals,
 significance clusters, the metric page and the API read it like any other metric. What the
-submission adds is who owns it, whether the public may see it (the one visibility rule,
-`catalog.visibility.metric_q`), its links, and the datasets its authors may have trained on."""
+submission adds is who owns it and whether the public may see it (an `OwnedUpload`, as a captioner's
+submission is; the one visibility rule, `catalog.visibility.metric_q`), its links, and the datasets
+its authors may have trained on."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
 from catalog.models import Dataset
-from catalog.visibility import submission_q
+from catalog.uploads.models import OwnedUpload
 from scoring.models import Metric, MetricVersion
 
 FAMILY = "submitted"
 
 
-class MetricSubmissionQuerySet(models.QuerySet["MetricSubmission"]):
-    def visible_to(self, viewer) -> MetricSubmissionQuerySet:
-        """Public and not withdrawn, the viewer's own, or every one for staff (catalog.visibility)."""
-        return self.filter(submission_q(viewer))
-
-
-class MetricSubmission(models.Model):
+class MetricSubmission(OwnedUpload):
     class Status(models.TextChoices):
         ACTIVE = "active"
-        WITHDRAWN = "withdrawn"
+        WITHDRAWN = OwnedUpload.WITHDRAWN
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="metric_submissions")
     metric = models.OneToOneField(Metric, on_delete=models.CASCADE, related_name="submission")
     paper_url = models.URLField(blank=True)
     code_url = models.URLField(blank=True)
-    is_public = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE, db_index=True)
     trained_on = models.ManyToManyField(
         Dataset, blank=True, related_name="+", help_text="datasets whose judgments the metric may have been fitted on"
@@ -41,13 +33,15 @@ class MetricSubmission(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = MetricSubmissionQuerySet.as_manager()
-
     class Meta:
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"{self.metric.name} by {self.owner}"
+
+    @property
+    def name(self) -> str:
+        return self.metric.name
 
 
 class MetricUpload(models.Model):

@@ -45,10 +45,6 @@ class _GVEval(JudgeMetric):
     def backend(self):
         return api_backend()
 
-    @property
-    def prompts(self):
-        return (f"gveval/img/{self.setting}.txt", f"gveval/vid/{self.setting}.txt")
-
     def picture(self, row: CaptionRow) -> tuple[bytes, str, str]:
         if not row.media:
             raise RowProblem(f"{self.name} needs the image or video of this caption")
@@ -78,6 +74,7 @@ class _GVEval(JudgeMetric):
 @register("gveval_ref_free")
 class GVEvalRefFree(_GVEval):
     slug, name, setting = "gveval_ref_free", "G-VEval (ref-free)", "ref-free"
+    prompts = ("gveval/img/ref-free.txt", "gveval/vid/ref-free.txt")
     uses_references = False
     needs = frozenset({"media", "api"})
     description = "GPT-4o judge with chain-of-thought, image only; expected score over 0–100 from logprobs."
@@ -86,6 +83,7 @@ class GVEvalRefFree(_GVEval):
 @register("gveval_ref_only")
 class GVEvalRefOnly(_GVEval):
     slug, name, setting = "gveval_ref_only", "G-VEval (ref-only)", "ref-only"
+    prompts = ("gveval/img/ref-only.txt", "gveval/vid/ref-only.txt")
     uses_image = False
     needs = frozenset({"references", "api"})
     description = "GPT-4o judge with chain-of-thought, references only; expected score over 0–100 from logprobs."
@@ -94,6 +92,7 @@ class GVEvalRefOnly(_GVEval):
 @register("gveval_combined")
 class GVEvalCombined(_GVEval):
     slug, name, setting = "gveval_combined", "G-VEval (combined)", "combined"
+    prompts = ("gveval/img/combined.txt", "gveval/vid/combined.txt")
     needs = frozenset({"media", "references", "api"})
     description = "GPT-4o judge with chain-of-thought, image and references; expected score over 0–100."
 

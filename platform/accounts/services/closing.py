@@ -37,6 +37,7 @@ from campaigns.services.identity import pseudonym
 from campaigns.services.refresh import refresh_soon
 from catalog.models import Dataset, Judgment, System
 from plumbing import storage
+from plumbing.errors import ApplicationError
 from scoring.models import Metric
 from scoring.services.correlations import dataset_significance
 from scoring.services.lifecycle import jobs_cancel
@@ -48,8 +49,10 @@ log = logging.getLogger(__name__)
 ANONYMOUS_AUTHOR = "anonymous author"  # a space: no sign-up can take this user name (letters, digits, . + - _ @)
 
 
-class ClosingRefused(ValueError):
-    """The account cannot be deleted here; the message says why and what to do."""
+class ClosingRefused(ApplicationError, ValueError):
+    """403: the account cannot be deleted here; the message says why and what to do."""
+
+    status = 403
 
 
 @dataclass

@@ -29,7 +29,6 @@ import hashlib
 import hmac
 import logging
 import secrets
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -45,6 +44,7 @@ from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 from accounts.models import PendingSignUp
 from accounts.services.mail import mailbox_identity, notice_after_commit
 from plumbing import limits
+from plumbing.errors import ApplicationError, Problem
 
 log = logging.getLogger(__name__)
 USERNAME_TAKEN = "A user with that username already exists."
@@ -54,19 +54,22 @@ EXPIRED = "expired"
 HELD = "held"  # the address got an account, or the user name was taken, since the sign-up
 
 
-class AccountRefused(ValueError):
+class AccountRefused(ApplicationError, ValueError):
     """Sign-up refused on a field the form had passed (another sign-up took it meanwhile)."""
 
     def __init__(self, field: str, message: str):
-        super().__init__(message)
+        super().__init__(message, located=[Problem(message, where=field)])
         self.field, self.message = field, message
 
 
-@dataclass(frozen=True)
-class LinkRefused(Exception):
+class LinkRefused(ApplicationError):
     """A confirmation link that makes no account: `reason` is BROKEN, EXPIRED or HELD."""
 
-    reason: str
+    WORDS = {BROKEN: "this link does not work", EXPIRED: "this link has expired", HELD: "its name or address was taken"}
+
+    def __init__(self, reason: str):
+        super().__init__(self.WORDS[reason])
+        self.reason = reason
 
 
 def _lock(email: str) -> None:

@@ -10,7 +10,7 @@ import json
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,7 +23,7 @@ from leaderboards import metric_board as boards
 from leaderboards.caching import board_headers, not_modified, page_validator
 from leaderboards.captioner import CaptionerBoardPage
 from leaderboards.compare_page import comparison_for, comparison_json
-from leaderboards.comparison import SystemsNotComparable, systems_for_comparison
+from leaderboards.comparison import systems_for_comparison
 from leaderboards.exports import board_csv_text, board_json, metric_board_page_json
 from leaderboards.responses import captioner_board_response, metric_board_text
 from workbench.selectors import private_metric_slugs
@@ -76,12 +76,9 @@ class CompareView(APIView):
         dataset = Dataset.objects.visible_to(request.user).filter(slug=slug).first()
         if dataset is None:
             raise NotFound("no such dataset")
-        try:
-            first, second = systems_for_comparison(
-                dataset, request.query_params.get("a"), request.query_params.get("b"), request.user
-            )
-        except SystemsNotComparable as error:
-            raise ValidationError({"detail": str(error)}) from None
+        first, second = systems_for_comparison(
+            dataset, request.query_params.get("a"), request.query_params.get("b"), request.user
+        )
         found = comparison_for(request, dataset, first, second)
         if isinstance(found, HttpResponse):  # too many comparisons from this address
             return found
@@ -106,21 +103,16 @@ class MetricBoardView(APIView):
     )
     def get(self, request: Request) -> HttpResponse:
         version = boards.metric_board_version()
-        try:
-            query = boards.metric_board_query(request.query_params, strict=True, families=version.families)
-        except (boards.UnknownProtocol, boards.UnknownFamily) as error:
-            raise NotFound(str(error)) from None
-        try:
-            text, digest = metric_board_text(
-                "metric-board-json",
-                version.key,
-                query,
-                lambda page: json.dumps(metric_board_page_json(page)),
-                extra=private_metric_slugs(request.user),
-                strict=True,
-            )
-        except boards.UnknownSort as error:
-            raise ValidationError({"detail": str(error)}) from None
+        # An unknown protocol or family: 404, an unknown sort: 400 (leaderboards.metric_board's errors).
+        query = boards.metric_board_query(request.query_params, strict=True, families=version.families)
+        text, digest = metric_board_text(
+            "metric-board-json",
+            version.key,
+            query,
+            lambda page: json.dumps(metric_board_page_json(page)),
+            extra=private_metric_slugs(request.user),
+            strict=True,
+        )
         etag = page_validator(request, digest, request.accepted_renderer.format)
         unchanged = not_modified(request._request, etag)
         if unchanged is not None:

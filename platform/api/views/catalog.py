@@ -3,9 +3,6 @@ systems and metrics, each as far as the caller may see them (catalog.visibility)
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -18,8 +15,7 @@ from rest_framework.response import Response
 from api import documentation as shapes
 from api import serializers
 from api.views.common import CsvRenderer, DownloadNegotiation, IsStaffOrReadOnly, JsonLinesRenderer
-from catalog.importers.errors import ImportFormatError
-from catalog.importers.registry import read_bundle
+from catalog.importers.registry import read_upload
 from catalog.models import Dataset, Item, System
 from catalog.services.candidates import FORMATS as CANDIDATE_FORMATS
 from catalog.services.imports import dataset_import
@@ -53,15 +49,8 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             raise ValidationError({"file": "a canonical JSONL file is required"})
         names = serializers.DatasetNamesSerializer(data=request.data)
         names.is_valid(raise_exception=True)
-        with tempfile.TemporaryDirectory(prefix="capbench-upload-") as folder:
-            path = Path(folder) / Path(upload.name).name
-            path.write_bytes(upload.read())
-            try:
-                bundle = read_bundle("canonical", path)
-            except ImportFormatError as error:
-                raise ValidationError({"file": str(error).replace(folder + "/", "")}) from None
         outcome = dataset_import(
-            bundle=bundle,
+            bundle=read_upload(upload.name, upload.read()),
             source_path=f"api upload {upload.name}",
             slug=names.validated_data.get("slug") or None,
             title=names.validated_data.get("title") or None,

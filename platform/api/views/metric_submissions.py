@@ -5,29 +5,19 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
-from rest_framework.decorators import action
-from rest_framework.exceptions import NotAuthenticated, NotFound, ValidationError
+from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from api import documentation as shapes
 from api import serializers
 from api.throttles import ActionRate, ApiRate, SubmissionRate
+from api.views.uploads import UploadActions
 from catalog.models import Dataset
-from submissions.services import QuotaExceeded
 from workbench.models import MetricSubmission
-from workbench.services import (
-    MetricInfo,
-    MetricRefused,
-    ScoresFile,
-    ScoresRefused,
-    metric_submit,
-    metric_visibility_set,
-    metric_withdraw,
-)
+from workbench.services import METRICS, MetricInfo, ScoresFile, metric_submit
 
 
-class MetricSubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class MetricSubmissionViewSet(UploadActions, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Submitted metrics: your own and public ones. POST (multipart, token) a metric's scores:
     `name`, `dataset` + `scores` (a JSONL or CSV file of `caption_id`, `score`), or one
     `scores_<dataset slug>` file per dataset; `lower_is_better`, `reference_free`, `is_public`,
@@ -35,6 +25,7 @@ class MetricSubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
     `withdraw` change it; the correlations are at `/api/v1/correlations/?metric=<slug>`."""
 
     permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+    kind = METRICS  # visibility, withdraw: UploadActions
 
     def get_serializer_class(self):
         if self.action == "create":
@@ -97,59 +88,12 @@ class MetricSubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
             higher_is_better=not data["lower_is_better"],
             reference_free=data["reference_free"],
         )
-        try:
-            upload = metric_submit(
-                owner=owner,
-                info=info,
-                files=files,
-                is_public=data["is_public"],
-                trained_on=[visible[slug] for slug in data["trained_on"]] or None,
-            )
-        except ScoresRefused as error:
-            raise ValidationError({"scores": error.problems}) from None
-        except MetricRefused as error:
-            raise ValidationError({"detail": str(error)}) from None
-        except QuotaExceeded as error:
-            return Response(
-                {"detail": str(error), "retry_after": error.retry_after_seconds},
-                status=status.HTTP_429_TOO_MANY_REQUESTS,
-                headers={"Retry-After": str(error.retry_after_seconds)},
-            )
+        upload = metric_submit(
+            owner=owner,
+            info=info,
+            files=files,
+            is_public=data["is_public"],
+            trained_on=[visible[slug] for slug in data["trained_on"]] or None,
+        )
         submission = self.get_queryset().get(pk=upload.submission_id)
         return Response(serializers.MetricSubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
-
-    @extend_schema(
-        request={
-            "multipart/form-data": shapes.Visibility,
-            "application/x-www-form-urlencoded": shapes.Visibility,
-            "application/json": shapes.Visibility,
-        },
-        responses=serializers.MetricSubmissionSerializer,
-    )
-    @action(detail=True, methods=["post"])
-    def visibility(self, request: Request, pk: str) -> Response:
-        submission = self._own(request, pk)
-        try:
-            data = request.data if isinstance(request.data, dict) else {}
-            metric_visibility_set(submission=submission, is_public=_truthy(data.get("public")))
-        except MetricRefused as error:
-            raise ValidationError({"detail": str(error)}) from None
-        return Response(serializers.MetricSubmissionSerializer(submission).data)
-
-    @extend_schema(request=None, responses=serializers.MetricSubmissionSerializer)
-    @action(detail=True, methods=["post"])
-    def withdraw(self, request: Request, pk: str) -> Response:
-        submission = metric_withdraw(submission=self._own(request, pk))
-        return Response(serializers.MetricSubmissionSerializer(submission).data)
-
-    def _own(self, request: Request, pk: str) -> MetricSubmission:
-        found = (
-            MetricSubmission.objects.filter(pk=int(pk), owner=self._owner(request)).first() if pk.isdigit() else None
-        )
-        if found is None:
-            raise NotFound()
-        return found
-
-
-def _truthy(value) -> bool:
-    return str(value).lower() in ("1", "true", "yes", "on")

@@ -3,7 +3,7 @@ the meta-evaluation's correlation cells, as far as the caller may see them."""
 
 from __future__ import annotations
 
-from django.db.models import Max, Min
+from django.db.models import Max, Min, QuerySet
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, extend_schema_view
 from rest_framework import viewsets
 from rest_framework.exceptions import ValidationError
@@ -62,11 +62,13 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
             captions = captions.filter(system_id__in=list(systems.values_list("pk", flat=True)))
         return captions.values("id")
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Score]:
         if getattr(self, "swagger_fake_view", False):  # the schema is drawn without a database
             return Score.objects.none()
         query, viewer = self.request.query_params, self.request.user
-        scores = Score.objects.visible_to(viewer).filter(metric_version__metric__in=Metric.objects.visible_to(viewer))
+        scores: QuerySet[Score] = Score.objects.visible_to(viewer).filter(
+            metric_version__metric__in=Metric.objects.visible_to(viewer)
+        )
         # Each filter becomes ids first, so that a page is read in caption order from the indexes
         # (caption_dataset_order or caption_system_order, then score_unique), whatever the number of
         # scores stored; never a sort of every match (docs/performance.md, bench/scale.py).

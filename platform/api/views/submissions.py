@@ -6,7 +6,7 @@ from django.contrib.auth.models import User
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotAuthenticated, ValidationError
+from rest_framework.exceptions import NotAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -15,15 +15,8 @@ from api import serializers
 from api.throttles import ApiRate, SubmissionRate
 from submissions import selectors as submission_selectors
 from submissions.cards import results_card
-from submissions.formats import SubmissionFileError
 from submissions.models import Submission
-from submissions.services import (
-    DuplicateSubmission,
-    MethodInfo,
-    QuotaExceeded,
-    SubmissionRefused,
-    submission_create,
-)
+from submissions.services import MethodInfo, submission_create
 
 
 class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -66,43 +59,15 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         owner = request.user
         if not isinstance(owner, User):  # never: IsAuthenticatedOrReadOnly lets only a signed-in user post
             raise NotAuthenticated()
-        try:
-            submission = submission_create(
-                owner=owner,
-                dataset=data["dataset"],
-                file_name=data["results"].name,
-                content=data["results"],
-                method=MethodInfo(data["method_name"], data["description"], data["paper_url"], data["code_url"]),
-                metrics=data["metrics"],
-                is_public=data["is_public"],
-            )
-        except SubmissionFileError as error:
-            raise ValidationError(
-                {
-                    "results": [f"{error.file_name}: {p}" for p in error.problems]
-                    + ([f"… and {error.more:,} more problem(s)"] if error.more else [])
-                }
-            ) from None
-        except SubmissionRefused as error:
-            raise ValidationError({"detail": str(error)}) from None
-        except DuplicateSubmission as error:
-            existing = error.existing
-            return Response(
-                {
-                    "detail": str(error),
-                    "submission": existing.pk,
-                    "url": request.build_absolute_uri(f"/api/v1/submissions/{existing.pk}/"),
-                    "page": request.build_absolute_uri(f"/submissions/{existing.pk}/"),
-                },
-                status=status.HTTP_409_CONFLICT,
-            )
-        except QuotaExceeded as error:
-            body = {"detail": str(error), "retry_after": error.retry_after_seconds}
-            if error.retry_at:
-                body["retry_at"] = error.retry_at.isoformat()
-            return Response(
-                body, status=status.HTTP_429_TOO_MANY_REQUESTS, headers={"Retry-After": str(error.retry_after_seconds)}
-            )
+        submission = submission_create(
+            owner=owner,
+            dataset=data["dataset"],
+            file_name=data["results"].name,
+            content=data["results"],
+            method=MethodInfo(data["method_name"], data["description"], data["paper_url"], data["code_url"]),
+            metrics=data["metrics"],
+            is_public=data["is_public"],
+        )
         return Response(serializers.SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(summary="Scoring progress, per metric", responses=shapes.Progress)

@@ -13,13 +13,15 @@ from campaigns.services.assignment import may_annotate, task_still_allowed
 from campaigns.services.identity import pseudonym
 from campaigns.services.refresh import refresh_soon
 from catalog.models import Judgment
+from plumbing.errors import ApplicationError, Problem
 
 
-class AnswerRefused(ValueError):
+class AnswerRefused(ApplicationError, ValueError):
     """An answer that cannot be stored; `problems` maps a field to what is wrong with it."""
 
     def __init__(self, problems: dict[str, str]):
-        super().__init__("; ".join(f"{name}: {problem}" for name, problem in problems.items()))
+        located = [Problem(problem, where=name) for name, problem in problems.items()]
+        super().__init__("; ".join(map(str, located)), located=located)
         self.problems = problems
 
 

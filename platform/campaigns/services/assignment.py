@@ -35,10 +35,13 @@ from campaigns.services.identity import linked_accounts
 from campaigns.services.quality import flagged_annotators
 from catalog.models import Caption, Item, System
 from catalog.pictures import is_showable
+from plumbing.errors import ApplicationError
 
 
-class NotAllowed(PermissionError):
-    """The viewer may not annotate in this campaign (closed, invited-only, not signed in)."""
+class NotAllowed(ApplicationError, PermissionError):
+    """403: the viewer may not annotate in this campaign (closed, invited-only, not signed in)."""
+
+    status = 403
 
 
 def may_annotate(campaign: Campaign, user) -> str | None:

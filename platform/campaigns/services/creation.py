@@ -11,15 +11,17 @@ from campaigns.models import Annotation, Campaign
 from campaigns.pictures import dataset_pictures
 from campaigns.rubrics import RubricError, rubric_dimensions
 from catalog.models import Dataset, System
+from plumbing.errors import ApplicationError, Problem
 
 RESERVED_SLUGS = frozenset({"new"})  # /campaigns/new/ is the form
 
 
-class CampaignRefused(ValueError):
+class CampaignRefused(ApplicationError, ValueError):
     """A campaign that cannot be made as asked; `problems` maps a field to what is wrong with it."""
 
     def __init__(self, problems: dict[str, str]):
-        super().__init__("; ".join(f"{name}: {problem}" for name, problem in problems.items()))
+        located = [Problem(problem, where=name) for name, problem in problems.items()]
+        super().__init__("; ".join(map(str, located)), located=located)
         self.problems = problems
 
 

@@ -104,7 +104,8 @@ def _answers(campaign: Campaign) -> dict[tuple, dict[int, tuple[str, datetime | 
     found: dict[tuple, dict[int, tuple[str, datetime | None]]] = defaultdict(dict)
     for user, left, right, values, winner, when in tasks:
         if right is None:
-            key: tuple = (left,)
+            # django-stubs 6.1 types values_list() of a nullable foreign key as never None
+            key: tuple = (left,)  # type: ignore[unreachable]
             answer = json.dumps(values or {}, sort_keys=True)
         else:
             key = tuple(sorted((left, right)))

@@ -16,10 +16,11 @@ from capbench.settings.environment import (
 )
 from capbench.settings.files import local_storage, object_storage
 from capbench.settings.mail import mail_transport, sender, site_url
-from evaluation import config
+from capbench.settings.variables import env
+from evaluation.config import ConfigError
 
 ROOT_DIR = Path(__file__).resolve().parents[3]
-STATE_DIR = config.optional("CAPBENCH_STATE_DIR", Path) or ROOT_DIR / ".capbench"
+STATE_DIR = env.state_dir or ROOT_DIR / ".capbench"
 
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", "capbench-local-development-key-not-for-production")
 DEBUG = env_bool("DJANGO_DEBUG", False)
@@ -61,13 +62,13 @@ PASSWORD_RESET_TIMEOUT = 2 * 3600
 # E-mail (docs/email.md): password resets, and a word to a submission's owner when scoring ends.
 # Links in mail start with SITE_URL, never with a request's Host. CAPBENCH_EMAIL_URL names the
 # backend (capbench/settings/mail.py); unset, mail is printed on the console (`make run`).
-SITE_URL = site_url(config.optional("CAPBENCH_SITE_URL", str) or "http://127.0.0.1:8000")
-_mail = mail_transport(config.optional("CAPBENCH_EMAIL_URL", str) or "console:")
+SITE_URL = site_url(env.site_url or "http://127.0.0.1:8000")
+_mail = mail_transport(env.email_url or "console:")
 EMAIL_BACKEND = _mail.backend
 EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _mail.host, _mail.port, _mail.user, _mail.password
 EMAIL_USE_TLS, EMAIL_USE_SSL, EMAIL_FILE_PATH = _mail.use_tls, _mail.use_ssl, _mail.file_path
 EMAIL_TIMEOUT = 10  # seconds: a mail server that stops answering never holds a request or a worker long
-DEFAULT_FROM_EMAIL = SERVER_EMAIL = sender(SITE_URL, config.optional("CAPBENCH_EMAIL_FROM", str))
+DEFAULT_FROM_EMAIL = SERVER_EMAIL = sender(SITE_URL, env.email_from)
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -86,6 +87,8 @@ MIDDLEWARE = [
     # evaluation's sock-puppet rule.
     "campaigns.middleware.AccountAddressMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A service's refusal that no view expected: its status and words, never a 500 (plumbing.refusals).
+    "plumbing.refusals.RefusalMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last, as its documentation asks: login lock-out for every authentication path.
@@ -152,13 +155,13 @@ WHITENOISE_USE_FINDERS = True
 # Stored files (dataset media, uploads, generated pictures: plumbing/storage.py) go to the default
 # storage: MEDIA_ROOT on this machine, or an S3-compatible bucket when CAPBENCH_S3_BUCKET is set
 # (workers and web servers on several machines then share no disk).
-S3_BUCKET = config.optional("CAPBENCH_S3_BUCKET", str)
+S3_BUCKET = env.s3_bucket
 STORAGES = {
     "default": object_storage(
         S3_BUCKET,
-        config.optional("CAPBENCH_S3_ENDPOINT_URL", str),
-        config.optional("CAPBENCH_S3_REGION", str),
-        config.optional("CAPBENCH_S3_PREFIX", str),
+        env.s3_endpoint_url,
+        env.s3_region,
+        env.s3_prefix,
     )
     if S3_BUCKET
     else local_storage(),
@@ -168,21 +171,21 @@ STORAGES = {
 # Content-addressed names: <sha[:2]>/<sha><ext> under MEDIA_ROOT (or the bucket). Nothing there is
 # served by path: views serve files by id, through the visibility rule.
 MEDIA_URL = "media/"
-MEDIA_ROOT = config.optional("CAPBENCH_MEDIA_ROOT", Path) or STATE_DIR / "media"
+MEDIA_ROOT = env.media_root or STATE_DIR / "media"
 # A worker's local copies of files from an object store (content-addressed: never stale).
-CAPBENCH_FILE_CACHE = config.optional("CAPBENCH_FILE_CACHE", Path) or STATE_DIR / "file-cache"
+CAPBENCH_FILE_CACHE = env.file_cache or STATE_DIR / "file-cache"
 # Pages show a dataset's pictures from these hosts while no file is stored (catalog/pictures.py).
-CAPBENCH_MEDIA_HOSTS = [host.lower() for host in config.typed("CAPBENCH_MEDIA_HOSTS", list)]
-CAPBENCH_MEDIA_MAX_BYTES = config.typed("CAPBENCH_MEDIA_MAX_BYTES", int)
+CAPBENCH_MEDIA_HOSTS = [host.lower() for host in env.media_hosts]
+CAPBENCH_MEDIA_MAX_BYTES = env.media_max_bytes
 # What `datasets fetch` downloads and unpacks (catalog/services/fetch.py).
-CAPBENCH_DOWNLOADS_DIR = config.optional("CAPBENCH_DOWNLOADS_DIR", Path) or STATE_DIR / "downloads"
-CAPBENCH_FETCH_MAX_BYTES = config.typed("CAPBENCH_FETCH_MAX_BYTES", int)  # a file the catalogue gives no size for
+CAPBENCH_DOWNLOADS_DIR = env.downloads_dir or STATE_DIR / "downloads"
+CAPBENCH_FETCH_MAX_BYTES = env.fetch_max_bytes  # a file the catalogue gives no size for
 # A worker whose heartbeat is this old is dead: its batches go to others (plumbing/heartbeat.py).
-CAPBENCH_WORKER_HEARTBEAT = config.typed("CAPBENCH_WORKER_HEARTBEAT", int)
+CAPBENCH_WORKER_HEARTBEAT = env.worker_heartbeat
 if CAPBENCH_WORKER_HEARTBEAT < 3:
-    raise config.ConfigError(f"CAPBENCH_WORKER_HEARTBEAT={CAPBENCH_WORKER_HEARTBEAT} is not valid: expected 3 or more")
+    raise ConfigError(f"CAPBENCH_WORKER_HEARTBEAT={CAPBENCH_WORKER_HEARTBEAT} is not valid: expected 3 or more")
 # Each worker process starts its queues' metrics' JVMs as it starts, not on its first batch (scoring/warmup.py).
-CAPBENCH_WORKER_WARMUP = config.typed("CAPBENCH_WORKER_WARMUP", bool)
+CAPBENCH_WORKER_WARMUP = env.worker_warmup
 
 # Celery: a Redis-compatible broker always; no eager mode outside single-function unit tests.
 REDIS_URL = env_str("REDIS_URL", RUNNING.get("REDIS_URL", LOCAL_REDIS_URL))
@@ -195,7 +198,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 660)
 # Queue names carry a prefix so that test runs and a local platform sharing one Redis stay apart.
-CAPBENCH_QUEUE_PREFIX = config.typed("CAPBENCH_QUEUE_PREFIX", str)
+CAPBENCH_QUEUE_PREFIX = env.queue_prefix
 CELERY_TASK_DEFAULT_QUEUE = f"{CAPBENCH_QUEUE_PREFIX}cpu"
 # A task a dead worker held is redelivered by the broker after this long; the worker that starts in
 # its place re-queues it at once (scoring.signals), and the reaper after the task time limit.
@@ -203,18 +206,18 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBIL
 CELERY_BEAT_SCHEDULE = {
     "reap-stuck-jobs": {
         "task": "scoring.reap",
-        "schedule": float(config.typed("CAPBENCH_REAP_EVERY", int)),
+        "schedule": float(env.reap_every),
         "options": {"queue": f"{CAPBENCH_QUEUE_PREFIX}cpu", "expires": 300},
     },
     "correlate-metric-uploads": {
         "task": "workbench.reap",
-        "schedule": float(config.typed("CAPBENCH_REAP_EVERY", int)),
+        "schedule": float(env.reap_every),
         "options": {"queue": f"{CAPBENCH_QUEUE_PREFIX}cpu", "expires": 300},
     },
     # Campaigns whose scheduled refresh was lost (broker or Valkey away when the rating came).
     "refresh-campaigns": {
         "task": "campaigns.reap",
-        "schedule": float(config.typed("CAPBENCH_REAP_EVERY", int)),
+        "schedule": float(env.reap_every),
         "options": {"queue": f"{CAPBENCH_QUEUE_PREFIX}cpu", "expires": 300},
     },
 }
@@ -223,31 +226,31 @@ CELERY_RESULT_EXPIRES = 3600
 
 # Scoring: captions per batch by queue, attempts per batch, limits for the reaper.
 CAPBENCH_BATCH_SIZE = {
-    "cpu": config.typed("CAPBENCH_BATCH_SIZE_CPU", int),
-    "gpu": config.typed("CAPBENCH_BATCH_SIZE_GPU", int),
-    "api": config.typed("CAPBENCH_BATCH_SIZE_API", int),
+    "cpu": env.batch_size_cpu,
+    "gpu": env.batch_size_gpu,
+    "api": env.batch_size_api,
 }
-CAPBENCH_BATCH_ATTEMPTS = config.typed("CAPBENCH_BATCH_ATTEMPTS", int)
-CAPBENCH_RETRY_BACKOFF = config.typed("CAPBENCH_RETRY_BACKOFF", int)
-CAPBENCH_JOB_TIME_LIMIT = config.typed("CAPBENCH_JOB_TIME_LIMIT", int)
-CAPBENCH_BATCH_RESEND_AFTER = config.typed("CAPBENCH_BATCH_RESEND_AFTER", int)
+CAPBENCH_BATCH_ATTEMPTS = env.batch_attempts
+CAPBENCH_RETRY_BACKOFF = env.retry_backoff
+CAPBENCH_JOB_TIME_LIMIT = env.job_time_limit
+CAPBENCH_BATCH_RESEND_AFTER = env.batch_resend_after
 
 # Submissions: what an upload may be, and how often.
-CAPBENCH_SUBMISSION_MAX_BYTES = config.typed("CAPBENCH_SUBMISSION_MAX_BYTES", int)
-CAPBENCH_CAPTION_MAX_CHARS = config.typed("CAPBENCH_CAPTION_MAX_CHARS", int)
-CAPBENCH_SUBMISSIONS_PER_DAY = config.typed("CAPBENCH_SUBMISSIONS_PER_DAY", int)
-CAPBENCH_SUBMISSIONS_CONCURRENT = config.typed("CAPBENCH_SUBMISSIONS_CONCURRENT", int)
+CAPBENCH_SUBMISSION_MAX_BYTES = env.submission_max_bytes
+CAPBENCH_CAPTION_MAX_CHARS = env.caption_max_chars
+CAPBENCH_SUBMISSIONS_PER_DAY = env.submissions_per_day
+CAPBENCH_SUBMISSIONS_CONCURRENT = env.submissions_concurrent
 # Metric submissions (workbench): uploads of scores per account per day, the coverage they need.
-CAPBENCH_METRIC_UPLOADS_PER_DAY = config.typed("CAPBENCH_METRIC_UPLOADS_PER_DAY", int)
-CAPBENCH_METRIC_MIN_COVERAGE = config.typed("CAPBENCH_METRIC_MIN_COVERAGE", float)
-CAPBENCH_DESCRIPTION_MAX_CHARS = config.typed("CAPBENCH_DESCRIPTION_MAX_CHARS", int)
+CAPBENCH_METRIC_UPLOADS_PER_DAY = env.metric_uploads_per_day
+CAPBENCH_METRIC_MIN_COVERAGE = env.metric_min_coverage
+CAPBENCH_DESCRIPTION_MAX_CHARS = env.description_max_chars
 # The same file from the same account for the same dataset within this many seconds is answered
 # with the submission it already made (409), not a second copy (0: never).
-CAPBENCH_DUPLICATE_WINDOW = config.typed("CAPBENCH_DUPLICATE_WINDOW", int)
+CAPBENCH_DUPLICATE_WINDOW = env.duplicate_window
 # A submission is flagged (not refused) from these shares of its captions copying their references or
 # near-empty (submissions.integrity).
-CAPBENCH_FLAG_COPY_SHARE = config.typed("CAPBENCH_FLAG_COPY_SHARE", float)
-CAPBENCH_FLAG_SHORT_SHARE = config.typed("CAPBENCH_FLAG_SHORT_SHARE", float)
+CAPBENCH_FLAG_COPY_SHARE = env.flag_copy_share
+CAPBENCH_FLAG_SHORT_SHARE = env.flag_short_share
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -261,6 +264,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     # Atomic Redis counters (plumbing.limits), not DRF's read-then-write cache throttles.
     "DEFAULT_THROTTLE_CLASSES": ["api.throttles.ApiRate"],
+    # A service's refusal (plumbing.errors.ApplicationError) answered with its status and body.
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "CapBench API",
@@ -317,13 +322,15 @@ CACHES = {
 }
 # Each web process also keeps board responses and tables it has served (leaderboards/caching.py):
 # immutable entries, so a copy in memory is never stale and a hit costs no round trip to Valkey.
-PAGE_MEMORY_BYTES = config.typed("CAPBENCH_PAGE_MEMORY_MB", int) * 1024 * 1024
+PAGE_MEMORY_BYTES = env.page_memory_mb * 1024 * 1024
+# A scraper sending this bearer token may read `/ops/metrics` (api/ops.py); unset: staff only.
+CAPBENCH_OPS_TOKEN = env.ops_token
 
 # Records carry the job / batch / task they are about (plumbing/logs.py); CAPBENCH_LOG_FORMAT=json
 # writes one JSON object a line for a log store. Celery workers log through the same handlers.
-LOG_FORMAT = config.typed("CAPBENCH_LOG_FORMAT", str).strip().lower()
+LOG_FORMAT = env.log_format.strip().lower()
 if LOG_FORMAT not in {"text", "json"}:
-    raise config.ConfigError(f"CAPBENCH_LOG_FORMAT={LOG_FORMAT!r} is not valid: expected text or json")
+    raise ConfigError(f"CAPBENCH_LOG_FORMAT={LOG_FORMAT!r} is not valid: expected text or json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -340,7 +347,7 @@ LOGGING = {
             "class": "django.utils.log.AdminEmailHandler",
         },
     },
-    "root": {"handlers": ["console"], "level": config.typed("CAPBENCH_LOG_LEVEL", str)},
+    "root": {"handlers": ["console"], "level": env.log_level},
     # Django's default configuration gives "django" a console handler of its own (under DEBUG) beside
     # the root's, so a server error was printed twice. Here "django" keeps only Django's mail to
     # ADMINS (none unless set) and its records reach the console through the root: each once.
@@ -349,51 +356,49 @@ LOGGING = {
 
 # Request bodies: refused from the declared Content-Length before a byte is read (a submission file
 # plus the multipart envelope and the form's other fields).
-CAPBENCH_REQUEST_MAX_BYTES = (
-    config.optional("CAPBENCH_REQUEST_MAX_BYTES", int) or CAPBENCH_SUBMISSION_MAX_BYTES + 1024 * 1024
-)
+CAPBENCH_REQUEST_MAX_BYTES = env.request_max_bytes or CAPBENCH_SUBMISSION_MAX_BYTES + 1024 * 1024
 # Uploads over this size go to a temporary file on disk, never into memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # Abuse limits (plumbing.limits; docs/security.md): "N/UNIT" or "N/KUNIT" ("5/15min"), counted
 # atomically in Redis per client address or per account.
-CAPBENCH_RATE_LIMITS_ENABLED = config.typed("CAPBENCH_RATE_LIMITS_ENABLED", bool)
+CAPBENCH_RATE_LIMITS_ENABLED = env.rate_limits_enabled
 CAPBENCH_RATES = {
-    "api_anon": config.typed("CAPBENCH_API_ANON_RATE", str),  # API requests per address, anonymous
-    "api_user": config.typed("CAPBENCH_API_USER_RATE", str),  # API requests per account
-    "api_address": config.typed("CAPBENCH_API_ADDRESS_RATE", str),  # every API request per address
-    "pages_anon": config.typed("CAPBENCH_PAGE_ANON_RATE", str),  # HTML pages and media per address, anonymous
-    "pages_user": config.typed("CAPBENCH_PAGE_USER_RATE", str),  # HTML pages per account
-    "submissions": config.typed("CAPBENCH_API_SUBMISSION_RATE", str),  # upload attempts per account (web + API)
-    "signup": config.typed("CAPBENCH_SIGNUP_RATE", str),  # sign-up attempts per address
-    "login_address": config.typed("CAPBENCH_LOGIN_ADDRESS_RATE", str),  # sign-in attempts per address
-    "login_account": config.typed("CAPBENCH_LOGIN_ACCOUNT_RATE", str),  # sign-in attempts per account
-    "tokens": config.typed("CAPBENCH_TOKEN_RATE", str),  # API tokens issued or rotated per address/account
-    "password_reset": config.typed("CAPBENCH_PASSWORD_RESET_RATE", str),  # reset requests per address, per e-mail
-    "actions": config.typed("CAPBENCH_ACTION_RATE", str),  # withdraw / visibility changes per account
-    "account_data": config.typed("CAPBENCH_ACCOUNT_DATA_RATE", str),  # data downloads, account deletions
-    "comparisons": config.typed("CAPBENCH_COMPARISON_RATE", str),  # paired comparisons per address
-    "ratings": config.typed("CAPBENCH_RATING_RATE", str),  # live human evaluation answers per annotator
+    "api_anon": env.api_anon_rate,  # API requests per address, anonymous
+    "api_user": env.api_user_rate,  # API requests per account
+    "api_address": env.api_address_rate,  # every API request per address
+    "pages_anon": env.page_anon_rate,  # HTML pages and media per address, anonymous
+    "pages_user": env.page_user_rate,  # HTML pages per account
+    "submissions": env.api_submission_rate,  # upload attempts per account (web + API)
+    "signup": env.signup_rate,  # sign-up attempts per address
+    "login_address": env.login_address_rate,  # sign-in attempts per address
+    "login_account": env.login_account_rate,  # sign-in attempts per account
+    "tokens": env.token_rate,  # API tokens issued or rotated per address/account
+    "password_reset": env.password_reset_rate,  # reset requests per address, per e-mail
+    "actions": env.action_rate,  # withdraw / visibility changes per account
+    "account_data": env.account_data_rate,  # data downloads, account deletions
+    "comparisons": env.comparison_rate,  # paired comparisons per address
+    "ratings": env.rating_rate,  # live human evaluation answers per annotator
 }
 # Live human evaluation (campaigns): how long a campaign's results wait to take in more ratings
 # before they are computed again, and how long a shared client address links two accounts.
-CAPBENCH_CAMPAIGN_REFRESH_SECONDS = config.typed("CAPBENCH_CAMPAIGN_REFRESH_SECONDS", int)
-CAPBENCH_LINKED_ADDRESS_DAYS = config.typed("CAPBENCH_LINKED_ADDRESS_DAYS", int)
+CAPBENCH_CAMPAIGN_REFRESH_SECONDS = env.campaign_refresh_seconds
+CAPBENCH_LINKED_ADDRESS_DAYS = env.linked_address_days
 # A campaign an organiser chose for a captioner board's people column replaces the dataset's imported
 # judgments there only once every system it ranks has this many images whose caption got this many
 # answers (and, rating, an agreement estimate): campaigns.selectors.board_people.
-CAPBENCH_PEOPLE_ANSWERS = config.typed("CAPBENCH_PEOPLE_ANSWERS", int)
-CAPBENCH_PEOPLE_IMAGES = config.typed("CAPBENCH_PEOPLE_IMAGES", int)
+CAPBENCH_PEOPLE_ANSWERS = env.people_answers
+CAPBENCH_PEOPLE_IMAGES = env.people_images
 # Addresses or networks of our reverse proxies (comma-separated, e.g. "10.0.0.5,172.18.0.0/16"): only
 # a request from one of them has its X-Forwarded-For read (plumbing.limits.client_address).
-CAPBENCH_TRUSTED_PROXIES = config.typed("CAPBENCH_TRUSTED_PROXIES", list)
+CAPBENCH_TRUSTED_PROXIES = env.trusted_proxies
 
 # Login lock-out (django-axes): after AXES_FAILURE_LIMIT failed sign-ins for one account (from any
 # address) or from one address (for any account), further attempts are refused with 429 and the
 # time to retry until the cool-off has passed since the last failure. Web, admin and API token logins.
-AXES_FAILURE_LIMIT = config.typed("CAPBENCH_LOGIN_FAILURES", int)
-AXES_COOLOFF_TIME = timedelta(minutes=config.typed("CAPBENCH_LOGIN_COOLOFF_MINUTES", int))
+AXES_FAILURE_LIMIT = env.login_failures
+AXES_COOLOFF_TIME = timedelta(minutes=env.login_cooloff_minutes)
 AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
 AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the time we announce is the time it opens
@@ -403,6 +408,6 @@ AXES_VERBOSE = False
 
 # Staff two-factor sign-in (docs/security.md): with it on, a staff session is sent to the code page
 # until a TOTP code is given in it. Off unless CAPBENCH_STAFF_2FA=1 (production: on unless =0).
-_staff_2fa = config.optional("CAPBENCH_STAFF_2FA", bool)
+_staff_2fa = env.staff_2fa
 CAPBENCH_STAFF_2FA = bool(_staff_2fa)
 OTP_TOTP_ISSUER = "CapBench"

@@ -1,11 +1,15 @@
 """The test suite: real PostgreSQL and Redis (DATABASE_URL / REDIS_URL), never SQLite or mocks."""
 
+import os
+
 from capbench.settings.base import *  # noqa: F401,F403
 from capbench.settings.base import CACHE_OPTIONS, REDIS_URL, STATE_DIR
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-MEDIA_ROOT = STATE_DIR / "test-media"
+# pytest-xdist's workers (gw0, gw1, …; processes the tests start inherit the variable) each keep their
+# own file store: a test deletes a content-addressed file that another worker's test may hold too.
+MEDIA_ROOT = STATE_DIR / "test-media" / os.environ.get("PYTEST_XDIST_WORKER", "")
 # Tests render pages without running collectstatic first: plain names (make run's test checks the hashed ones).
 STORAGES = {
     **STORAGES,  # noqa: F405  (the default storage as configured: a folder, or a bucket)
@@ -13,8 +17,6 @@ STORAGES = {
 }
 
 # Each test run has its own queues on the shared Redis (workers started by tests get the same prefix).
-import os  # noqa: E402
-
 from capbench.settings.variables import Platform, env  # noqa: E402
 
 CAPBENCH_QUEUE_PREFIX = env.queue_prefix or f"test{os.getpid()}-"

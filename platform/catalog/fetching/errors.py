@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from plumbing.errors import ApplicationError
 
-class FetchError(RuntimeError):
-    pass
+
+class FetchError(ApplicationError, RuntimeError):
+    """502 where a request ever meets it: a source elsewhere could not be fetched or read."""
+
+    status = 502

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from plumbing.errors import ApplicationError
 
-class ImportFormatError(ValueError):
+
+class ImportFormatError(ApplicationError, ValueError):
+    """400; the API's body says it under "file" (the upload's field)."""
+
+    detail_key = "file"
+
     def __init__(self, path: Path | str, line: int | None, field: str | None, message: str):
         self.path = str(path)
         self.line = line

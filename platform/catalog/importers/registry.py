@@ -7,6 +7,7 @@ source holds several splits also has `SPLITS` (the names it knows) and `DEFAULT_
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -74,6 +75,19 @@ def read_bundle(
     if manifest is not None:
         apply_manifest(bundle, manifest)
     return bundle
+
+
+def read_upload(file_name: str, content: bytes) -> DatasetBundle:
+    """A canonical file sent over the API, read in a folder of its own (gone when read); an
+    ImportFormatError names the file as it was sent, never that folder."""
+    with tempfile.TemporaryDirectory(prefix="capbench-upload-") as folder:
+        path = Path(folder) / Path(file_name).name
+        path.write_bytes(content)
+        try:
+            return read_bundle("canonical", path)
+        except ImportFormatError as error:
+            shown = error.message.replace(folder + "/", "")
+            raise ImportFormatError(path.name, error.line, error.field, shown) from None
 
 
 def apply_manifest(bundle: DatasetBundle, manifest: Path) -> None:

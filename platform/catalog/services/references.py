@@ -9,9 +9,10 @@ from __future__ import annotations
 from django.db import transaction
 
 from catalog.models import Dataset
+from plumbing.errors import ApplicationError
 
 
-class HidingRefused(ValueError):
+class HidingRefused(ApplicationError, ValueError):
     """This dataset's references cannot be hidden (said in plain words)."""
 
 
