@@ -9,6 +9,7 @@ from rest_framework.authtoken.models import Token
 
 from accounts.services.two_factor import confirmed_device, is_verified, staff_verification_required
 from campaigns.models import Annotation
+from catalog.visibility import published_q
 from submissions.models import Submission
 from workbench.models import MetricSubmission
 
@@ -33,9 +34,9 @@ def account_page(*, user: User) -> AccountPage:
     return AccountPage(
         user=user,
         submissions=submissions.count(),
-        public_submissions=submissions.filter(is_public=True).exclude(status=Submission.Status.WITHDRAWN).count(),
+        public_submissions=submissions.filter(published_q()).count(),
         metrics=metrics.count(),
-        public_metrics=metrics.filter(is_public=True, status=MetricSubmission.Status.ACTIVE).count(),
+        public_metrics=metrics.filter(published_q()).count(),
         answers=Annotation.objects.filter(annotator=user).exclude(status=Annotation.Status.SHOWN).count(),
         has_token=Token.objects.filter(user=user).exists(),
         two_factor_enrolled=user.is_staff and confirmed_device(user) is not None,

@@ -75,6 +75,6 @@ def _column(m: Metric, submission: MetricSubmission | None = None) -> Column:
     if submission is not None:
         column.submitted_by = submission.owner.username
         column.paper_url, column.code_url = submission.paper_url, submission.code_url
-        column.private = not submission.is_public or submission.status == MetricSubmission.Status.WITHDRAWN
+        column.private = not submission.is_public or submission.is_withdrawn
         column.trained_on = tuple(sorted(d.pk for d in submission.trained_on.all()))
     return column

@@ -91,7 +91,7 @@ def account_delete(*, user: User, keep_public: bool) -> Closed:
         heir = anonymous_author()
         for submission in Submission.objects.filter(owner=user).order_by("pk"):
             boards.add(submission.dataset_id)
-            if keep_public and submission.is_public and submission.status != Submission.Status.WITHDRAWN:
+            if keep_public and submission.is_public and not submission.is_withdrawn:
                 Submission.objects.filter(pk=submission.pk).update(owner=heir)
                 closed.submissions_kept += 1
                 continue
