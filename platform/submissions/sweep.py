@@ -1,6 +1,8 @@
-"""The periodic sweep (submissions.tasks.reap): scoring's own (scoring.services.reaper.jobs_reap),
-then the submissions it leaves settled, then the plans that never reached the broker. Scoring
-returns its tally and knows nothing of submissions: the order is this module's."""
+"""The periodic sweep (submissions.tasks.reap, `manage.py sweep`): scoring's recovery
+(scoring.services.reaper.jobs_recover), then the submissions it leaves settled, then scoring's
+re-scoring (results_refresh: new jobs would keep a settled-to-be submission open), then the plans
+that never reached the broker. Scoring returns its tallies and knows nothing of submissions: the
+order is this module's."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import logging
 
 from django.db.models import Exists, OuterRef
 
-from scoring.services.reaper import jobs_reap
+from scoring.services.reaper import jobs_recover, results_refresh, sweep_lock
 from submissions.models import Submission
 from submissions.services import submission_refresh, submissions_dispatch_pending
 
@@ -16,12 +18,17 @@ log = logging.getLogger(__name__)
 
 
 def submissions_sweep() -> dict[str, int]:
-    """Scoring's sweep and its tally, then "settled" (`submissions_settle`) and "dispatched":
-    submissions whose plan never reached the broker are sent again."""
-    counts = jobs_reap()
-    if not counts.get("skipped"):  # another sweep holds the reaper's lock: its task settles
-        counts["settled"], errors = submissions_settle()
-        counts["errors"] += errors
+    """Scoring's sweep and its tally, with "settled" (`submissions_settle`, between recovery and
+    re-scoring) and "dispatched": submissions whose plan never reached the broker are sent again."""
+    with sweep_lock() as held:
+        if not held:  # another sweep holds the reaper's lock: its task settles
+            counts = {"skipped": 1}
+        else:
+            counts = jobs_recover()
+            counts["settled"], errors = submissions_settle()
+            counts["errors"] += errors
+            for key, value in results_refresh().items():
+                counts[key] = counts.get(key, 0) + value
     counts["dispatched"] = submissions_dispatch_pending()
     return counts
 

@@ -1,13 +1,15 @@
 """Recovery and the periodic sweep: batches a dead worker held go back to the queue, and the reaper
 finalises complete jobs, re-sends or fails stuck batches, fails overdue jobs, re-scores under new
 metric versions and computes again the system numbers kept under an older definition
-(scoring.services.numbers). It returns its tally; the task that runs it (submissions.tasks.reap)
-settles the submissions afterwards (submissions.sweep.submissions_sweep)."""
+(scoring.services.numbers). Each step returns its tally; the task that runs them
+(submissions.tasks.reap, through submissions.sweep.submissions_sweep) settles the submissions between
+the recovery and the re-scoring."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import TypeVar
 
@@ -44,20 +46,34 @@ def batches_recover_worker(*, worker: str) -> int:
 REAPER_LOCK = 7_240_001  # a Postgres advisory lock: one sweep at a time across all workers
 
 
-def jobs_reap(*, now=None) -> dict[str, int]:
-    """The periodic sweep: finalise complete jobs, re-send or fail batches stuck past their time
-    limit, fail jobs that have run past the job limit, re-send undelivered queued batches, and
-    re-score under new metric versions. One item's error is logged, counted under "errors" and
-    skips that item only. Returns the tally ({"skipped": 1} while another sweep runs)."""
+@contextmanager
+def sweep_lock() -> Iterator[bool]:
+    """Holds the sweep's advisory lock while the block runs; yields False (and holds nothing) while
+    another sweep has it."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [REAPER_LOCK])
-        if not cursor.fetchone()[0]:
-            return {"skipped": 1}
+        held = bool(cursor.fetchone()[0])
     try:
-        return _sweep(now or timezone.now())
+        yield held
     finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [REAPER_LOCK])
+        if held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [REAPER_LOCK])
+
+
+def jobs_reap(*, now=None) -> dict[str, int]:
+    """The periodic sweep: finalise complete jobs, re-send or fail batches stuck past their time
+    limit, fail jobs that have run past the job limit, re-send undelivered queued batches
+    (`jobs_recover`), then re-score under new metric versions (`results_refresh`). One item's error
+    is logged, counted under "errors" and skips that item only. Returns the tally ({"skipped": 1}
+    while another sweep runs). submissions.sweep runs the two steps with its settling between them."""
+    with sweep_lock() as held:
+        if not held:
+            return {"skipped": 1}
+        counts = jobs_recover(now=now)
+        for key, value in results_refresh().items():
+            counts[key] = counts.get(key, 0) + value
+        return counts
 
 
 T = TypeVar("T")
@@ -76,8 +92,11 @@ def _once(step: Callable[[], int], counts: dict[str, int], key: str) -> None:
     _each([step], lambda action: action(), counts, key)
 
 
-def _sweep(now) -> dict[str, int]:
-    counts = dict.fromkeys(("finalised", "requeued", "failed", "resent", "rescoring", "renumbered", "errors"), 0)
+def jobs_recover(*, now=None) -> dict[str, int]:
+    """The sweep's first step (under `sweep_lock`): overdue jobs failed, complete ones finalised,
+    stuck or orphaned batches sent again, undelivered ones re-sent."""
+    now = now or timezone.now()
+    counts = dict.fromkeys(("finalised", "requeued", "failed", "resent", "errors"), 0)
     open_jobs = EvaluationJob.objects.open()
     overdue = open_jobs.filter(queued_at__lt=now - timedelta(seconds=settings.CAPBENCH_JOB_TIME_LIMIT))
     _each(overdue, _fail_overdue, counts, "failed")
@@ -97,6 +116,13 @@ def _sweep(now) -> dict[str, int]:
     orphaned = [batch for batch in running if not heartbeat.alive(batch.holder)]
     _each(orphaned, _unstick, counts, "requeued")
     _each(_undelivered(open_jobs, now).items(), _resend, counts, "resent")
+    return counts
+
+
+def results_refresh() -> dict[str, int]:
+    """The sweep's last step (under `sweep_lock`): re-scoring under new metric versions, then the
+    numbers and correlations kept under an older definition, a slice per sweep."""
+    counts = dict.fromkeys(("rescoring", "renumbered", "errors"), 0)
     _once(_rescore, counts, "rescoring")
     # Numbers kept under an older definition of a system's number (an upgrade): a slice per sweep.
     _once(lambda: len(system_numbers_refresh()), counts, "renumbered")

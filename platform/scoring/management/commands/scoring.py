@@ -1,4 +1,5 @@
-"""`manage.py scoring metrics|estimate|score-dataset|jobs|reap`: the scoring engine from the command line."""
+"""`manage.py scoring metrics|estimate|score-dataset|jobs`: the scoring engine from the command line (the
+periodic sweep, once: `manage.py sweep`)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,10 @@ from scoring.models import EvaluationJob, Metric
 from scoring.services.estimates import NotEstimated, dataset_estimate
 from scoring.services.metrics import metrics_sync
 from scoring.services.planning import dataset_plan, versions_rescore
-from scoring.services.reaper import jobs_reap
 
 
 class Command(BaseCommand):
-    help = "Sync metrics from the registry, plan dataset scoring, list jobs, reap stuck jobs."
+    help = "Sync metrics from the registry, plan dataset scoring, list jobs."
 
     def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
@@ -32,7 +32,6 @@ class Command(BaseCommand):
         score.add_argument("--metric", action="append", dest="metrics", help="slug (repeat); default every metric")
         jobs = actions.add_parser("jobs", help="the latest jobs and their progress")
         jobs.add_argument("--limit", type=int, default=30)
-        actions.add_parser("reap", help="run the periodic sweep once")
 
     def handle(self, *args, **options) -> None:
         getattr(self, "_" + options["action"].replace("-", "_"))(options)
@@ -90,9 +89,6 @@ class Command(BaseCommand):
             target = job.system.name if job.system else f"all of {job.dataset.slug}"
             line = f"{job.pk:6} {job.metric_version.metric.slug:12} {job.status:11} {job.done:>7,}/{job.total:<7,} {target}"
             self.stdout.write(line + (f"  {job.error}" if job.error else ""))
-
-    def _reap(self, options) -> None:
-        self.stdout.write(", ".join(f"{key} {value}" for key, value in jobs_reap().items()))
 
 
 def estimate_text(found) -> str:
