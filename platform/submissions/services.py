@@ -64,14 +64,12 @@ class QuotaExceeded(TooManyRequests):
     CONCURRENT_RETRY_SECONDS = 60
 
     def __init__(self, message: str, retry_at: datetime | None = None):
-        super().__init__(message, extra={"retry_at": retry_at.isoformat()} if retry_at else None)
+        # Counted once, as it is raised: the body and the Retry-After header give the same seconds.
+        wait = self.CONCURRENT_RETRY_SECONDS
+        if retry_at is not None:
+            wait = max(1, int((retry_at - timezone.now()).total_seconds()) + 1)
+        super().__init__(message, retry_after=wait, extra={"retry_at": retry_at.isoformat()} if retry_at else None)
         self.retry_at = retry_at
-
-    @property
-    def retry_after(self) -> int:
-        if self.retry_at is None:
-            return self.CONCURRENT_RETRY_SECONDS
-        return max(1, int((self.retry_at - timezone.now()).total_seconds()) + 1)
 
 
 class SubmissionRefused(ApplicationError, ValueError):

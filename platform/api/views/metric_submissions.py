@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api import serializers
-from api.throttles import ActionRate, ApiRate, SubmissionRate
+from api.throttles import SubmissionRate
 from api.views.uploads import UploadActions
 from catalog.models import Dataset
 from workbench.models import MetricSubmission
@@ -41,9 +41,8 @@ class MetricSubmissionViewSet(UploadActions, mixins.CreateModelMixin, viewsets.R
         )
 
     def get_throttles(self):
-        upload = self.action == "create"
-        changes = self.action in ("visibility", "withdraw")
-        return [ApiRate(), *([SubmissionRate()] if upload else []), *([ActionRate()] if changes else [])]
+        """The API's rate and the changes' limit (UploadActions), the upload limit on create."""
+        return [*super().get_throttles(), *([SubmissionRate()] if self.action == "create" else [])]
 
     def _owner(self, request: Request) -> User:
         if not isinstance(request.user, User):

@@ -15,12 +15,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api import documentation as shapes
+from api.throttles import ActionRate
 from catalog.uploads.models import OwnedUpload
 from catalog.uploads.services import UploadKind, upload_visibility_set, upload_withdraw
 
 
 class UploadActions(viewsets.GenericViewSet):
     kind: ClassVar[UploadKind]
+
+    def get_throttles(self):
+        """The owner's changes count against the `actions` limit, whichever viewset carries them."""
+        changes = [ActionRate()] if self.action in ("visibility", "withdraw") else []
+        return [*super().get_throttles(), *changes]
 
     @extend_schema(
         request={

@@ -32,6 +32,6 @@ CACHES = {
         "OPTIONS": CACHE_OPTIONS,
     }
 }
-# The abuse limits stay on, with rates no ordinary test reaches (each test starts from zero: see
-# tests/platform/conftest.py); the limit tests set the rates they measure.
+# The abuse limits stay on, with rates no ordinary test reaches; the limit tests start from zero
+# (the fresh_rate_limits fixture in tests/conftest.py) and set the rates they measure.
 CAPBENCH_RATES = dict.fromkeys(CAPBENCH_RATES, "1000000/min")  # noqa: F405
