@@ -12,7 +12,7 @@ database it migrates itself, and an empty media folder), and a check that every 
 rows (count and digest) in the source and the restored database.
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/5 \\
-        python bench/backup.py [--database capbench_backup_bench] [--scores 1M]
+        python -m bench.backup [--database capbench_backup_bench] [--scores 1M]
 
 The two scratch databases (--database and --database_restored, on DATABASE_URL's server) are dropped
 and made again; a temporary folder holds the stores and archives. Not part of the test suite.
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scale import PER_SYSTEM, ROOT, ScaleBench, database_url, prepare_database, size_value
+from bench.scale import PER_SYSTEM, ROOT, ScaleBench, database_url, prepare_database, size_value
 
 TINY_PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010800000000"

@@ -4,7 +4,7 @@ architectures with random weights (speed does not depend on trained weights): Vi
 ViT-L/14. Targets (on one H100): ≥ 10× the naive loop, ≥ 2× torchmetrics, and a 5,000-caption
 submission with a warm image cache in under 10 s.
 
-    python bench/embedding.py [--captions 5000] [--images 1000] [--architectures ViT-B-32-quickgelu ViT-L-14]
+    python -m bench.embedding [--captions 5000] [--images 1000] [--architectures ViT-B-32-quickgelu ViT-L-14]
 
 Needs open_clip (and torchmetrics + transformers for the third column; skipped with a note if absent).
 """

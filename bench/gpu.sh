@@ -26,17 +26,17 @@ run() {  # name, seconds, command...
 }
 for stage in $stages; do
     case $stage in
-        embedding) run embedding "${EMBEDDING_LIMIT:-600}" bench/embedding.py --naive 200 ;;
-        text) run text "${TEXT_LIMIT:-200}" bench/text.py --naive 100 ;;
-        judge) run judge "${JUDGE_LIMIT:-300}" bench/judge_local.py --size 7b ;;
-        vision) run vision "${VISION_LIMIT:-420}" bench/vision.py --captions 32 --steps 28 --batch 4 ;;
-        sdxl) run sdxl "${SDXL_LIMIT:-400}" bench/vision.py --t2i sdxl --size 1024 --captions 16 --steps 28 --batch 4 --naive 2 --no-hice ;;
-        residency) run residency "${RESIDENCY_LIMIT:-150}" bench/residency.py --budget-gib 1.5 ;;
+        embedding) run embedding "${EMBEDDING_LIMIT:-600}" -m bench.embedding --naive 200 ;;
+        text) run text "${TEXT_LIMIT:-200}" -m bench.text --naive 100 ;;
+        judge) run judge "${JUDGE_LIMIT:-300}" -m bench.judge_local --size 7b ;;
+        vision) run vision "${VISION_LIMIT:-420}" -m bench.vision --captions 32 --steps 28 --batch 4 ;;
+        sdxl) run sdxl "${SDXL_LIMIT:-400}" -m bench.vision --t2i sdxl --size 1024 --captions 16 --steps 28 --batch 4 --naive 2 --no-hice ;;
+        residency) run residency "${RESIDENCY_LIMIT:-150}" -m bench.residency --budget-gib 1.5 ;;
         # A real gpu-queue worker against PostgreSQL and Valkey (embedded unless DATABASE_URL / REDIS_URL
         # are set); needs the platform's own dependencies installed besides the model libraries.
         pipeline) export DJANGO_SETTINGS_MODULE=capbench.settings.local; run pipeline "${PIPELINE_LIMIT:-500}" \
             -m capbench.embedded --state-dir "${TMPDIR:-/tmp}/capbench-bench-state" -- sh -c \
-            "$python manage.py migrate -v0 && $python bench/gpu_pipeline.py --concurrency 1 ${PIPELINE_ARGS:-} && $python bench/gpu_pipeline.py --concurrency 2 ${PIPELINE_ARGS:-}" ;;
+            "$python manage.py migrate -v0 && $python -m bench.gpu_pipeline --concurrency 1 ${PIPELINE_ARGS:-} && $python -m bench.gpu_pipeline --concurrency 2 ${PIPELINE_ARGS:-}" ;;
         *) echo "unknown stage $stage (embedding, text, judge, vision, sdxl, residency, pipeline)"; exit 2 ;;
     esac
 done

@@ -7,7 +7,7 @@ under 15 s.
 The dataset is synthetic: 1,000 distinct 500×375 JPEGs, 5 items each, 5 references per item. The
 models are full-size ViT-B/32 with random weights (bench/fullsize.py) in a scratch model store.
 
-    python -m capbench.embedded -- python bench/gpu_pipeline.py     (or with DATABASE_URL / REDIS_URL set)
+    python -m capbench.embedded -- python -m bench.gpu_pipeline     (or with DATABASE_URL / REDIS_URL set)
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ os.environ["CAPBENCH_MODEL_DIR"] = str(WORK / "models")
 os.environ["CAPBENCH_FEATURE_DIR"] = str(WORK / f"features-{time.time_ns()}")  # cold: no image features yet
 django.setup()
 
-import fullsize  # noqa: E402  (bench/ itself: the script's folder is first on sys.path)
 import numpy as np  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import transaction  # noqa: E402
-from embedding import make_images  # noqa: E402
-from pipeline import start_worker  # noqa: E402
-from text import sentence  # noqa: E402
 
+from bench import fullsize  # noqa: E402
+from bench.embedding import make_images  # noqa: E402
+from bench.pipeline import start_worker  # noqa: E402
+from bench.text import sentence  # noqa: E402
 from catalog.models import Dataset, Item, Media  # noqa: E402
 from catalog.services.media import media_attach  # noqa: E402
 from scoring.models import EvaluationJob  # noqa: E402

@@ -7,7 +7,7 @@ writes there: VisCE²'s visual context (`--context-tokens`, once per image), Vis
 FLEUR's score (`--rating-tokens`, once per caption). Prints tokens/s and captions/s per step, batched
 against one request at a time, the GPU memory peak, and a 5,000-caption estimate.
 
-    python bench/judge_local.py [--size 7b|13b] [--images 32] [--batches 1 8 32]
+    python -m bench.judge_local [--size 7b|13b] [--images 32] [--batches 1 8 32]
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import fullsize  # bench/ itself: `python bench/x.py` puts the script's folder first on sys.path
 import numpy as np
-from vision import timed  # GPU-synchronised seconds of one call
 
+from bench import fullsize
+from bench.vision import timed  # GPU-synchronised seconds of one call
 from evaluation.backbones.catalogue import HfModel
 from evaluation.metrics.judges.backends import JudgeFailed, JudgeRequest, LocalVLM
 from evaluation.metrics.judges.fleur import Fleur

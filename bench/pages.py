@@ -8,7 +8,7 @@ viewport (document.documentElement.scrollWidth; over 390 means horizontal scroll
 second visit in the same browser transfers (the hashed static files come from its cache). Every page
 is loaded at 390 × 844; a page with charts is scrolled to them and counted once they are drawn.
 
-    DATABASE_URL=... REDIS_URL=... python bench/pages.py [--viewport 390]
+    DATABASE_URL=... REDIS_URL=... python -m bench.pages [--viewport 390]
 
 Point it at a scratch database: it adds the demo dataset (scored with a few reference metrics, in
 this process), a public submission on it, and bench/serve.py's 10 datasets × 200 systems × 40
@@ -24,13 +24,12 @@ import sys
 import time
 import urllib.request
 
-# bench/ itself: `python bench/pages.py` puts the script's folder first on sys.path. Importing it
-# sets DJANGO_SETTINGS_MODULE, DEBUG off and the rate limits off, and sets Django up.
-import serve  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
+# bench/serve.py: importing it sets DJANGO_SETTINGS_MODULE, DEBUG off and the rate limits off, and sets Django up.
+from bench import serve  # noqa: E402
 from capbench.run import DEMO_DATASET, DEMO_SLUG, DEMO_TITLE  # noqa: E402
 from catalog.models import Caption, Dataset, Item, System  # noqa: E402
 from scoring.models import CorrelationResult, EvaluationJob, JobBatch, Metric  # noqa: E402

@@ -2,7 +2,7 @@
 roberta-large (BERTScore) under a small CAPBENCH_GPU_MODEL_MEMORY, and prints each model's measured
 footprint, what was unloaded, the GPU memory torch holds after each step, and what reloading costs.
 
-    python bench/residency.py [--budget-gib 1.5]      (bench/gpu.sh runs it as the `residency` stage)
+    python -m bench.residency [--budget-gib 1.5]      (bench/gpu.sh runs it as the `residency` stage)
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import fullsize  # bench/ itself: the script's folder is first on sys.path
+from bench import fullsize
 
 
 def main() -> int:

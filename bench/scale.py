@@ -15,7 +15,7 @@ cache is cleared, then p50 and p99); correlations with 1,000 bootstrap replicate
 the 130k rows; significance clusters for 25 metrics; the reaper's sweep; a full `datasets export`.
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/5 \\
-        python bench/scale.py --sizes 1M,10M [--database capbench_scale] [--keep]
+        python -m bench.scale --sizes 1M,10M [--database capbench_scale] [--keep]
 
 The database named by --database (on DATABASE_URL's server) is dropped and built again unless
 --keep is given and it already holds the sizes asked for. Not part of the test suite.
@@ -657,10 +657,8 @@ class ScaleBench:
         import redis
         from django.conf import settings
 
-        from evaluation import config
-
         client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-        prefix = config.typed("CAPBENCH_QUEUE_PREFIX", str)
+        prefix = settings.CAPBENCH_QUEUE_PREFIX
         messages = size = 0
         for key in client.scan_iter(f"{prefix}*"):
             if client.type(key) == b"list":

@@ -4,8 +4,8 @@ metrics, against gunicorn with our settings (capbench/gunicorn.py, what `make ru
 the same run, Django's runserver. Prints req/s, median, p95, p99 and errors per URL and server, and
 the median time of a conditional request answered 304.
 
-    DATABASE_URL=... REDIS_URL=... python bench/serve.py [--seconds 30] [--clients 20]
-    (or: python -m capbench.embedded -- python bench/serve.py)
+    DATABASE_URL=... REDIS_URL=... python -m bench.serve [--seconds 30] [--clients 20]
+    (or: python -m capbench.embedded -- python -m bench.serve)
 
 Point it at a scratch database: it adds (and at the end removes) datasets named bench-serve-* and
 metrics named bench_*. The API row is the REST board (built per request: only anonymous pages and

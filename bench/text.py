@@ -7,7 +7,7 @@
   feature cache): CLIP-S and RefCLIP-S share image and text features, PAC-S and RefPAC-S theirs
   (other weights), all four the tokens.
 
-    python bench/text.py [--captions 5000] [--references 5] [--images 1000] [--naive 200]
+    python -m bench.text [--captions 5000] [--references 5] [--images 1000] [--naive 200]
 
 Target (one H100): BERTScore ≥ 2× bert-score.
 """
@@ -21,10 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import fullsize  # bench/ itself: `python bench/x.py` puts the script's folder first on sys.path
 import numpy as np
-from vision import timed  # GPU-synchronised seconds of one call
 
+from bench import fullsize
+from bench.vision import timed  # GPU-synchronised seconds of one call
 from evaluation.metrics import CaptionRow, get
 
 SUBJECTS = [

@@ -3,7 +3,7 @@ stage, and what batching buys, measured with full-size architectures and random 
 not depend on trained weights) through the metrics' own loading code, against a one-at-a-time
 loop over the same models in the same run.
 
-    python bench/vision.py [--captions 32] [--steps 28] [--size 512] [--batch 4] [--t2i sd15|sdxl]
+    python -m bench.vision [--captions 32] [--steps 28] [--size 512] [--batch 4] [--t2i sd15|sdxl]
 
 Stages: text-to-image (Stable Diffusion 1.5 or SDXL shapes; FLUX.1-dev's 12B would need its own
 download), EVA01-g-14 image features, and CAMScore's levels (CLIP ViT-B/16 on pictures and crops,

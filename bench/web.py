@@ -4,7 +4,7 @@ snapshots (rebuilt when a job ends; the rebuild time is printed). Each page is r
 through Django's test client and the median must stay under 150 ms. Printed beside it: the number
 of SQL queries per request (constant in the number of systems: no N+1).
 
-    DATABASE_URL=... REDIS_URL=... python bench/web.py
+    DATABASE_URL=... REDIS_URL=... python -m bench.web
 """
 
 from __future__ import annotations
