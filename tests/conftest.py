@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests import judgment_data as judgment_files
-from tests.background import ROOT, Background, Job
+from tests.judgment_data import ROOT
 
 # model_store, pac_checkpoint, roberta_store, polos_store, llava_store, qwen_store, images; judge_server;
 # vision_store (tiny SD, EVA, B/16 and Alpha-CLIPs, YOLO, Depth Anything, SAM, FACTUAL T5); browser_page,
@@ -27,40 +26,87 @@ def repo_root() -> Path:
     return ROOT
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "background(name): the test reads a job of tests/background.py, started when collection ends; it runs last",
-    )
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests waiting on background work run last (in their order otherwise), so the work is done by then."""
-    items.sort(key=lambda item: item.get_closest_marker("background") is not None)
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    names = [marker.args[0] for item in session.items for marker in item.iter_markers("background")]
-    if names and not session.config.option.collectonly:
-        folder = Path(tempfile.mkdtemp(prefix="capbench-background-"))
-        session.config.stash[_BACKGROUND] = Background(list(dict.fromkeys(names)), folder)
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    started = session.config.stash.get(_BACKGROUND, None)
-    if started is not None:
-        started.close()
-
-
-_BACKGROUND = pytest.StashKey[Background]()
+# The platform's fixtures that the client's end-to-end test (tests/client/test_live.py) shares.
 
 
 @pytest.fixture
-def background(request: pytest.FixtureRequest) -> Job:
-    """The finished background job this test is marked for (its process result and output file)."""
-    marker = request.node.get_closest_marker("background")
-    assert marker is not None, "mark the test @pytest.mark.background(name)"
-    started = request.config.stash.get(_BACKGROUND, None)
-    assert started is not None, "no background job was started in this session (collected with --collect-only?)"
-    return started.wait(marker.args[0])
+def demo_dataset(repo_root: Path):
+    """The 100-image Flickr8k-Expert slice the platform ships as its demo."""
+    from catalog.importers.registry import read_bundle
+    from catalog.services.imports import dataset_import
+
+    bundle = read_bundle("flickr8k-expert", repo_root / "demo" / "flickr8k-expert")
+    return dataset_import(bundle=bundle, source_path="demo", slug="demo", title="Demo").dataset
+
+
+@pytest.fixture(scope="session")
+def this_runs_queues():
+    """Tests enqueue real messages on queues named for this run; dropped at the end of the session."""
+    yield
+    import redis
+    from django.conf import settings
+
+    from scoring.queues import all_queue_names
+
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(*all_queue_names())
+
+
+@pytest.fixture
+def workers(this_runs_queues, transactional_db, repo_root, tmp_path):
+    """Start real Celery workers (on this run's queues and test database); all stopped at the end."""
+    from tests.platform.scoring.workers import Workers
+
+    pool = Workers(repo_root, tmp_path)
+    yield pool
+    pool.stop_all()
+
+
+@pytest.fixture
+def fresh_rate_limits(settings):
+    """No request counted against the abuse limits yet, and the test's own copy of the rates: for a
+    test that lowers a rate (`settings.CAPBENCH_RATES["signup"] = "2/hour"`) or counts hits."""
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    keys = list(client.scan_iter(f"{settings.CAPBENCH_QUEUE_PREFIX}limit:*", count=1000))
+    if keys:
+        client.delete(*keys)
+    settings.CAPBENCH_RATES = dict(settings.CAPBENCH_RATES)
+
+
+@pytest.fixture
+def fresh_page_memory():
+    """No kept board response, table or comparison, in this process or in Valkey: for a test that
+    reads boards, the metric pages, the home page or a comparison. A flushed database starts its
+    results revision again, so what an earlier test kept could match."""
+    from django.core.cache import cache
+
+    from leaderboards.caching import KEPT_HERE
+
+    KEPT_HERE.clear()
+    client = cache._cache.get_client()
+    for pattern in ("board-response:", "fragment:", "comparison:"):
+        keys = list(client.scan_iter(cache.make_key(pattern) + "*", count=1000))
+        if keys:
+            client.delete(*keys)
+
+
+@pytest.fixture(scope="session")
+def live_server_connections_closed(django_db_setup, django_db_blocker):
+    """For tests on pytest-django's live server: its thread may keep a database connection; end it
+    before the test database is dropped at the end of the session (not earlier: a later test's
+    connection would be ended too). This process's own pool is closed first, so its idle
+    connections end cleanly."""
+    yield
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        connection.close()
+        if getattr(connection, "pool", None):
+            connection.close_pool()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        connection.close()

@@ -1,13 +1,10 @@
 """The client's tests keep its configuration in the test's own folder. The end-to-end test
-(test_live.py) uses the platform's fixtures, re-exported here: the demo dataset and real workers
-(tests/platform/conftest.py); it imports the autouse ones it needs itself, so that the tests that
-need no server need no database either."""
+(test_live.py) uses the platform's fixtures that tests/conftest.py shares (the demo dataset, real
+workers, the live server's clean-up); the tests that need no server need no database."""
 
 from __future__ import annotations
 
 import pytest
-
-from tests.platform.conftest import demo_dataset, workers  # noqa: F401
 
 
 @pytest.fixture(autouse=True)

@@ -85,9 +85,12 @@ def test_the_file_is_never_on_disk_with_wider_permissions_and_an_old_one_is_repl
     config.save({"url": "http://b", "token": "new"}, path)
     assert not config.too_open(path)
     assert len(seen) == 1 and seen[0][0] != "config.json" and seen[0][1] == 0o600
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(tmp_path.stat().st_mode) == 0o755
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o755
     assert config.load(path)["token"] == "new"
-    assert config.remove(path) and not path.exists() and not config.remove(path)
+    assert config.remove(path)
+    assert not path.exists()
+    assert not config.remove(path)
 
 
 def test_an_unreadable_config_is_no_config(tmp_path):
@@ -185,10 +188,12 @@ def test_a_429_is_retried_after_the_seconds_it_names_then_succeeds(scripted, tmp
     assert len(server.requests) == 3
     method, path, headers, body = server.requests[-1]
     assert (method, path) == ("POST", "/api/v1/submissions/")
-    assert headers["Authorization"] == "Token tok" and headers["User-Agent"].startswith("capbench-client/")
+    assert headers["Authorization"] == "Token tok"
+    assert headers["User-Agent"].startswith("capbench-client/")
     # The file went with every try (reopened), and the repeated and boolean fields as the API reads them.
     assert all(b'filename="r.json"' in request[3] for request in server.requests)
-    assert body.count(b'name="metrics"') == 2 and b'name="is_public"\r\n\r\ntrue' in body
+    assert body.count(b'name="metrics"') == 2
+    assert b'name="is_public"\r\n\r\ntrue' in body
 
 
 def test_an_http_date_retry_after_is_honoured(scripted):
@@ -216,8 +221,10 @@ def test_a_post_is_never_sent_again_after_a_5xx(scripted, tmp_path):
     slept: list[float] = []
     with pytest.raises(ServerError) as raised:
         client_for(server, slept).submit("demo", results, method_name="M")
-    assert raised.value.status == 503 and "503" in str(raised.value)
-    assert len(server.requests) == 1 and slept == []
+    assert raised.value.status == 503
+    assert "503" in str(raised.value)
+    assert len(server.requests) == 1
+    assert slept == []
 
 
 def test_a_post_is_never_sent_again_after_the_connection_drops_mid_request(scripted, tmp_path):
@@ -229,7 +236,8 @@ def test_a_post_is_never_sent_again_after_the_connection_drops_mid_request(scrip
     slept: list[float] = []
     with pytest.raises(CapBenchError):
         client_for(server, slept).submit("demo", results, method_name="M")
-    assert len(server.requests) == 1 and slept == []
+    assert len(server.requests) == 1
+    assert slept == []
     server = scripted((None, {}, b""), (200, {}, {"final": True}))
     assert client_for(server, slept, backoff=0.5).progress(3)["final"] is True
     assert len(server.requests) == 2
@@ -243,7 +251,8 @@ def test_a_retry_after_beyond_the_cap_raises_at_once(scripted, tmp_path):
     slept: list[float] = []
     with pytest.raises(RateLimited) as raised:
         client_for(server, slept, max_sleep=120).submit("demo", results, method_name="M")
-    assert raised.value.retry_after == 5 * 3600 and slept == []
+    assert raised.value.retry_after == 5 * 3600
+    assert slept == []
     assert str(raised.value) == "You have used today's 5 submissions. (429); try again in 5.0 h"
 
 
@@ -252,7 +261,8 @@ def test_retries_stop_after_the_attempts_and_the_sleep_is_capped(scripted):
     slept: list[float] = []
     with pytest.raises(RateLimited):
         client_for(server, slept, attempts=3, max_sleep=120).datasets()
-    assert slept == [100, 100] and len(server.requests) == 3
+    assert slept == [100, 100]
+    assert len(server.requests) == 3
     server = scripted(*[(503, {}, b"")] * 4)
     slept = []
     with pytest.raises(ServerError):
@@ -267,7 +277,8 @@ def test_a_refused_connection_is_retried_then_reported_without_a_traceback(capsy
     slept: list[float] = []
     with pytest.raises(ConnectionFailed) as raised:
         Client(f"http://127.0.0.1:{port}", sleep=slept.append, attempts=3).datasets()
-    assert slept == [1.0, 2.0] and "connection refused" in str(raised.value)
+    assert slept == [1.0, 2.0]
+    assert "connection refused" in str(raised.value)
     # The CLI: one line on stderr, status 1, after its one retry (a real second's wait).
     assert cli.main(["--url", f"http://127.0.0.1:{port}", "--retries", "1", "datasets"]) == 1
     err = capsys.readouterr().err
@@ -275,7 +286,8 @@ def test_a_refused_connection_is_retried_then_reported_without_a_traceback(capsy
         err.splitlines()[-1]
         == f"capbench: could not reach http://127.0.0.1:{port}: connection refused or host not found"
     )
-    assert "Traceback" not in err and err.count("trying again in 1 s") == 1
+    assert "Traceback" not in err
+    assert err.count("trying again in 1 s") == 1
 
 
 def test_a_400_names_every_located_problem(scripted, tmp_path, capsys):
@@ -370,13 +382,15 @@ def test_the_progress_line_counts_across_metrics_and_is_quiet_when_unchanged():
     display(state)
     display(state)
     display({**state, "status": "done", "final": True})
-    assert log.text.count("\n") == 2 and "\r" not in log.text
+    assert log.text.count("\n") == 2
+    assert "\r" not in log.text
     terminal = Log()
     display = ProgressDisplay(terminal, tty=True)  # type: ignore[arg-type]
     display(state)
     display({**state, "status": "done"})
     display.close()
-    assert terminal.text.count("\r") == 2 and terminal.text.endswith("(done)   \n")  # padded over "(running)"
+    assert terminal.text.count("\r") == 2
+    assert terminal.text.endswith("(done)   \n")  # padded over "(running)"
 
 
 def test_the_progress_bar_counts_only_the_metrics_the_server_computes_and_ends_at_n_of_n():
@@ -401,7 +415,8 @@ def test_the_progress_bar_counts_only_the_metrics_the_server_computes_and_ends_a
     }
     assert progress_line(older, width=10) == line
     text = progress_text(older)
-    assert "bertscore" not in text.split("Not computed")[0] and text.endswith("Not computed on this server: bertscore.")
+    assert "bertscore" not in text.split("Not computed")[0]
+    assert text.endswith("Not computed on this server: bertscore.")
     assert progress_text(finished).endswith("Not computed on this server: BERTScore (its model is not installed).")
 
 
@@ -475,22 +490,27 @@ def test_control_characters_from_the_server_are_printed_as_escapes(scripted, tmp
     capsys.readouterr()
     assert cli.main([*base, "board", "demo"]) == 0
     text = capsys.readouterr().out
-    assert not CONTROLS.search(text) and "\t" not in text
+    assert not CONTROLS.search(text)
+    assert "\t" not in text
     assert "Evil\\u001b]0;pwned\\u0007 net\\u009b2J\\u001b[2J\\u007f\\u000dfake line\\u000asecond" in text
-    assert text.splitlines()[0].startswith("demoEvil\\u001b]0;pwned") and "Metric" in text.splitlines()[2]
+    assert text.splitlines()[0].startswith("demoEvil\\u001b]0;pwned")
+    assert "Metric" in text.splitlines()[2]
     assert cli.main([*base, "board", "demo", "--csv"]) == 0
     out = capsys.readouterr().out
-    assert not CONTROLS.search(out) and "1,Evil\\u001b]0;pwned\\u0007 net" in out
+    assert not CONTROLS.search(out)
+    assert "1,Evil\\u001b]0;pwned\\u0007 net" in out
     assert cli.main([*base, "board", "demo", "--csv", "--output", str(tmp_path / "b.csv")]) == 0
     assert (tmp_path / "b.csv").read_bytes() == csv_text.encode()  # a file keeps the server's bytes
     assert cli.main([*base, "scores", "--format", "jsonl"]) == 0
     out = capsys.readouterr().out
-    assert not CONTROLS.search(out) and [json.loads(line) for line in out.splitlines()] == rows  # the same data
+    assert not CONTROLS.search(out)
+    assert [json.loads(line) for line in out.splitlines()] == rows  # the same data
     assert cli.main([*base, "metrics"]) == 0
     assert not CONTROLS.search(capsys.readouterr().out)
     assert cli.main([*base, "submit", "demo", str(results)]) == 1
     err = capsys.readouterr().err
-    assert not CONTROLS.search(err) and "method_name: field 'method name': Evil\\u001b]0;pwned" in err
+    assert not CONTROLS.search(err)
+    assert "method_name: field 'method name': Evil\\u001b]0;pwned" in err
 
 
 # Installed alone

@@ -21,11 +21,13 @@ from rest_framework.authtoken.models import Token
 from capbench_client import Client, cli, config
 from catalog.models import Item
 from submissions.models import Submission
-from tests.platform.browser.conftest import _live_server_connections_closed  # noqa: F401
-from tests.platform.conftest import _delete_this_runs_queues, _fresh_page_memory, _fresh_rate_limits  # noqa: F401
 from workbench.models import MetricSubmission
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+    pytest.mark.usefixtures("live_server_connections_closed", "fresh_page_memory", "fresh_rate_limits"),
+]
 
 PASSWORD = "correct horse battery staple 9"
 
@@ -53,7 +55,8 @@ def test_a_researchers_day_on_the_command_line(
     path = config.config_path()
     assert str(path) in out
     assert config.load() == {"url": base, "token": Token.objects.get(user__username="ada").key}
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
 
     # Submit, wait for the scoring, read the results table.
     items = list(Item.objects.filter(dataset=demo_dataset).order_by("id"))
@@ -67,22 +70,29 @@ def test_a_researchers_day_on_the_command_line(
     submission = Submission.objects.get()
     assert code == 0, out + err + workers.logs()
     assert submission.status == "done" and submission.owner.username == "ada" and submission.is_public
-    assert submission.method_name == "Ada's captioner" and sorted(submission.metrics) == ["bleu_4", "rouge_l"]
+    assert submission.method_name == "Ada's captioner"
+    assert sorted(submission.metrics) == ["bleu_4", "rouge_l"]
     assert out.splitlines()[0] == f"Submission {submission.pk} (queued): {base}/submissions/{submission.pk}/"
     assert "200/200 scored  2/2 metrics finished  (done)" in err.splitlines()[-1]  # the last progress line
     table = out[out.index("metric") :]
-    assert "ROUGE-L" in table and "BLEU-4" in table and " of " in table
+    assert "ROUGE-L" in table
+    assert "BLEU-4" in table
+    assert " of " in table
 
     # The results card as JSON: a number, interval and rank for each metric asked for.
     code, out, err = capbench("results", str(submission.pk), "--json")
     assert code == 0, err
     card = json.loads(out)
-    assert card["submission"] == submission.pk and card["final"] is True and card["status"] == "done"
-    assert card["dataset"] == "demo" and card["system"] == submission.system.slug
+    assert card["submission"] == submission.pk
+    assert card["final"] is True
+    assert card["status"] == "done"
+    assert card["dataset"] == "demo"
+    assert card["system"] == submission.system.slug
     lines = {line["metric"]: line for line in card["results"]}
     assert {"rouge_l", "bleu_4"} <= set(lines)
     for line in (lines["rouge_l"], lines["bleu_4"]):
-        assert 0 < line["value"] < 1 and line["points"] == pytest.approx(100 * line["value"])
+        assert 0 < line["value"] < 1
+        assert line["points"] == pytest.approx(100 * line["value"])
         assert line["low"] <= line["value"] <= line["high"]  # the interval on the value's scale
         assert line["low_points"] <= line["points"] <= line["high_points"]  # and in points
         assert 1 <= line["rank"] <= line["ranked"]
@@ -97,7 +107,8 @@ def test_a_researchers_day_on_the_command_line(
     code, out, err = capbench("board", "demo")
     assert code == 0, err
     head, *_, ours_line = [line for line in out.splitlines() if "Ada's captioner" in line or "ROUGE-L" in line]
-    assert "ROUGE-L" in head and f"{lines['rouge_l']['points']:.1f}" in ours_line  # the metrics with numbers
+    assert "ROUGE-L" in head
+    assert f"{lines['rouge_l']['points']:.1f}" in ours_line  # the metrics with numbers
     assert f"({lines['rouge_l']['low_points']:.1f}–{lines['rouge_l']['high_points']:.1f})" in ours_line  # its interval
 
     # Every per-caption score of the system, 30 a page: the cursor followed to the end.
@@ -145,7 +156,8 @@ def test_a_researchers_day_on_the_command_line(
         line.startswith("  results: bad.jsonl: line 3, field 'image_id': 'no-such-image.jpg'")
         for line in err.splitlines()
     ), err
-    assert "Traceback" not in err and Submission.objects.count() == 1
+    assert "Traceback" not in err
+    assert Submission.objects.count() == 1
 
     # The same file again: the submission it already is.
     code, out, err = capbench("submit", "demo", str(results))

@@ -18,7 +18,8 @@ def test_metrics_list_names_each_metric_and_its_availability(repo_root):
     result = _run(repo_root, "metrics", "list")
     lines = dict(line.split("\t") for line in result.stdout.splitlines())
     assert result.returncode == 0
-    assert lines["bleu_4"] == "available" and lines["cider_d"] == "available"
+    assert lines["bleu_4"] == "available"
+    assert lines["cider_d"] == "available"
 
 
 def test_score_writes_one_line_per_row_in_input_order(repo_root, tmp_path):
@@ -51,7 +52,8 @@ def test_bad_input_names_line_and_field_and_writes_nothing(repo_root, tmp_path, 
     source, target = tmp_path / "rows.jsonl", tmp_path / "scores.jsonl"
     source.write_text('{"id": "x", "candidate": "a dog", "references": ["a dog"]}\n' + line + "\n")
     result = _run(repo_root, "score", "--metric", "rouge_l", "--input", str(source), "--output", str(target))
-    assert result.returncode == 2 and message in result.stderr
+    assert result.returncode == 2
+    assert message in result.stderr
     assert not target.exists()
 
 

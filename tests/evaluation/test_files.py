@@ -16,7 +16,8 @@ def test_writes_land_whole_and_leave_nothing_beside(tmp_path):
     target = tmp_path / "deep" / "reply.json"
     atomic_write_text(target, "{}")
     atomic_write_bytes(tmp_path / "blob", b"\x00\x01")
-    assert target.read_text() == "{}" and (tmp_path / "blob").read_bytes() == b"\x00\x01"
+    assert target.read_text() == "{}"
+    assert (tmp_path / "blob").read_bytes() == b"\x00\x01"
     assert sorted(p.name for p in target.parent.iterdir()) == ["reply.json"]
 
 
@@ -24,10 +25,12 @@ def test_a_failed_write_keeps_the_old_file_and_removes_the_partial(tmp_path):
     target = tmp_path / "scores.jsonl"
     target.write_text("old")
     with pytest.raises(RuntimeError), atomic_path(target, suffix=".npy") as partial:
-        assert partial.name.endswith(".npy") and partial.parent == tmp_path
+        assert partial.name.endswith(".npy")
+        assert partial.parent == tmp_path
         partial.write_text("half")
         raise RuntimeError("stopped")
-    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["scores.jsonl"]
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["scores.jsonl"]
 
 
 def test_the_hash_is_sha256_of_the_content(tmp_path):

@@ -25,9 +25,15 @@ def test_import_contracts_are_kept(repo_root):
     assert result.returncode == 0, f"an import contract is broken:\n{result.stdout}\n{result.stderr}"
 
 
-def test_catalog_names_the_withdrawn_status_as_submissions_does():
-    """catalog.visibility writes "withdrawn" itself (catalog sits below submissions): the two agree."""
+def test_both_kinds_of_submission_are_owned_uploads_with_the_withdrawn_status_the_rule_names():
+    """catalog.visibility reads an OwnedUpload's fields: both kinds inherit them, and say "withdrawn"
+    as the rule does."""
     from catalog import visibility
+    from catalog.uploads.models import OwnedUpload
     from submissions.models import Submission
+    from workbench.models import MetricSubmission
 
-    assert visibility.WITHDRAWN == Submission.Status.WITHDRAWN
+    for kind in (Submission, MetricSubmission):
+        assert issubclass(kind, OwnedUpload)
+        assert kind.Status.WITHDRAWN == visibility.WITHDRAWN
+        assert {"owner", "is_public", "status"} <= {field.name for field in kind._meta.get_fields()}

@@ -102,7 +102,8 @@ def test_the_text_memo_forgets_the_least_recently_used(model_store, monkeypatch)
     encoder.encode_texts(["one", "two"])
     encoder.encode_texts(["one"])  # "one" is now the most recently used
     encoder.encode_texts(["three"])  # drops "two"
-    assert len(encoder.text_memo) == 2 and encoder.texts_encoded == 3
+    assert len(encoder.text_memo) == 2
+    assert encoder.texts_encoded == 3
     encoder.encode_texts(["one", "three"])
     assert encoder.texts_encoded == 3
     encoder.encode_texts(["two"])
@@ -134,7 +135,8 @@ def test_encoders_sharing_a_tokenizer_tokenise_each_text_once(model_store, monke
         one, other = clip.ClipEncoder(MODEL), clip.ClipEncoder(MODEL, fp16_on_cuda=False)
         one.encode_texts(["a dog", "a cat"])
         other.encode_texts(["a cat", "a dog", "a bird"])
-        assert calls == [2, 1] and other.texts_encoded == 3  # its own features, the first one's tokens
+        assert calls == [2, 1]
+        assert other.texts_encoded == 3  # its own features, the first one's tokens
     finally:
         clip.token_memo.cache_clear()
 
@@ -170,7 +172,9 @@ def test_out_of_memory_halves_the_batch_from_the_failed_part_and_keeps_it(model_
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     encoder.image_batch = 64
     again = encoder.encode_images(images, normalise=False)  # no cache given: encoded again
-    assert sizes[0] == len(images) and sizes[1] == len(images) // 2 and encoder.image_batch == 2
+    assert sizes[0] == len(images)
+    assert sizes[1] == len(images) // 2
+    assert encoder.image_batch == 2
     assert again == pytest.approx(expected, abs=1e-5)
     sizes.clear()
     encoder.encode_images(images, normalise=False)

@@ -44,7 +44,8 @@ def test_the_checkpoint_replaces_an_old_one_in_one_step_and_leaves_nothing_besid
     real_replace = os.replace
     monkeypatch.setattr(os, "replace", lambda source, target: (replaced.append(target), real_replace(source, target)))
     fetch_checkpoint(entry)
-    assert entry.path.read_bytes() == b"new weights" and replaced == [entry.path]
+    assert entry.path.read_bytes() == b"new weights"
+    assert replaced == [entry.path]
     assert [p.name for p in entry.path.parent.iterdir()] == ["reprod.ckpt"]
 
 

@@ -34,7 +34,8 @@ def test_many_threads_build_once_and_share_the_result():
         thread.start()
     for thread in threads:
         thread.join()
-    assert model.built == 1 and results == [("model", 1)] * 8
+    assert model.built == 1
+    assert results == [("model", 1)] * 8
     with model._lock:  # free again once loaded, for callers guarding a stateful model
         pass
 

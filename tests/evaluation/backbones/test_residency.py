@@ -61,14 +61,19 @@ def test_models_stay_loaded_until_the_budget_needs_their_memory(gpu):
     models[0]._load()
     models[1]._load()
     models[0]._load()  # 0 is now the most recently used
-    assert kept(models) == [1, 0] and residency.RESIDENCY.unloaded == 0
+    assert kept(models) == [1, 0]
+    assert residency.RESIDENCY.unloaded == 0
     models[2]._load()  # 12 GiB > 10: the least recently used (1) goes
-    assert kept(models) == [0, 2] and not models[1].loaded() and models[0].loaded()
+    assert kept(models) == [0, 2]
+    assert not models[1].loaded()
+    assert models[0].loaded()
     assert residency.RESIDENCY.unloaded == 1
     models[0]._load()
     assert models[0].builds == 1  # kept: not built again
     models[1]._load()  # built again, and now 2 is the least recently used
-    assert models[1].builds == 2 and kept(models) == [0, 1] and not models[2].loaded()
+    assert models[1].builds == 2
+    assert kept(models) == [0, 1]
+    assert not models[2].loaded()
 
 
 def test_a_model_in_use_is_never_unloaded(gpu):
@@ -79,11 +84,14 @@ def test_a_model_in_use_is_never_unloaded(gpu):
     try:
         assert started.wait(10)
         other._load()  # over budget, but the only other model is in use
-        assert busy.loaded() and other.loaded() and residency.RESIDENCY.unloaded == 0
+        assert busy.loaded()
+        assert other.loaded()
+        assert residency.RESIDENCY.unloaded == 0
     finally:
         finish.set()
         worker.join()
-    assert busy.unload() and not busy.loaded()  # once free, it can go
+    assert busy.unload()
+    assert not busy.loaded()  # once free, it can go
 
 
 def test_a_model_built_inside_another_is_counted_once(gpu):
@@ -111,14 +119,16 @@ def test_without_a_budget_nothing_is_unloaded(gpu, monkeypatch):
     models = [Sized(gpu, 8) for _ in range(3)]
     for model in models:
         model._load()
-    assert all(model.loaded() for model in models) and residency.RESIDENCY.unloaded == 0
+    assert all(model.loaded() for model in models)
+    assert residency.RESIDENCY.unloaded == 0
 
 
 def test_on_a_cpu_nothing_is_tracked(monkeypatch):
     monkeypatch.setattr(residency, "RESIDENCY", Residency())
     model = Sized(FakeGpu(), 0)
     model._load()
-    assert residency.allocated() == 0 and residency.RESIDENCY.footprints() == []
+    assert residency.allocated() == 0
+    assert residency.RESIDENCY.footprints() == []
 
 
 def test_models_load_once_when_threads_ask_together(gpu):
@@ -128,4 +138,5 @@ def test_models_load_once_when_threads_ask_together(gpu):
         thread.start()
     for thread in threads:
         thread.join()
-    assert model.builds == 1 and len(residency.RESIDENCY.footprints()) == 1
+    assert model.builds == 1
+    assert len(residency.RESIDENCY.footprints()) == 1

@@ -78,7 +78,8 @@ def test_undefined_alpha_is_nan(level):
     assert math.isnan(krippendorff_alpha([(u, "a", u) for u in range(5)], level))  # one value per unit
     assert math.isnan(krippendorff_alpha([(u, c, 3) for u in range(5) for c in "ab"], level))  # no variation
     interval = krippendorff_alpha_interval([(u, "a", u) for u in range(5)], level, replicates=10)
-    assert math.isnan(interval.value) and interval.replicates == 0
+    assert math.isnan(interval.value)
+    assert interval.replicates == 0
 
 
 def test_units_with_one_value_and_missing_values_change_nothing():
@@ -112,7 +113,8 @@ def test_the_unit_bootstrap_brackets_alpha_and_is_reproducible(level):
     assert (again.value, again.low, again.high) == pytest.approx((first.value, first.low, first.high), abs=1e-12)
     assert isinstance(first, Interval) and first.replicates == 300 and first.level == 0.95
     assert first.value == krippendorff_alpha(ratings, level)
-    assert first.low < first.value < first.high and 0.02 < first.high - first.low < 0.3
+    assert first.low < first.value < first.high
+    assert 0.02 < first.high - first.low < 0.3
     assert all(type(v) is float for v in (first.value, first.low, first.high))
 
 
@@ -139,6 +141,9 @@ def test_confidence_and_no_replicates():
     ratings = triples(EXAMPLE)
     wide = krippendorff_alpha_interval(ratings, "nominal", replicates=400, confidence=0.99)
     narrow = krippendorff_alpha_interval(ratings, "nominal", replicates=400, confidence=0.5)
-    assert wide.level == 0.99 and wide.low < narrow.low < narrow.high < wide.high
+    assert wide.level == 0.99
+    assert wide.low < narrow.low < narrow.high < wide.high
     none = krippendorff_alpha_interval(ratings, "nominal", replicates=0)
-    assert none.value == krippendorff_alpha(ratings, "nominal") and math.isnan(none.low) and none.replicates == 0
+    assert none.value == krippendorff_alpha(ratings, "nominal")
+    assert math.isnan(none.low)
+    assert none.replicates == 0

@@ -19,7 +19,8 @@ def test_rows_of_a_cluster_share_their_weight():
     clusters = ["a", "a", "a", "b", "c", "c"]
     weights, cluster_of_row = cluster_weights(clusters, replicates=50, seed=1)
     assert weights.shape == (50, 6)
-    assert (weights[:, 0] == weights[:, 1]).all() and (weights[:, 4] == weights[:, 5]).all()
+    assert (weights[:, 0] == weights[:, 1]).all()
+    assert (weights[:, 4] == weights[:, 5]).all()
     assert (weights[:, [0, 3, 4]].sum(axis=1) == 3).all()  # three clusters drawn per replicate
 
 

@@ -72,7 +72,8 @@ def test_a_tie_is_half_a_win_for_each_side():
     result = bradley_terry(comparisons, ["A", "B"], alpha=0, replicates=0)
     a, b = result.ratings
     assert a.theta - b.theta == pytest.approx(math.log(7 / 3), abs=1e-9)
-    assert (a.wins, a.losses, a.ties) == (3, 1, 1) and (b.wins, b.losses, b.ties) == (1, 3, 1)
+    assert (a.wins, a.losses, a.ties) == (3, 1, 1)
+    assert (b.wins, b.losses, b.ties) == (1, 3, 1)
     # A tie on its own between two systems leaves them level.
     level = bradley_terry([("A", "B", "tie", 1)], ["A", "B"], alpha=0, replicates=0)
     assert [r.theta for r in level.ratings] == pytest.approx([0, 0], abs=1e-12)
@@ -131,9 +132,12 @@ def test_a_system_that_never_loses_stays_finite():
     comparisons += [("B", "C", "left", 40), ("C", "B", "left", 41)]
     result = bradley_terry(comparisons, ["champ", "B", "C"], replicates=100)
     champ = result.by_system()["champ"]
-    assert math.isfinite(champ.theta) and 3 < champ.theta < 15
-    assert champ.rank == 1 and (champ.wins, champ.losses, champ.ties) == (40, 0, 0)
-    assert 90 < champ.strength < 100 and champ.interval.high <= 100
+    assert math.isfinite(champ.theta)
+    assert 3 < champ.theta < 15
+    assert champ.rank == 1
+    assert (champ.wins, champ.losses, champ.ties) == (40, 0, 0)
+    assert 90 < champ.strength < 100
+    assert champ.interval.high <= 100
     assert all(math.isfinite(r.interval.low) and math.isfinite(r.interval.high) for r in result.ratings)
     with pytest.raises(ValueError, match="does not exist"):
         bradley_terry(comparisons, ["champ", "B", "C"], alpha=0)
@@ -143,22 +147,24 @@ def test_a_system_without_comparisons_scores_fifty():
     comparisons = random_comparisons(5, systems=4)
     result = bradley_terry(comparisons, ["s0", "s1", "s2", "s3", "newcomer"], replicates=200)
     newcomer = result.by_system()["newcomer"]
-    assert newcomer.theta == pytest.approx(0, abs=1e-9) and newcomer.strength == pytest.approx(50, abs=1e-7)
-    assert newcomer.interval.low == pytest.approx(50, abs=1e-6) and newcomer.interval.high == pytest.approx(
-        50, abs=1e-6
-    )
+    assert newcomer.theta == pytest.approx(0, abs=1e-9)
+    assert newcomer.strength == pytest.approx(50, abs=1e-7)
+    assert newcomer.interval.low == pytest.approx(50, abs=1e-6)
+    assert newcomer.interval.high == pytest.approx(50, abs=1e-6)
     assert (newcomer.comparisons, newcomer.wins, newcomer.losses, newcomer.ties) == (0, 0, 0, 0)
     assert sum(r.theta for r in result.ratings) == pytest.approx(0, abs=1e-9)
     empty = bradley_terry([], ["a", "b"], replicates=10)
     assert [(r.strength, r.interval.low, r.interval.high, r.rank) for r in empty.ratings] == [(50, 50, 50, 1)] * 2
-    assert empty.items == 0 and empty.comparisons == 0
+    assert empty.items == 0
+    assert empty.comparisons == 0
 
 
 def test_a_disconnected_graph_is_fitted_with_the_penalty():
     comparisons = [("A", "B", "left", 1), ("A", "B", "left", 2), ("A", "B", "right", 3)]
     comparisons += [("C", "D", "left", 4), ("C", "D", "right", 5), ("D", "C", "left", 6)]
     result = bradley_terry(comparisons, ["A", "B", "C", "D"], replicates=50).by_system()
-    assert result["A"].theta > 0 > result["B"].theta and result["A"].theta == pytest.approx(-result["B"].theta)
+    assert result["A"].theta > 0 > result["B"].theta
+    assert result["A"].theta == pytest.approx(-result["B"].theta)
     assert result["D"].theta > 0 > result["C"].theta
     # Unpenalised, each part is fitted on its own: A − B = ln 2 and D − C = ln 2.
     plain = bradley_terry(comparisons, ["A", "B", "C", "D"], alpha=0, replicates=0).by_system()
@@ -172,7 +178,8 @@ def test_the_interval_brackets_the_estimate_and_is_reproducible():
     first = bradley_terry(comparisons, systems, replicates=300, seed=9)
     again = bradley_terry(comparisons, systems, replicates=300, seed=9)
     other = bradley_terry(comparisons, systems, replicates=300, seed=10)
-    assert first == again and first != other
+    assert first == again
+    assert first != other
     shuffled = [comparisons[i] for i in np.random.default_rng(0).permutation(len(comparisons))]
     bounds = lambda result: [(r.strength, r.interval.low, r.interval.high) for r in result.ratings]  # noqa: E731
     assert np.array(bounds(bradley_terry(shuffled, systems, replicates=300, seed=9))) == pytest.approx(
@@ -180,14 +187,13 @@ def test_the_interval_brackets_the_estimate_and_is_reproducible():
     )
     for rating in first.ratings:
         assert rating.interval.low < rating.strength < rating.interval.high
-        assert rating.interval.value == rating.strength and rating.interval.replicates == 300
+        assert rating.interval.value == rating.strength
+        assert rating.interval.replicates == 300
         assert 1 < rating.interval.high - rating.interval.low < 30
-    assert (
-        first.items == len({c.cluster for c in comparisons})
-        and first.comparisons == 600
-        and first.replicates == 300
-        and first.seed == 9
-    )
+    assert first.items == len({c.cluster for c in comparisons})
+    assert first.comparisons == 600
+    assert first.replicates == 300
+    assert first.seed == 9
 
 
 def test_a_replicate_refits_the_comparisons_weighted_by_their_items_draws():
@@ -216,7 +222,8 @@ def test_ranks_follow_strength_and_share_ties():
     ranks = {r.system: r.rank for r in result.ratings}
     assert ranks == {"A": 1, "B": 1, "D": 3, "C": 4}
     thetas = {r.system: r.theta for r in result.ratings}
-    assert thetas["A"] == pytest.approx(thetas["B"]) and thetas["D"] == pytest.approx(0, abs=1e-9)
+    assert thetas["A"] == pytest.approx(thetas["B"])
+    assert thetas["D"] == pytest.approx(0, abs=1e-9)
     assert thetas["A"] > thetas["D"] > thetas["C"]
     assert [r.system for r in result.ratings] == ["C", "A", "B", "D"]  # in the order given
 
@@ -229,7 +236,8 @@ def test_the_result_is_plain_python():
         assert all(type(v) is float for v in (rating.theta, rating.strength, rating.interval.low, rating.interval.high))
         assert all(type(v) is int for v in (rating.rank, rating.comparisons, rating.wins, rating.losses, rating.ties))
         assert isinstance(rating.interval, Interval) and type(rating.interval.replicates) is int
-    assert strength(0.0) == 50.0 and type(strength(1.0)) is float
+    assert strength(0.0) == 50.0
+    assert type(strength(1.0)) is float
 
 
 def test_unpenalised_replicates_without_an_estimate_are_left_out():
@@ -270,4 +278,5 @@ def test_items_may_be_any_hashable():
         result = bradley_terry(keyed, systems, replicates=50)
         assert result.items == plain.items
         for a, b in zip(result.ratings, plain.ratings, strict=True):
-            assert a.theta == b.theta and a.interval.low < a.strength < a.interval.high
+            assert a.theta == b.theta
+            assert a.interval.low < a.strength < a.interval.high

@@ -43,7 +43,8 @@ def test_many_levels_on_both_sides_match_scipy_on_copies():
     metric = np.round(human + np.random.default_rng(7).normal(size=700), 1)
     weights = np.random.default_rng(8).integers(0, 3, 700)
     counts = pair_counts(human, metric, weights)
-    assert counts.distinct_human == (weights > 0).sum() and counts.distinct_metric > 40
+    assert counts.distinct_human == (weights > 0).sum()
+    assert counts.distinct_metric > 40
     copies = np.repeat(np.arange(700), weights)
     assert tau_b_from_counts(counts) == pytest.approx(
         stats.kendalltau(human[copies], metric[copies]).statistic, abs=1e-12
@@ -80,4 +81,5 @@ def test_all_tied_is_nan_and_bad_input_is_refused():
 def test_empty_rows_count_nothing():
     counts = pair_counts(np.zeros(0), np.zeros(0))
     assert (counts.pairs, counts.rows, counts.distinct_human, counts.distinct_metric) == (0, 0, 0, 0)
-    assert math.isnan(tau_b_from_counts(counts)) and math.isnan(tau_c_from_counts(counts))
+    assert math.isnan(tau_b_from_counts(counts))
+    assert math.isnan(tau_c_from_counts(counts))

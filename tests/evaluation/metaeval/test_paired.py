@@ -14,7 +14,8 @@ def test_a_system_against_itself_differs_by_nothing():
     values = np.random.default_rng(0).random(50)
     found = paired_difference(mean_statistic(values), mean_statistic(values), image_weights(50, replicates=200))
     assert (found.value, found.low, found.high, found.p_value) == (0.0, 0.0, 0.0, 1.0)
-    assert found.images == 50 and found.replicates == 200
+    assert found.images == 50
+    assert found.replicates == 200
 
 
 def test_pairing_finds_a_small_steady_gain_that_image_difficulty_would_hide():
@@ -27,7 +28,8 @@ def test_pairing_finds_a_small_steady_gain_that_image_difficulty_would_hide():
     weights = image_weights(200, replicates=1000, seed=3)
     paired = paired_difference(mean_statistic(a), mean_statistic(b), weights)
     assert paired.value == pytest.approx(0.05)
-    assert 0 < paired.low < 0.05 < paired.high and paired.p_value < 0.01
+    assert 0 < paired.low < 0.05 < paired.high
+    assert paired.p_value < 0.01
     other, _ = cluster_weights(np.arange(200), 1000, 4)  # B drawn on other images than A
     independent = (weights @ a) / weights.sum(1) - (other @ b) / other.sum(1)
     assert np.percentile(independent, 2.5) < 0 < np.percentile(independent, 97.5)
@@ -37,12 +39,17 @@ def test_the_p_value_is_two_sided_and_the_interval_follows_the_sign():
     rng = np.random.default_rng(2)
     b = rng.random(80)
     worse = paired_difference(mean_statistic(b - 0.2), mean_statistic(b), image_weights(80, replicates=300))
-    assert worse.value == pytest.approx(-0.2) and worse.high < 0 and worse.p_value < 0.01
+    assert worse.value == pytest.approx(-0.2)
+    assert worse.high < 0
+    assert worse.p_value < 0.01
     better = paired_difference(mean_statistic(b), mean_statistic(b - 0.2), image_weights(80, replicates=300))
-    assert better.value == pytest.approx(0.2) and better.low > 0 and better.p_value == worse.p_value
+    assert better.value == pytest.approx(0.2)
+    assert better.low > 0
+    assert better.p_value == worse.p_value
     noise = rng.normal(0, 1, 80)
     unclear = paired_difference(mean_statistic(b + noise * 0.05), mean_statistic(b), image_weights(80, replicates=300))
-    assert unclear.low < 0 < unclear.high and unclear.p_value >= 0.05
+    assert unclear.low < 0 < unclear.high
+    assert unclear.p_value >= 0.05
     # The p-value counts the side opposite the observed difference: draws mostly on the other side
     # than the point estimate (possible for a corpus number) give a p near 2, capped at 1.
     flipped = paired_difference(
@@ -50,7 +57,8 @@ def test_the_p_value_is_two_sided_and_the_interval_follows_the_sign():
         lambda w: 0.0 if w is None else np.zeros(len(w)),
         image_weights(10, replicates=100),
     )
-    assert flipped.value == pytest.approx(0.1) and flipped.p_value == 1.0
+    assert flipped.value == pytest.approx(0.1)
+    assert flipped.p_value == 1.0
 
 
 def test_bleu_resampled_from_its_counts_equals_the_corpus_number_of_the_drawn_rows():

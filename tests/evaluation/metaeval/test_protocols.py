@@ -47,7 +47,8 @@ def test_rating_cells_equal_scipy_and_bracket_the_value():
     assert cells["tau_b"].value == pytest.approx(stats.kendalltau(human[keep], metric[keep]).statistic)
     assert cells["pearson"].value == pytest.approx(stats.pearsonr(human[keep], metric[keep]).statistic)
     for cell in cells.values():
-        assert cell.low < cell.value < cell.high and cell.replicates == chosen.replicates
+        assert cell.low < cell.value < cell.high
+        assert cell.replicates == chosen.replicates
 
 
 def test_pascal_protocol_has_no_rating_cells():
@@ -86,7 +87,8 @@ def test_cells_and_draws_are_those_of_the_replicate_at_a_time_code():
     for name, (value, low, high) in before.items():
         cell = cells[name]
         assert (cell.value, cell.low, cell.high) == pytest.approx((value, low, high), rel=1e-12, abs=0)
-        assert cell.replicates == 30 and draws[name].shape == (30,)
+        assert cell.replicates == 30
+        assert draws[name].shape == (30,)
         assert draws[name][:4] == pytest.approx(first_draws[name], rel=1e-12, abs=0)
 
 
@@ -112,7 +114,8 @@ def test_draws_equal_a_statistic_per_replicate_on_copied_rows(monkeypatch):
     monkeypatch.setattr(bootstrap, "BLOCK_CELLS", 1)  # one replicate per block
     one_at_a_time = rating_cells_with_draws(chosen, human, metric, images)
     for name in ("tau_b", "tau_c", "spearman"):  # integer sums: exact whatever the block
-        assert one_at_a_time[0][name] == cells[name] and np.array_equal(one_at_a_time[1][name], draws[name])
+        assert one_at_a_time[0][name] == cells[name]
+        assert np.array_equal(one_at_a_time[1][name], draws[name])
     # Pearson's matrix product may add in another order for another block shape.
     assert one_at_a_time[1]["pearson"] == pytest.approx(draws["pearson"], rel=1e-13, abs=0)
 
@@ -122,7 +125,8 @@ def test_only_the_protocol_statistics_in_its_order():
     paper = Protocol("golden", "paper", "1", ("tau_c", "tau_b"), "r", "r", replicates=30, seed=9)
     cells, draws = rating_cells_with_draws(paper, human, metric, images)
     canonical_cells, canonical_draws = rating_cells_with_draws(GOLDEN, human, metric, images)
-    assert list(cells) == ["tau_c", "tau_b"] and list(draws) == ["tau_c", "tau_b"]
+    assert list(cells) == ["tau_c", "tau_b"]
+    assert list(draws) == ["tau_c", "tau_b"]
     assert cells["tau_c"] == canonical_cells["tau_c"]
     assert np.array_equal(draws["tau_b"], canonical_draws["tau_b"])
 

@@ -42,7 +42,9 @@ def test_pairwise_accuracy_strict_and_ties_half():
 
 def test_accuracy_by_category_mean_is_unweighted():
     result = accuracy_by_category([1, 1, 1, 0], [0, 0, 0, 1], ["a", "a", "a", "a"], ["HC", "HC", "HC", "MM"])
-    assert result["HC"].strict == 1.0 and result["MM"].strict == 0.0 and result["mean"].strict == 0.5
+    assert result["HC"].strict == 1.0
+    assert result["MM"].strict == 0.0
+    assert result["mean"].strict == 0.5
 
 
 def test_permutation_test_separates_a_good_from_a_noisy_metric():
@@ -92,6 +94,9 @@ def test_paired_draws_give_one_sided_p_values_and_clusters():
     shared = rng.normal(0, 0.02, 1000)  # paired draws move together
     best, second, close = 0.5 + shared, 0.3 + shared, 0.3 + shared + rng.normal(-0.001, 0.01, 1000)
     p = paired_draws_p_values([best, second, close])
-    assert p[0, 1] == 0.0 and p[0, 2] == 0.0 and 0.2 < p[1, 2] < 0.8
-    assert np.isnan(p[1, 0]) and np.isnan(p[0, 0])
+    assert p[0, 1] == 0.0
+    assert p[0, 2] == 0.0
+    assert 0.2 < p[1, 2] < 0.8
+    assert np.isnan(p[1, 0])
+    assert np.isnan(p[0, 0])
     assert significance_clusters([0.5, 0.3, 0.299], p) == [1, 2, 2]

@@ -17,10 +17,13 @@ def test_system_level_intervals_over_item_resamples():
     human = np.array([quality[s] for s in systems]) + rng.normal(0, 0.3, len(items))
     metric = 10 * np.array([quality[s] for s in systems]) + rng.normal(0, 3, len(items))
     cells = system_level_intervals(human, metric, systems, items, replicates=200, seed=1)
-    assert cells["tau_b"].value == 1.0 and cells["pairwise_agreement"].value == 1.0
-    assert 0.95 < cells["pearson"].value <= 1.0 and cells["pearson"].low <= cells["pearson"].value
+    assert cells["tau_b"].value == 1.0
+    assert cells["pairwise_agreement"].value == 1.0
+    assert 0.95 < cells["pearson"].value <= 1.0
+    assert cells["pearson"].low <= cells["pearson"].value
     reversed_cells = system_level_intervals(human, -metric, systems, items, replicates=50, seed=1)
-    assert reversed_cells["tau_b"].value == -1.0 and reversed_cells["pairwise_agreement"].value == 0.0
+    assert reversed_cells["tau_b"].value == -1.0
+    assert reversed_cells["pairwise_agreement"].value == 0.0
 
 
 def test_failed_rows_are_left_out_and_too_few_systems_are_refused():
@@ -103,5 +106,7 @@ def test_constant_means_give_nan_pearson():
     systems = np.tile(["a", "b", "c"], 20)
     human = np.tile([1.0, 2.0, 3.0], 20)
     cells = system_level_intervals(human, np.full(60, 0.3), systems, items, replicates=10, seed=1)
-    assert np.isnan(cells["pearson"].value) and cells["pearson"].replicates == 0
-    assert np.isnan(cells["tau_b"].value) and cells["pairwise_agreement"].value == 0.0
+    assert np.isnan(cells["pearson"].value)
+    assert cells["pearson"].replicates == 0
+    assert np.isnan(cells["tau_b"].value)
+    assert cells["pairwise_agreement"].value == 0.0

@@ -49,9 +49,11 @@ def test_a_mean_metrics_number_is_the_mean_of_its_captions_and_its_interval_draw
     values = np.array([0.1, 0.3, 0.5, 0.9, 0.2, 0.4])
     images = [7, 7, 3, 3, 5, 9]  # two images with two captions each
     summed = image_totals(MEAN_OF_SCORES, values, None, images)
-    assert list(summed.images) == [3, 5, 7, 9] and summed.captions == 6
+    assert list(summed.images) == [3, 5, 7, 9]
+    assert summed.captions == 6
     number = system_number(MEAN_OF_SCORES, summed, replicates=300, seed=4)
-    assert number.value == pytest.approx(values.mean()) and (number.images, number.captions) == (4, 6)
+    assert number.value == pytest.approx(values.mean())
+    assert (number.images, number.captions) == (4, 6)
 
     def mean(weights):  # the captions of a drawn image drawn with it
         return [float(np.average(values, weights=weights))] if weights is not None else [float(values.mean())]
@@ -102,7 +104,8 @@ def test_the_paired_difference_over_every_image_is_the_difference_of_the_two_num
     fewer = paired_system_difference(metric, a, b, image_weights(len(shared), replicates=50), shared)
     chosen = slice(5, 20)
     expected = metric.aggregate([], first.statistics[chosen]) - metric.aggregate([], second.statistics[chosen])
-    assert fewer.value == pytest.approx(expected, rel=1e-12) and fewer.images == 15
+    assert fewer.value == pytest.approx(expected, rel=1e-12)
+    assert fewer.images == 15
     assert totals_statistic(metric, a.totals)(None) == pytest.approx(first.corpus, rel=1e-12)
 
 
@@ -128,7 +131,8 @@ def test_the_system_level_compares_people_with_each_systems_corpus_number():
     assert cells["tau_b"].value == pytest.approx(kendall_tau_b(means, corpus))
     flipped = system_level_cells(judged, scored, metric, sign=-1.0, replicates=50, seed=1)
     assert flipped["pearson"].value == pytest.approx(-cells["pearson"].value, rel=1e-9)
-    assert cells["pearson"].replicates == 50 and cells["pearson"].low <= cells["pearson"].value
+    assert cells["pearson"].replicates == 50
+    assert cells["pearson"].low <= cells["pearson"].value
 
 
 def test_equal_system_numbers_are_a_tie_whatever_order_their_sums_ran_in():
@@ -137,4 +141,5 @@ def test_equal_system_numbers_are_a_tie_whatever_order_their_sums_ran_in():
     scored = ScoredRows(MEAN_OF_SCORES.caption_totals(values, None), systems, items)
     judged = JudgedRows(np.repeat([1.0, 2.0, 3.0], 25), systems, items)
     cells = system_level_cells(judged, scored, MEAN_OF_SCORES, replicates=20, seed=2)
-    assert np.isnan(cells["pearson"].value) and np.isnan(cells["tau_b"].value)
+    assert np.isnan(cells["pearson"].value)
+    assert np.isnan(cells["tau_b"].value)

@@ -33,7 +33,8 @@ def mode_pictures(tmp_path):
         picture.save(path)
         paths.append(str(path))
     with Image.open(paths[3]) as opened, Image.open(paths[2]) as rgba_opened:
-        assert opened.mode == "P" and rgba_opened.mode == "RGBA"  # saved in their own modes
+        assert opened.mode == "P"
+        assert rgba_opened.mode == "RGBA"  # saved in their own modes
     return paths
 
 

@@ -1,8 +1,8 @@
 """pycocoevalcap's BLEU-1..4, METEOR, ROUGE-L and CIDEr-D for every judgment row of a Flickr8k file,
 written as JSON: {slug: [per-row scores in row order, corpus score]}.
 
-Run by tests/background.py in its own process while the suite runs (the oracle alone takes minutes on
-Flickr8k-CF); test_ngram_oracle.py compares our metrics with what it wrote.
+test_ngram_oracle.py runs it in its own process while it computes ours (the oracle alone takes
+minutes on Flickr8k-CF), then compares the two.
 
     python -m tests.evaluation.metrics.ngram_oracle FORMAT FLICKR8K_FOLDER OUT.json
 """

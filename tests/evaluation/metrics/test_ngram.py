@@ -81,11 +81,13 @@ def test_meteor_survives_a_killed_jvm_and_scores_the_same():
         CaptionRow("3", "a dog runs on the grass", ("a dog is running on grass", "the brown dog runs")),
     ]
     first = meteor.score(rows)
-    assert first.scores[0] == first.scores[2] and 0 < first.scores[1] < first.scores[0] < 1
+    assert first.scores[0] == first.scores[2]
+    assert 0 < first.scores[1] < first.scores[0] < 1
     meteor.process._process.kill()
     meteor.process._process.wait()
     again = meteor.score(rows)
-    assert again.scores == first.scores and again.corpus == first.corpus
+    assert again.scores == first.scores
+    assert again.corpus == first.corpus
     assert meteor.availability().available
 
 

@@ -14,7 +14,8 @@ def test_without_corenlp_spice_is_unavailable_and_says_why(tmp_path, monkeypatch
     monkeypatch.setenv("CAPBENCH_MODEL_DIR", str(tmp_path))
     availability = get("spice").availability()
     assert not availability.available
-    assert "CoreNLP 3.6.0 is not provisioned" in availability.reason and str(tmp_path) in availability.reason
+    assert "CoreNLP 3.6.0 is not provisioned" in availability.reason
+    assert str(tmp_path) in availability.reason
     with pytest.raises(
         MetricUnavailable, match="stanford-corenlp-3.6.0.jar, stanford-corenlp-3.6.0-models.jar missing"
     ):

@@ -92,7 +92,8 @@ def test_the_corpus_memo_keeps_several_batches(monkeypatch):
     first = memo.get(batch(0))
     memo.get(batch(10))
     memo.get(batch(20))
-    assert memo.get(batch(0)) is first and built == [3, 3, 3]  # another process's batches came in between
+    assert memo.get(batch(0)) is first
+    assert built == [3, 3, 3]  # another process's batches came in between
     memo.get(batch(30))  # the oldest (batch 10) goes
     memo.get(batch(10))
     assert built == [3, 3, 3, 3, 3]

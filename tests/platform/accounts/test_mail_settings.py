@@ -94,5 +94,6 @@ def test_make_run_prints_mail_and_production_sends_none_until_a_server_is_named(
         "smtp.example.org",
         2525,
     )
-    assert configured["EMAIL_USE_TLS"] is True and configured["SITE_URL"] == "https://bench.example.org"
+    assert configured["EMAIL_USE_TLS"] is True
+    assert configured["SITE_URL"] == "https://bench.example.org"
     assert configured["DEFAULT_FROM_EMAIL"] == "bench@example.org"

@@ -72,10 +72,12 @@ def test_staff_enrol_an_app_from_their_account_page_and_confirm_it_with_a_code(k
     assert client.get("/accounts/two-factor/").content.decode().count(secret) == 1  # the same secret again
 
     refused = client.post("/accounts/two-factor/", {"code": wrong_code(pending)})
-    assert refused.status_code == 200 and "That code is not right" in refused.content.decode()
+    assert refused.status_code == 200
+    assert "That code is not right" in refused.content.decode()
     assert not TOTPDevice.objects.filter(user=keeper, confirmed=True).exists()
     done = client.post("/accounts/two-factor/", {"code": code(pending)})
-    assert done.status_code == 302 and done["Location"] == "/accounts/"
+    assert done.status_code == 302
+    assert done["Location"] == "/accounts/"
     assert TOTPDevice.objects.get(user=keeper).confirmed
     assert "Two-factor sign-in is on" in client.get("/accounts/").content.decode()
     settings.CAPBENCH_STAFF_2FA = True
@@ -92,12 +94,14 @@ def test_with_two_factor_on_the_admin_and_ops_need_a_code_after_the_password(kee
         == "/admin/"
     )
     admin = client.get("/admin/")
-    assert admin.status_code == 302 and admin["Location"] == "/accounts/two-factor/verify/?next=%2Fadmin%2F"
+    assert admin.status_code == 302
+    assert admin["Location"] == "/accounts/two-factor/verify/?next=%2Fadmin%2F"
     assert client.get("/ops/metrics")["Location"].startswith("/accounts/two-factor/verify/")
     assert client.get("/datasets/")["Location"].startswith("/accounts/two-factor/verify/")  # staff sees private work
     assert client.get("/api/v1/datasets/").status_code == 403
     form = client.get(admin["Location"]).content.decode()
-    assert 'name="code"' in form and 'name="next" value="/admin/"' in form
+    assert 'name="code"' in form
+    assert 'name="next" value="/admin/"' in form
 
     assert (
         client.post("/accounts/two-factor/verify/", {"code": wrong_code(device), "next": "/admin/"}).status_code == 200
@@ -105,8 +109,10 @@ def test_with_two_factor_on_the_admin_and_ops_need_a_code_after_the_password(kee
     assert client.get("/admin/").status_code == 302
     given = code(device)
     verified = client.post("/accounts/two-factor/verify/", {"code": given, "next": "/admin/"})
-    assert verified.status_code == 302 and verified["Location"] == "/admin/"
-    assert client.get("/admin/").status_code == 200 and client.get("/ops/metrics").status_code == 200
+    assert verified.status_code == 302
+    assert verified["Location"] == "/admin/"
+    assert client.get("/admin/").status_code == 200
+    assert client.get("/ops/metrics").status_code == 200
 
     replay = signed_in()  # someone who saw the password and that code: the code was taken
     assert replay.post("/accounts/two-factor/verify/", {"code": given, "next": "/admin/"}).status_code == 200
@@ -133,14 +139,16 @@ def test_with_two_factor_on_a_staff_token_opens_nothing(keeper, django_user_mode
     assert Client(HTTP_AUTHORIZATION=f"Token {staff_token.key}").get("/api/v1/submissions/").status_code == 200
     settings.CAPBENCH_STAFF_2FA = True
     refused = Client(HTTP_AUTHORIZATION=f"Token {staff_token.key}").get("/api/v1/submissions/")
-    assert refused.status_code == 403 and "two-factor" in refused.json()["detail"]
+    assert refused.status_code == 403
+    assert "two-factor" in refused.json()["detail"]
     assert Client(HTTP_AUTHORIZATION=f"Token {member_token.key}").get("/api/v1/submissions/").status_code == 200
 
 
 def test_with_two_factor_off_the_password_alone_opens_the_admin(keeper, device, settings):
     settings.CAPBENCH_STAFF_2FA = False
     client = signed_in()
-    assert client.get("/admin/").status_code == 200 and client.get("/ops/metrics").status_code == 200
+    assert client.get("/admin/").status_code == 200
+    assert client.get("/ops/metrics").status_code == 200
     assert Client().post("/api/v1/auth/token/", {"username": "keeper", "password": PASSWORD}).status_code == 200
 
 
@@ -158,7 +166,8 @@ def test_staff_without_a_device_are_sent_to_enrol_one(keeper, settings):
 def test_an_enrolled_device_is_replaced_only_from_a_verified_session(keeper, device):
     client = signed_in()
     found = client.get("/accounts/two-factor/")
-    assert found.status_code == 302 and found["Location"].startswith("/accounts/two-factor/verify/")
+    assert found.status_code == 302
+    assert found["Location"].startswith("/accounts/two-factor/verify/")
     assert not TOTPDevice.objects.filter(user=keeper, confirmed=False).exists()
     assert client.post("/accounts/two-factor/verify/", {"code": code(device)}).status_code == 302
     assert client.get("/accounts/two-factor/").status_code == 200
@@ -172,7 +181,7 @@ def test_only_staff_enrol(django_user_model):
     assert signed_in("member").get("/accounts/two-factor/").status_code == 404
 
 
-def test_code_attempts_count_as_sign_in_attempts(keeper, device, settings):
+def test_code_attempts_count_as_sign_in_attempts(fresh_rate_limits, keeper, device, settings):
     settings.CAPBENCH_RATES["login_account"] = "3/10min"  # (a successful sign-in clears its count)
     client = signed_in()
     codes = [client.post("/accounts/two-factor/verify/", {"code": wrong_code(device)}).status_code for _ in range(4)]

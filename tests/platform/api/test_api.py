@@ -4,7 +4,6 @@ schema, and user text coming back as data (never markup)."""
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -15,6 +14,7 @@ from scoring.models import EvaluationJob
 from scoring.services.planning import dataset_plan
 from submissions.models import Submission
 from submissions.services import submission_plan
+from tests.platform.factories import UserFactory
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,7 +36,7 @@ def results(dataset, text="<script>alert(1)</script> a dog") -> SimpleUploadedFi
     )
 
 
-def test_submit_with_a_token_then_read_progress_scores_and_the_board(api, demo_dataset):
+def test_submit_with_a_token_then_read_progress_scores_and_the_board(fresh_page_memory, api, demo_dataset):
     response = api.post(
         "/api/v1/submissions/",
         {
@@ -50,11 +50,14 @@ def test_submit_with_a_token_then_read_progress_scores_and_the_board(api, demo_d
     )
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["status"] == "queued" and body["caption_count"] == 100 and body["metrics"] == ["test_words"]
+    assert body["status"] == "queued"
+    assert body["caption_count"] == 100
+    assert body["metrics"] == ["test_words"]
     submission_plan(submission_id=body["id"])
     run_jobs(EvaluationJob.objects.filter(system__submission__pk=body["id"]))
     progress = api.get(f"/api/v1/submissions/{body['id']}/progress/").json()
-    assert progress["status"] == "done" and progress["metrics"][0]["done"] == 100
+    assert progress["status"] == "done"
+    assert progress["metrics"][0]["done"] == 100
     scores = api.get("/api/v1/scores/", {"system": body["system"], "metric": "test_words", "page_size": 40}).json()
     assert len(scores["results"]) == 40 and scores["next"] and scores["results"][0]["value"] == 3.0
     assert scores["results"][0]["caption"] == "<script>alert(1)</script> a dog"  # data, as written
@@ -78,10 +81,10 @@ def test_bad_files_come_back_as_field_errors_and_store_nothing(api, demo_dataset
         format="multipart",
     )
     detail = unknown.json()["detail"]
-    assert unknown.status_code == 400 and detail.startswith(
-        "field 'metrics': unknown metric(s) no_such_metric (known: "
-    )
-    assert "bleu_4" in detail and "cider_d" in detail
+    assert unknown.status_code == 400
+    assert detail.startswith("field 'metrics': unknown metric(s) no_such_metric (known: ")
+    assert "bleu_4" in detail
+    assert "cider_d" in detail
     assert Submission.objects.count() == 0
 
 
@@ -114,7 +117,8 @@ def test_anonymous_users_read_but_cannot_submit(demo_dataset):
     client = APIClient()
     assert client.get("/api/v1/datasets/").json()["results"][0]["slug"] == "demo"
     items = client.get("/api/v1/datasets/demo/items/", {"limit": 5}).json()
-    assert items["count"] == 100 and len(items["results"]) == 5
+    assert items["count"] == 100
+    assert len(items["results"]) == 5
     response = client.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m"}, format="multipart")
     assert response.status_code == 401
 
@@ -128,7 +132,7 @@ def test_private_submissions_and_their_scores_are_the_owners(api, demo_dataset, 
     submission_plan(submission_id=created["id"])
     run_jobs(EvaluationJob.objects.filter(system__submission__pk=created["id"]))
     stranger = APIClient()
-    stranger.force_authenticate(django_user_model.objects.create_user("stranger"))
+    stranger.force_authenticate(UserFactory(username="stranger"))
     assert stranger.get(f"/api/v1/submissions/{created['id']}/").status_code == 404
     assert stranger.get("/api/v1/scores/", {"system": created["system"]}).json()["results"] == []
     assert api.get(f"/api/v1/submissions/{created['id']}/").json()["method_name"] == "Secret"
@@ -150,8 +154,10 @@ def test_quota_refusals_are_429_with_the_retry_time(api, demo_dataset, settings)
         {"dataset": "demo", "method_name": "two", "results": results(demo_dataset, "another")},
         format="multipart",
     )
-    assert refused.status_code == 429 and "retry_at" in refused.json()
-    assert 86000 < int(refused["Retry-After"]) <= 86401 and refused.json()["retry_after"] == int(refused["Retry-After"])
+    assert refused.status_code == 429
+    assert "retry_at" in refused.json()
+    assert 86000 < int(refused["Retry-After"]) <= 86401
+    assert refused.json()["retry_after"] == int(refused["Retry-After"])
 
 
 def test_the_same_file_again_is_answered_with_the_submission_it_made(api, demo_dataset):
@@ -165,12 +171,13 @@ def test_the_same_file_again_is_answered_with_the_submission_it_made(api, demo_d
         {"dataset": "demo", "method_name": "one again", "results": results(demo_dataset)},
         format="multipart",
     )
-    assert first.status_code == 201 and again.status_code == 409
+    assert first.status_code == 201
+    assert again.status_code == 409
     assert again.json()["submission"] == first.json()["id"]
     assert again.json()["url"].endswith(f"/api/v1/submissions/{first.json()['id']}/")
 
 
-def test_submission_uploads_are_rate_limited(api, demo_dataset, settings):
+def test_submission_uploads_are_rate_limited(fresh_rate_limits, api, demo_dataset, settings):
     settings.CAPBENCH_RATES["submissions"] = "2/hour"
     responses = [
         api.post("/api/v1/submissions/", {"dataset": "demo", "method_name": "m"}, format="multipart") for _ in range(3)
@@ -179,24 +186,28 @@ def test_submission_uploads_are_rate_limited(api, demo_dataset, settings):
     assert 3500 < int(responses[2]["Retry-After"]) <= 3600
 
 
-def test_metrics_correlations_and_the_schema(demo_dataset):
+def test_metrics_correlations_and_the_schema(fresh_page_memory, demo_dataset):
     run_jobs(dataset_plan(dataset=demo_dataset, slugs=["bleu_4"]))
     client = APIClient()
     metrics = {m["slug"]: m for m in client.get("/api/v1/metrics/", {"limit": 100}).json()["results"]}
     # Why, in plain words for anyone; the server's own reason (what is missing where) for staff.
-    assert metrics["spice"]["available"] is False and "CoreNLP" not in metrics["spice"]["unavailable_reason"]
+    assert metrics["spice"]["available"] is False
+    assert "CoreNLP" not in metrics["spice"]["unavailable_reason"]
     assert metrics["spice"]["unavailable_reason"].startswith("not available on this server yet")
     staff = APIClient()
-    staff.force_authenticate(get_user_model().objects.create_user("staffer", is_staff=True))
+    staff.force_authenticate(UserFactory(username="staffer", is_staff=True))
     assert "CoreNLP" in staff.get("/api/v1/metrics/spice/").json()["unavailable_reason"]
     cells = client.get("/api/v1/correlations/", {"dataset": "demo", "metric": "bleu_4", "protocol": "paper"}).json()
     assert {c["statistic"] for c in cells["results"]} == {"tau_b", "tau_c"}
     board = client.get("/api/v1/leaderboards/metrics/", {"protocol": "canonical"}).json()
-    assert board["metrics"][0]["metric"] == "bleu_4" and len(board["columns"]) == 4
+    assert board["metrics"][0]["metric"] == "bleu_4"
+    assert len(board["columns"]) == 4
     schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json")
-    assert schema.status_code == 200 and "/api/v1/submissions/" in schema.json()["paths"]
+    assert schema.status_code == 200
+    assert "/api/v1/submissions/" in schema.json()["paths"]
     docs = client.get("/api/v1/docs/").content.decode()
-    assert "swagger-ui" in docs and "cdn" not in docs.lower()
+    assert "swagger-ui" in docs
+    assert "cdn" not in docs.lower()
 
 
 def test_staff_create_datasets_from_canonical_jsonl_and_others_cannot(
@@ -208,31 +219,36 @@ def test_staff_create_datasets_from_canonical_jsonl_and_others_cannot(
     member.force_authenticate(captioner)
     assert member.post("/api/v1/datasets/", {"file": upload}, format="multipart").status_code == 403
     staff = APIClient()
-    staff.force_authenticate(django_user_model.objects.create_user("curator", is_staff=True))
+    staff.force_authenticate(UserFactory(username="curator", is_staff=True))
     created = staff.post(
         "/api/v1/datasets/",
         {"file": SimpleUploadedFile("demo.jsonl", download), "slug": "demo-copy", "title": "Demo copy"},
         format="multipart",
     )
-    assert created.status_code == 201 and created.json()["slug"] == "demo-copy"
+    assert created.status_code == 201
+    assert created.json()["slug"] == "demo-copy"
     assert created.json()["counts"]["items"] == 100
     again = staff.post(
         "/api/v1/datasets/",
         {"file": SimpleUploadedFile("demo.jsonl", download), "slug": "demo-copy"},
         format="multipart",
     )
-    assert again.status_code == 200 and again.json()["changed"] is False
+    assert again.status_code == 200
+    assert again.json()["changed"] is False
     broken = staff.post(
         "/api/v1/datasets/", {"file": SimpleUploadedFile("bad.jsonl", b'{"type": "item"}\n')}, format="multipart"
     )
-    assert broken.status_code == 400 and "bad.jsonl" in broken.json()["file"] and "line 1" in broken.json()["file"]
+    assert broken.status_code == 400
+    assert "bad.jsonl" in broken.json()["file"]
+    assert "line 1" in broken.json()["file"]
 
 
-def test_format_chooses_a_download_whatever_accept_says(client, demo_dataset):
+def test_format_chooses_a_download_whatever_accept_says(fresh_page_memory, client, demo_dataset):
     """`?format=csv` is a CSV board even for a client whose Accept names JSON (as most HTTP libraries'
     do); without it, JSON."""
     answer = client.get("/api/v1/leaderboards/demo/", {"format": "csv"}, HTTP_ACCEPT="application/json")
-    assert answer.status_code == 200 and answer["Content-Type"].startswith("text/csv")
+    assert answer.status_code == 200
+    assert answer["Content-Type"].startswith("text/csv")
     assert answer.content.decode().startswith("rank,system,name,kind,baseline")
     assert (
         client.get("/api/v1/leaderboards/demo/", HTTP_ACCEPT="application/json")["Content-Type"] == "application/json"

@@ -8,22 +8,23 @@ from django.contrib.auth import get_user_model
 
 from campaigns.models import Annotation
 from campaigns.services.results import campaign_refresh
-from submissions.services import submission_visibility_set
-from tests.platform.leaderboards.test_campaign_boards import live_campaign, three  # noqa: F401  (the fixture)
+from catalog.uploads.services import upload_visibility_set
+from submissions.services import SUBMISSIONS
+from tests.platform.campaigns.helpers import live_campaign
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def campaign(demo_dataset, three):  # noqa: F811
+def campaign(demo_dataset, three):
     good, poor, hidden = (three[k].system for k in ("good", "poor", "later private"))
     found = live_campaign(demo_dataset, [good, poor, hidden], {good.pk: 4, poor.pk: 2, hidden.pk: 3}, rounds=10)
     campaign_refresh(campaign_id=found.pk)
-    submission_visibility_set(submission=three["later private"], is_public=False)
+    upload_visibility_set(upload=three["later private"], is_public=False, kind=SUBMISSIONS)
     return found
 
 
-def test_the_list_and_one_campaign_show_only_visible_systems(client, campaign, three):  # noqa: F811
+def test_the_list_and_one_campaign_show_only_visible_systems(client, campaign, three):
     hidden = three["later private"].system
     listed = client.get("/api/v1/campaigns/").json()
     assert listed["count"] == 1
@@ -38,14 +39,16 @@ def test_the_list_and_one_campaign_show_only_visible_systems(client, campaign, t
         "ratings_wanted": 3,
     }
     assert [d["key"] for d in found["rubric"]] == ["accuracy", "completeness", "conciseness", "relevance"]
-    assert found["rubric"][0]["low"] == 1 and found["rubric"][0]["labels"]["5"] == "all true"
+    assert found["rubric"][0]["low"] == 1
+    assert found["rubric"][0]["labels"]["5"] == "all true"
     assert [s["name"] for s in found["systems"]] == ["Good captioner", "Poor captioner"]  # not the private one
     answered = Annotation.objects.filter(campaign=campaign, status="answered")
     assert answered.count() == 30
     # Answers on captions everyone may see: not the private one's (no count depends on hidden work).
     assert found["answers"] == answered.exclude(caption__system=hidden).count() == 20
     assert found["annotator_count"] == 3
-    assert found["url"].endswith("/campaigns/live/") and "results" not in found
+    assert found["url"].endswith("/campaigns/live/")
+    assert "results" not in found
 
     detail = client.get("/api/v1/campaigns/live/").json()
     assert {k: v for k, v in detail.items() if k not in ("results", "resemblance")} == found
@@ -54,10 +57,13 @@ def test_the_list_and_one_campaign_show_only_visible_systems(client, campaign, t
     assert set(results["people"]) == {str(three["good"].system_id), str(three["poor"].system_id)}
     assert str(hidden.pk) not in results["people"]
     good = results["people"][str(three["good"].system_id)]
-    assert good["low"] <= good["value"] <= good["high"] and good["n"] > 0
+    assert good["low"] <= good["value"] <= good["high"]
+    assert good["n"] > 0
     assert set(results["agreement"]) == {"accuracy", "completeness", "conciseness", "relevance", "mean"}
-    assert results["bradley_terry"] is None and results["people_dimension"] == "mean"
-    assert len(results["annotators"]) == 3 and all(name.startswith("annotator-") for name in results["annotators"])
+    assert results["bradley_terry"] is None
+    assert results["people_dimension"] == "mean"
+    assert len(results["annotators"]) == 3
+    assert all(name.startswith("annotator-") for name in results["annotators"])
     one = next(iter(results["annotators"].values()))
     assert one["answers"] == 10 and one["flagged"] is False and one["excluded"] is False
     assert {"skips", "gold", "gold_accuracy", "median_seconds"} <= set(one)

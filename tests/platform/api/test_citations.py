@@ -28,7 +28,8 @@ def test_capbench_cite_endpoint(client):
     response = client.get("/api/v1/cite/")
     assert response.status_code == 200
     body = response.json()
-    assert set(body) == {"bibtex"} and body["bibtex"] == client.get("/cite.bib").content.decode()
+    assert set(body) == {"bibtex"}
+    assert body["bibtex"] == client.get("/cite.bib").content.decode()
     assert parse_bib(body["bibtex"])[0][:2] == ("misc", "capbench")
 
 

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
 from scoring.queues import queue_name
+from tests.platform.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -38,9 +39,10 @@ def work(demo_dataset):
 
 
 def test_staff_read_queues_jobs_batches_and_per_metric_work(client, work, django_user_model):
-    client.force_login(django_user_model.objects.create_user("operator", is_staff=True))
+    client.force_login(UserFactory(username="operator", is_staff=True))
     response = client.get("/ops/metrics")
-    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain; version=0.0.4")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain; version=0.0.4")
     text = response.content.decode()
     assert sample(text, "capbench_queue_messages", '{queue="gpu"}') == 3
     assert sample(text, "capbench_jobs", '{state="running"}') == EvaluationJob.objects.filter(status="running").count()
@@ -57,7 +59,7 @@ def test_the_workers_beating_now_are_listed(client, work, django_user_model, set
     from plumbing.heartbeat import Heartbeat
 
     settings.CAPBENCH_WORKER_HEARTBEAT = 30
-    client.force_login(django_user_model.objects.create_user("operator", is_staff=True))
+    client.force_login(UserFactory(username="operator", is_staff=True))
     before = sample(client.get("/ops/metrics").content.decode(), "capbench_workers_alive", "")
     beating = Heartbeat("ops-test@machine-a").start()
     try:
@@ -71,10 +73,12 @@ def test_the_workers_beating_now_are_listed(client, work, django_user_model, set
 
 def test_health_says_whether_the_database_and_the_broker_answer(client, settings):
     response = client.get("/healthz")
-    assert response.status_code == 200 and response.json() == {"database": "ok", "broker": "ok"}
+    assert response.status_code == 200
+    assert response.json() == {"database": "ok", "broker": "ok"}
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
     response = client.get("/healthz")
-    assert response.status_code == 503 and response.json() == {"database": "ok", "broker": "unreachable"}
+    assert response.status_code == 503
+    assert response.json() == {"database": "ok", "broker": "unreachable"}
 
 
 def test_only_staff_or_the_token_see_it(client, work, captioner, settings):
@@ -105,7 +109,7 @@ def test_uploaded_metrics_share_one_label_whatever_their_visibility(client, work
         EvaluationJob.objects.create(
             purpose="dataset", dataset=work.dataset, metric_version=version, status="done", done=done
         )
-    client.force_login(django_user_model.objects.create_user("operator", is_staff=True))
+    client.force_login(UserFactory(username="operator", is_staff=True))
     text = client.get("/ops/metrics").content.decode()
     assert "qz" not in text  # no uploaded metric's slug
     assert sample(text, "capbench_scores_written_total", '{metric="uploaded"}') == 57

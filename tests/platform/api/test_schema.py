@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 import pytest
 from django.test import Client
 
-from tests.platform.security.test_fuzz import world  # noqa: F401  (the fixture: real rows)
-
 pytestmark = pytest.mark.django_db
 
 
@@ -83,7 +81,9 @@ def test_uploads_are_binary_multipart_and_writes_answer_their_own_shape():
 
 
 @pytest.mark.django_db(transaction=True)  # the WSGI handler closes the connection after each request
-def test_every_answer_conforms_to_the_schema(world, demo_pictures, django_user_model, settings):  # noqa: F811
+def test_every_answer_conforms_to_the_schema(
+    fresh_page_memory, fresh_rate_limits, world, demo_pictures, django_user_model, settings
+):
     from rest_framework.authtoken.models import Token
     from schemathesis.specs.openapi.checks import (
         content_type_conformance,
@@ -254,7 +254,8 @@ def test_every_answer_conforms_to_the_schema(world, demo_pictures, django_user_m
     limited = [
         schema["/api/v1/datasets/"]["GET"].Case().call(environ_base={"REMOTE_ADDR": "10.9.9.9"}) for _ in range(2)
     ]
-    assert limited[1].status_code == 429 and limited[1].headers["retry-after"][0].isdigit()
+    assert limited[1].status_code == 429
+    assert limited[1].headers["retry-after"][0].isdigit()
     schema["/api/v1/datasets/"]["GET"].Case().validate_response(limited[1], checks=checks)
     exercised.add(("get", "/api/v1/datasets/", 429))
 

@@ -11,7 +11,7 @@ from catalog.models import Caption
 from scoring.models import INPUT_KEY_BYTES, MetricVersion, Score
 from scoring.services.batches import scores_write
 from scoring.services.metrics import metrics_sync
-from tests.platform.scoring.test_storage import plan_of
+from tests.platform.support.query_plans import plan_of
 
 pytestmark = pytest.mark.django_db
 
@@ -68,7 +68,8 @@ def test_a_system_or_metric_filter_pages_the_same_way(scored):
     rows, _ = walk(client, {"dataset": scored.slug, "system": system, "metric": "bleu_4", "page_size": 9})
     expected = Score.objects.filter(caption__system__slug=system, metric_version__metric__slug="bleu_4")
     assert sorted(row["id"] for row in rows) == sorted(expected.values_list("id", flat=True))
-    assert {row["system"] for row in rows} == {system} and {row["metric"] for row in rows} == {"bleu_4"}
+    assert {row["system"] for row in rows} == {system}
+    assert {row["metric"] for row in rows} == {"bleu_4"}
     assert walk(client, {"dataset": "no-such-dataset"})[0] == []
 
 
@@ -91,7 +92,8 @@ def test_a_page_is_read_in_caption_order_from_the_filtered_captions_first_one(sc
     if query.get("system") == "__first__":
         query["system"] = Caption.objects.filter(item__dataset=scored).values_list("system__slug", flat=True).first()
     statement = page_statement(APIClient(), {**query, "page_size": 5})
-    assert '"scoring_score"."caption_id" >=' in statement and '"scoring_score"."caption_id" <=' in statement
+    assert '"scoring_score"."caption_id" >=' in statement
+    assert '"scoring_score"."caption_id" <=' in statement
     plan = plan_of(statement)
     assert "score_unique" in plan, plan
     sorts = [line.strip() for line in plan.splitlines() if "Sort" in line and "Sort Key" not in line]
@@ -107,7 +109,8 @@ def test_the_wide_layout_gives_a_row_per_caption_with_its_metrics_as_keys(scored
     assert rows[0]["scores"]["rouge_l"] == {"value": 0.5, "points": 50.0, "error": ""}
     assert len(set(counts[:-1])) == 1  # a page costs the same wherever it is
     only = client.get("/api/v1/scores/", {"dataset": scored.slug, "layout": "wide", "metric": "bleu_4"}).json()
-    assert len(only["results"]) == 100 and {key for row in only["results"] for key in row["scores"]} == {"bleu_4"}
+    assert len(only["results"]) == 100
+    assert {key for row in only["results"] for key in row["scores"]} == {"bleu_4"}
     assert client.get("/api/v1/scores/", {"layout": "sideways"}).status_code == 400
     assert client.get("/api/v1/scores/", {"dataset": "no-such", "layout": "wide"}).json()["results"] == []
     assert "metric" in client.get("/api/v1/scores/", {"dataset": scored.slug}).json()["results"][0]  # long: as before

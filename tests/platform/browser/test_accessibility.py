@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.platform.browser.test_layout import main_pages
+from tests.platform.browser.pages import main_pages
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -20,27 +20,12 @@ import pytest
 from campaigns.models import Campaign, CampaignResults
 from catalog.models import Item, Judgment
 from scoring.models import EvaluationJob
-from submissions.services import MethodInfo, submission_create
+from tests.platform.factories import submit
 from tests.platform.scoring.workers import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 PASSWORD = "correct horse battery staple 9"
 ANSWERS_EACH = 25
-
-
-def _submit(owner, dataset, name: str, caption) -> None:
-    entries = [
-        {"image_id": item.external_id, "caption": caption(item)} for item in Item.objects.filter(dataset=dataset)
-    ]
-    submission_create(
-        owner=owner,
-        dataset=dataset,
-        file_name=f"{name}.json",
-        content=json.dumps(entries).encode(),
-        method=MethodInfo(name),
-        metrics=["rouge_l"],
-        is_public=True,
-    )
 
 
 def _log_in(page, base: str, username: str) -> None:
@@ -67,8 +52,9 @@ def test_staff_opens_a_campaign_two_annotators_rate_by_keyboard_and_the_boards_s
     # Ada's captions are the images' own first references; Bob's describe another image.
     items = list(Item.objects.filter(dataset=demo_dataset).order_by("id"))
     others = {item.pk: items[(index + 7) % len(items)] for index, item in enumerate(items)}
-    _submit(users["ada"], demo_dataset, "Careful captioner", lambda item: item.references[0])
-    _submit(users["bob"], demo_dataset, "Careless captioner", lambda item: others[item.pk].references[1])
+    careful, careless = (lambda item: item.references[0]), (lambda item: others[item.pk].references[1])
+    submit(users["ada"], demo_dataset, "Careful captioner", caption=careful, metrics=["rouge_l"])
+    submit(users["bob"], demo_dataset, "Careless captioner", caption=careless, metrics=["rouge_l"])
     good = {item.references[0] for item in items}
     wait_until(
         lambda: EvaluationJob.objects.filter(system__isnull=False, status="done").count() == 2,

@@ -95,7 +95,8 @@ def test_a_new_user_submits_and_finds_the_system_on_the_board(
     paired = page.locator("#paired-differences tr[data-metric=cider_d]").inner_text()
     assert " to " in paired and "A better" in paired, paired
     explored = page.locator("article.explored").first
-    assert "CIDEr-D" in explored.inner_text() and explored.locator("tr.chosen").count() == 1
+    assert "CIDEr-D" in explored.inner_text()
+    assert explored.locator("tr.chosen").count() == 1
     page.screenshot(path=str(artefacts / "4-compare.png"), full_page=True)
     explored.locator("h3 a").click()
     page.wait_for_url(f"{base}/datasets/demo/items/*/")

@@ -6,17 +6,13 @@ charts are drawn. Screenshots: test-artifacts/browser/layout-<width>-<page>.png.
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 
 from campaigns.models import Campaign
 from campaigns.services.creation import CampaignSpec, campaign_create, campaign_status_set, campaign_systems_allowed
-from catalog.models import Caption, Item, System
-from scoring.services.planning import dataset_plan
-from submissions.services import MethodInfo, submission_create, submission_plan
-from tests.platform.scoring.inline import run_jobs
+from tests.platform.browser.pages import main_pages
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -36,44 +32,6 @@ PICTURE_SHOWN = """() => [...document.querySelectorAll('main img')].some((img) =
   const box = img.getBoundingClientRect();
   return img.complete && img.naturalWidth > 0 && box.width > 0 && box.height > 0;
 })"""
-CHARTED = "rouge_l"
-
-
-def main_pages(dataset, owner) -> dict[str, str]:
-    """The main pages, with what they show: the dataset scored with ROUGE-L (the metric page's charts,
-    the boards' numbers) and a public submission scored too. Name → path."""
-    run_jobs(dataset_plan(dataset=dataset, slugs=[CHARTED]))
-    items = Item.objects.filter(dataset=dataset).order_by("pk")
-    submission = submission_create(
-        owner=owner,
-        dataset=dataset,
-        file_name="captions.json",
-        content=json.dumps([{"image_id": item.external_id, "caption": item.references[0]} for item in items]).encode(),
-        method=MethodInfo("A captioner with a rather long name to see how it wraps"),
-        metrics=[CHARTED],
-        is_public=True,
-    )
-    run_jobs(submission_plan(submission_id=submission.pk))
-    item = items.filter(captions__in=Caption.objects.own()).distinct().first()
-    assert item is not None
-    human = System.objects.get(dataset=dataset, kind="human")
-    return {
-        "home": "/",
-        "dataset list": "/datasets/",
-        "dataset page": f"/datasets/{dataset.slug}/",
-        "item list": f"/datasets/{dataset.slug}/items/",
-        "item page": f"/datasets/{dataset.slug}/items/{item.pk}/",
-        "metric board": "/metrics/",
-        "metric page": f"/metrics/{CHARTED}/",
-        "metric index": "/metrics/all/",
-        "login": "/accounts/login/",
-        "sign-up": "/accounts/signup/",
-        "captioner board": f"/datasets/{dataset.slug}/leaderboard/",
-        "submission page": f"/submissions/{submission.pk}/",
-        "system page": f"/datasets/{dataset.slug}/systems/{submission.system.slug}/",
-        "compare page": f"/datasets/{dataset.slug}/compare/?a={submission.system.slug}&b={human.slug}",
-        "cite page": "/cite/",
-    }
 
 
 def page_width(page, base: str, path: str) -> int:

@@ -3,39 +3,19 @@ campaign made through the real service."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from campaigns.models import Campaign
 from campaigns.services.creation import CampaignSpec, campaign_create
-from catalog.models import Item
-from submissions.services import MethodInfo, submission_create
-from tests.platform.campaigns.helpers import PASSWORD
-
-
-def submit(owner, dataset, name: str, caption=None, *, is_public: bool = True):
-    """A submission through the real service: one caption per image of the dataset."""
-    caption = caption or (lambda item: f"{name} says item {item.external_id} shows something")
-    entries = [
-        {"image_id": item.external_id, "caption": caption(item)}
-        for item in Item.objects.filter(dataset=dataset).order_by("id")
-    ]
-    return submission_create(
-        owner=owner,
-        dataset=dataset,
-        file_name=f"{name}.json",
-        content=json.dumps(entries).encode(),
-        method=MethodInfo(name),
-        metrics=["rouge_l"],
-        is_public=is_public,
-    )
+from tests.platform.factories import UserFactory, submit
 
 
 @pytest.fixture
-def make_user(django_user_model):
+def make_user():
+    """`make_user("ada", is_staff=True)`: an account that signs in with factories.PASSWORD."""
+
     def make(name: str, **extra):
-        return django_user_model.objects.create_user(name, password=PASSWORD, **extra)
+        return UserFactory(username=name, **extra)
 
     return make
 

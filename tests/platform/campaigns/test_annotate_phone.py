@@ -13,7 +13,7 @@ import pytest
 
 from catalog.models import Media
 from plumbing import storage
-from tests.platform.campaigns.helpers import PASSWORD
+from tests.platform.factories import PASSWORD
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 PHONE = {"width": 390, "height": 844}

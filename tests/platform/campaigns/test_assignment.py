@@ -15,7 +15,7 @@ from campaigns.services.answers import AnswerRefused, annotation_answer
 from campaigns.services.assignment import NotAllowed, task_next
 from campaigns.services.creation import campaign_status_set
 from catalog.models import Caption, Judgment
-from tests.platform.campaigns.conftest import submit
+from tests.platform.factories import submit
 
 pytestmark = pytest.mark.django_db
 
@@ -57,7 +57,9 @@ def test_rating_tasks_are_balanced_completed_and_never_repeated(make_campaign, m
             assert per_caption[caption] <= campaign.ratings_wanted
             assert max(per_system.values()) - min(per_system.values()) <= 1, (steps, per_system)
     # everything has its answers: every caption exactly twice, by two different people
-    assert steps == 400 and set(per_caption.values()) == {2} and len(per_caption) == 200
+    assert steps == 400
+    assert set(per_caption.values()) == {2}
+    assert len(per_caption) == 200
     assert all(len(who) == 2 for who in raters.values())
     assert all(len(shown) == len(set(shown)) for shown in seen.values())
     assert Judgment.collected.filter(source=campaign.source).count() == 400 * 2
@@ -89,7 +91,8 @@ def test_arena_pairs_two_systems_with_random_sides_never_twice(demo_dataset, mak
             left, right = task.caption, task.other
             assert not task.is_gold and right is not None
             assert left.item_id == right.item_id == task.item_id
-            assert left.system_id != right.system_id and {left.system_id, right.system_id} <= {s.pk for s in systems}
+            assert left.system_id != right.system_id
+            assert {left.system_id, right.system_id} <= {s.pk for s in systems}
             pair = frozenset((left.pk, right.pk))
             assert pair not in pairs_of[user.pk], "the same pair twice to one annotator"
             pairs_of[user.pk].add(pair)
@@ -97,7 +100,8 @@ def test_arena_pairs_two_systems_with_random_sides_never_twice(demo_dataset, mak
             per_item[task.item_id] += 1
             assert per_item[task.item_id] <= campaign.ratings_wanted
             annotation_answer(annotation_id=task.pk, annotator=user, winner="left")
-    assert sum(per_item.values()) == 200 and set(per_item.values()) == {2}  # each image its 2 comparisons
+    assert sum(per_item.values()) == 200
+    assert set(per_item.values()) == {2}  # each image its 2 comparisons
     # positions are drawn at random: each system of each pair shows on both sides
     for a in systems:
         for b in systems:
@@ -105,7 +109,8 @@ def test_arena_pairs_two_systems_with_random_sides_never_twice(demo_dataset, mak
                 assert left_of[(a.pk, b.pk)] > 10, (a.name, b.name, left_of)
     # every pair of systems compared, none starved (the pair with the fewest comparisons goes first)
     per_pair = Counter(frozenset(key) for key in left_of.elements())
-    assert len(per_pair) == 3 and min(per_pair.values()) >= 50
+    assert len(per_pair) == 3
+    assert min(per_pair.values()) >= 50
     assert not Judgment.collected.filter(source=campaign.source).exists()  # arena answers are no ratings
 
 
@@ -157,26 +162,29 @@ def test_an_invited_campaign_gives_tasks_to_its_annotators_only(make_campaign, m
 
 
 def test_a_submission_made_private_leaves_at_once(make_campaign, make_user, submitted):
-    from submissions.services import submission_visibility_set
+    from catalog.uploads.services import upload_visibility_set
+    from submissions.services import SUBMISSIONS
 
     campaign = make_campaign(ratings_wanted=2, gold_rate=0)
     ann = make_user("ann")
     task = task_next(campaign=campaign, annotator=ann)
     hidden = next(s for s in submitted if s.system_id == task.caption.system_id)
-    submission_visibility_set(submission=hidden, is_public=False)
+    upload_visibility_set(upload=hidden, is_public=False, kind=SUBMISSIONS)
     again = task_next(campaign=campaign, annotator=ann)
-    assert again.pk != task.pk and again.caption.system_id != hidden.system_id
+    assert again.pk != task.pk
+    assert again.caption.system_id != hidden.system_id
     assert Annotation.objects.get(pk=task.pk).status == Annotation.Status.SKIPPED
 
 
 def test_an_answer_to_a_caption_made_private_since_it_was_shown_is_refused(make_campaign, make_user, submitted):
-    from submissions.services import submission_visibility_set
+    from catalog.uploads.services import upload_visibility_set
+    from submissions.services import SUBMISSIONS
 
     campaign = make_campaign(ratings_wanted=2, gold_rate=0)
     ann = make_user("ann")
     task = task_next(campaign=campaign, annotator=ann)
     hidden = next(s for s in submitted if s.system_id == task.caption.system_id)
-    submission_visibility_set(submission=hidden, is_public=False)
+    upload_visibility_set(upload=hidden, is_public=False, kind=SUBMISSIONS)
     values = {d["key"]: 3 for d in campaign.rubric}
     with pytest.raises(AnswerRefused, match="made private since"):
         annotation_answer(annotation_id=task.pk, annotator=ann, values=values)

@@ -11,8 +11,9 @@ from campaigns.rubrics import RubricError, rubric_dimensions
 from campaigns.services.answers import annotation_answer
 from campaigns.services.assignment import task_next
 from campaigns.services.creation import CampaignRefused, CampaignSpec, campaign_create, campaign_status_set
-from submissions.services import submission_withdraw
-from tests.platform.campaigns.conftest import submit
+from catalog.uploads.services import upload_withdraw
+from submissions.services import SUBMISSIONS
+from tests.platform.factories import submit
 
 pytestmark = pytest.mark.django_db
 
@@ -35,24 +36,29 @@ def test_a_campaign_of_public_systems_is_made_with_its_rubric_frozen(make_campai
     campaign = make_campaign("accr", ratings_wanted=2, gold_rate=0)
     assert set(campaign.systems.all()) == {s.system for s in submitted}
     assert [d["key"] for d in campaign.rubric] == ["accuracy", "completeness", "conciseness", "relevance"]
-    assert campaign.rubric[0]["low"] == 1 and campaign.rubric[0]["high"] == 5
-    assert campaign.protocol_key == f"campaign-{campaign.pk}/live@1" and campaign.source == f"campaign:{campaign.pk}"
+    assert campaign.rubric[0]["low"] == 1
+    assert campaign.rubric[0]["high"] == 5
+    assert campaign.protocol_key == f"campaign-{campaign.pk}/live@1"
+    assert campaign.source == f"campaign:{campaign.pk}"
     with pytest.raises(CampaignRefused) as caught:
         make_campaign("accr")
-    assert set(caught.value.problems) == {"slug"} and Campaign.objects.count() == 1
+    assert set(caught.value.problems) == {"slug"}
+    assert Campaign.objects.count() == 1
 
 
 def test_a_private_submissions_system_is_refused_under_systems(demo_dataset, make_campaign, make_user, submitted):
-    hidden = submit(make_user("cyd"), demo_dataset, "Secret", is_public=False)
+    hidden = submit(make_user("cyd"), demo_dataset, "Secret", public=False)
     problems = refused(make_campaign, systems=[submitted[0].system, hidden.system])
     assert set(problems) == {"systems"}
-    assert hidden.system.name in problems["systems"] and submitted[0].system.name not in problems["systems"]
+    assert hidden.system.name in problems["systems"]
+    assert submitted[0].system.name not in problems["systems"]
 
 
 def test_a_withdrawn_submissions_system_is_refused_under_systems(make_campaign, submitted):
-    submission_withdraw(submission=submitted[1])
+    upload_withdraw(upload=submitted[1], kind=SUBMISSIONS)
     problems = refused(make_campaign, systems=[s.system for s in submitted])
-    assert set(problems) == {"systems"} and submitted[1].system.name in problems["systems"]
+    assert set(problems) == {"systems"}
+    assert submitted[1].system.name in problems["systems"]
 
 
 def test_an_arena_needs_two_systems_a_rating_campaign_one(make_campaign, submitted):
@@ -90,7 +96,8 @@ def test_out_of_range_settings_are_each_named(make_campaign):
 def test_custom_rubric_errors_name_the_line(make_campaign, text, line, words):
     problems = refused(make_campaign, rubric_name="custom", custom_rubric=text)
     assert set(problems) == {"rubric"}
-    assert problems["rubric"].startswith(f"custom rubric line {line}:") and words in problems["rubric"]
+    assert problems["rubric"].startswith(f"custom rubric line {line}:")
+    assert words in problems["rubric"]
 
 
 def test_a_custom_rubric_is_parsed_and_stored(make_campaign):
@@ -107,7 +114,8 @@ def test_a_custom_rubric_is_parsed_and_stored(make_campaign):
 
 def test_the_results_own_names_and_the_form_s_address_are_refused(make_campaign):
     problems = refused(make_campaign, rubric_name="custom", custom_rubric="accuracy: True?\nmean: An average")
-    assert problems["rubric"].startswith("custom rubric line 2:") and "results use" in problems["rubric"]
+    assert problems["rubric"].startswith("custom rubric line 2:")
+    assert "results use" in problems["rubric"]
     assert "page of its own" in refused(make_campaign, slug="new")["slug"]
 
 
@@ -118,7 +126,8 @@ def test_the_admin_changes_campaigns_but_never_creates_one(make_campaign, client
     client.force_login(staff)
     assert client.get("/admin/campaigns/campaign/add/").status_code == 403
     page = client.get(f"/admin/campaigns/campaign/{campaign.pk}/change/")
-    assert page.status_code == 200 and 'name="systems"' not in page.content.decode()
+    assert page.status_code == 200
+    assert 'name="systems"' not in page.content.decode()
 
 
 def test_closing_drops_the_tasks_still_shown_so_none_survives_a_reopening(make_campaign, make_user):

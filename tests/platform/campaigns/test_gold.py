@@ -16,7 +16,8 @@ from campaigns.services.exports import campaign_export_lines
 from campaigns.services.identity import pseudonym
 from campaigns.services.results import annotator_quality, campaign_refresh
 from catalog.models import Judgment
-from submissions.services import submission_visibility_set
+from catalog.uploads.services import upload_visibility_set
+from submissions.services import SUBMISSIONS
 from tests.platform.campaigns.helpers import in_turns, noisy_rubric
 
 pytestmark = pytest.mark.django_db
@@ -55,7 +56,8 @@ def test_rating_gold_flags_who_rates_decoys_high_and_results_leave_them_out(make
     )
     for task in tasks:
         assert task.is_gold and task.caption_id == task.decoy_id and task.other_id is None
-        assert task.decoy.item_id != task.item_id and task.decoy.system_id in systems
+        assert task.decoy.item_id != task.item_id
+        assert task.decoy.system_id in systems
     assert not Judgment.collected.filter(source=campaign.source).exists()  # gold answers are no ratings
     quality = annotator_quality(campaign)
     assert (quality[bad.pk]["gold"], quality[bad.pk]["gold_passed"], quality[bad.pk]["flagged"]) == (3, 0, True)
@@ -73,7 +75,8 @@ def test_rating_gold_flags_who_rates_decoys_high_and_results_leave_them_out(make
     kept = judgments.exclude(annotator=names[bad])
 
     payload = campaign_refresh(campaign_id=campaign.pk).payload
-    assert payload["flagged"] == 1 and payload["gold_answers"] == 11
+    assert payload["flagged"] == 1
+    assert payload["gold_answers"] == 11
     assert payload["annotators"][names[bad]]["flagged"] and payload["annotators"][names[bad]]["excluded"]
     assert not payload["annotators"][names[ann]]["excluded"]
     assert payload["agreement"]["accuracy"]["ratings"] == kept.filter(dimension="accuracy").count() == 24
@@ -102,7 +105,8 @@ def test_arena_gold_fails_who_picks_the_decoy(make_campaign, make_user):
             task = task_next(campaign=campaign, annotator=user)
             assert task.is_gold and task.decoy_id in (task.caption_id, task.other_id)
             own = task.other if task.decoy_id == task.caption_id else task.caption
-            assert own.item_id == task.item_id and task.decoy.item_id != task.item_id
+            assert own.item_id == task.item_id
+            assert task.decoy.item_id != task.item_id
             sides.add("left" if task.decoy_id == task.caption_id else "right")
             annotation_answer(annotation_id=task.pk, annotator=user, winner=choose(task))
     quality = annotator_quality(campaign)
@@ -110,7 +114,8 @@ def test_arena_gold_fails_who_picks_the_decoy(make_campaign, make_user):
     assert (quality[ann.pk]["gold_passed"], quality[ann.pk]["flagged"]) == (4, False)
     assert (quality[ned.pk]["gold_passed"], quality[ned.pk]["flagged"]) == (0, True)  # a tie is no pass
     payload = campaign_refresh(campaign_id=campaign.pk).payload
-    assert payload["people"] == {} and payload["gold_answers"] == 12  # gold counts towards no system
+    assert payload["people"] == {}
+    assert payload["gold_answers"] == 12  # gold counts towards no system
 
 
 def test_an_open_gold_task_whose_decoy_was_made_private_is_dropped(make_campaign, make_user, submitted):
@@ -119,10 +124,11 @@ def test_an_open_gold_task_whose_decoy_was_made_private_is_dropped(make_campaign
     task = task_next(campaign=campaign, annotator=ann)
     assert task.is_gold
     hidden = next(s for s in submitted if s.system_id == task.decoy.system_id)
-    submission_visibility_set(submission=hidden, is_public=False)
+    upload_visibility_set(upload=hidden, is_public=False, kind=SUBMISSIONS)
     again = task_next(campaign=campaign, annotator=ann)
     assert again.pk != task.pk, "the private decoy is shown again"
-    assert again.caption.system_id != hidden.system_id and again.decoy.system_id != hidden.system_id
+    assert again.caption.system_id != hidden.system_id
+    assert again.decoy.system_id != hidden.system_id
 
 
 def test_a_skipped_gold_check_counts_as_failed(make_campaign, make_user):

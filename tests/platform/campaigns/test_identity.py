@@ -16,8 +16,8 @@ from campaigns.services.answers import AnswerRefused, annotation_answer
 from campaigns.services.assignment import excluded_systems, task_next
 from campaigns.services.identity import address_seen, linked_accounts, pseudonym
 from catalog.models import Caption, Judgment
-from tests.platform.campaigns.conftest import PASSWORD
 from tests.platform.campaigns.helpers import until_none
+from tests.platform.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
 HOME = "203.0.113.7"
@@ -42,14 +42,16 @@ def test_neither_the_owner_nor_a_sock_puppet_is_shown_the_owners_captions(make_c
     signed_in("cal", ELSEWHERE)
     assert AccountAddress.objects.filter(user=pip).count() == 1  # a digest, never the address itself
     assert not AccountAddress.objects.filter(digest__contains=HOME).exists()
-    assert linked_accounts(pip.pk) == {pip.pk, ada.pk} and linked_accounts(cal.pk) == {cal.pk}
+    assert linked_accounts(pip.pk) == {pip.pk, ada.pk}
+    assert linked_accounts(cal.pk) == {cal.pk}
 
     campaign = make_campaign(ratings_wanted=1, gold_rate=0)
     assert excluded_systems(campaign, ada.pk) == excluded_systems(campaign, pip.pk) == {ada_submission.system_id}
     assert excluded_systems(campaign, cal.pk) == set()
     # Pip rates everything Pip may: Bob's 100 captions, none of Ada's.
     done = until_none(campaign, pip, lambda task: GOOD)
-    assert len(done) == 100 and {task.caption.system_id for task in done} == {bob_submission.system_id}
+    assert len(done) == 100
+    assert {task.caption.system_id for task in done} == {bob_submission.system_id}
     # Ada is never given her own captions: Bob's are all rated, so nothing is left for her.
     assert task_next(campaign=campaign, annotator=ada) is None
     # Cal, seen elsewhere, is given Ada's.
@@ -62,7 +64,8 @@ def test_neither_the_owner_nor_a_sock_puppet_is_shown_the_owners_captions(make_c
     before = judgments.count()
     with pytest.raises(AnswerRefused, match="your own submissions"):
         annotation_answer(annotation_id=forged.pk, annotator=pip, values=GOOD)
-    assert judgments.count() == before and not judgments.filter(caption=ada_caption).exists()
+    assert judgments.count() == before
+    assert not judgments.filter(caption=ada_caption).exists()
     assert Annotation.objects.get(pk=forged.pk).status != Annotation.Status.ANSWERED
 
     # Through the annotation page too: 400, nothing stored.
@@ -73,7 +76,8 @@ def test_neither_the_owner_nor_a_sock_puppet_is_shown_the_owners_captions(make_c
         {"task": forged.pk, **{f"dim-{key}": value for key, value in GOOD.items()}},
     )
     assert response.status_code == 400
-    assert judgments.count() == before and not judgments.filter(caption=ada_caption).exists()
+    assert judgments.count() == before
+    assert not judgments.filter(caption=ada_caption).exists()
     assert not Annotation.objects.filter(pk=forged.pk, status=Annotation.Status.ANSWERED).exists()
     assert ada_caption.text not in response.content.decode()  # the page does not show it either
 
@@ -96,7 +100,8 @@ def test_an_account_linked_after_its_task_was_given_cannot_answer_it(make_campai
     assert not Judgment.collected.filter(source=campaign.source, caption_id=task.caption_id).exists()
     # the reload drops it and gives one of Bob's
     again = task_next(campaign=campaign, annotator=pip)
-    assert again.pk != task.pk and again.caption.system_id == submitted[1].system_id
+    assert again.pk != task.pk
+    assert again.caption.system_id == submitted[1].system_id
 
 
 def test_addresses_seen_long_ago_link_no_one(make_user, settings):
@@ -118,10 +123,12 @@ def test_sign_ins_without_a_client_address_link_no_one(make_user):
     ada, pip = make_user("ada"), make_user("pip")
     for user in (ada, pip):
         Client().force_login(user)  # Django's login() on a request without REMOTE_ADDR: the signal runs
-    assert linked_accounts(pip.pk) == {pip.pk} and linked_accounts(ada.pk) == {ada.pk}
+    assert linked_accounts(pip.pk) == {pip.pk}
+    assert linked_accounts(ada.pk) == {ada.pk}
     signed_in("ada", "")
     signed_in("pip", "")
-    assert linked_accounts(pip.pk) == {pip.pk} and not AccountAddress.objects.exists()
+    assert linked_accounts(pip.pk) == {pip.pk}
+    assert not AccountAddress.objects.exists()
 
 
 def test_pseudonyms_are_stable_per_campaign_and_unlinkable_across(make_campaign, make_user):

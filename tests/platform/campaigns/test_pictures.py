@@ -38,7 +38,8 @@ def staff_client(staff) -> Client:
 
 
 def test_items_without_a_stored_file_or_an_image_url_are_counted(demo_pictures):
-    assert dataset_pictures(demo_pictures).without == 0 and dataset_pictures(demo_pictures).words() == ""
+    assert dataset_pictures(demo_pictures).without == 0
+    assert dataset_pictures(demo_pictures).words() == ""
     pictures_removed(demo_pictures, keep=97)
     counted = dataset_pictures(demo_pictures)
     assert (counted.items, counted.without, counted.none_shown) == (100, 3, False)
@@ -97,10 +98,12 @@ def test_the_form_and_the_campaign_page_warn_of_items_without_pictures(make_camp
     form = client.get("/campaigns/new/?dataset=demo").content.decode()
     assert "40 of 100 items have no picture" in form
     page = Client().get(f"/campaigns/{campaign.slug}/").content.decode()  # anyone who sees the page
-    assert 'id="pictures-missing"' in page and "40 of 100 items have no picture" in page
+    assert 'id="pictures-missing"' in page
+    assert "40 of 100 items have no picture" in page
     pictures_removed(demo_pictures)
     form = client.get("/campaigns/new/?dataset=demo").content.decode()
-    assert "None of the 100 items has a picture" in form and "A campaign on it is not opened." in form
+    assert "None of the 100 items has a picture" in form
+    assert "A campaign on it is not opened." in form
 
 
 def test_the_page_refuses_to_open_again_a_campaign_without_pictures_and_says_why(make_campaign, staff, demo_pictures):
@@ -129,6 +132,7 @@ def test_the_annotation_page_shows_the_stored_picture(make_campaign, make_user):
     assert shown, page
     assert 'alt="The image to judge the caption against"' in shown.group(0)
     served = client.get(shown.group(1))
-    assert served.status_code == 200 and served["Content-Type"] == "image/png"
+    assert served.status_code == 200
+    assert served["Content-Type"] == "image/png"
     with storage.open_stored(task.item.media.stored_path) as stored:
         assert b"".join(served.streaming_content) == stored.read()  # the picture itself is served

@@ -76,17 +76,19 @@ def test_the_sweep_refreshes_campaigns_with_answers_newer_than_their_results(mak
 def test_the_sweep_redoes_a_refresh_wanted_after_the_results_even_without_new_answers(
     make_campaign, make_user, submitted
 ):
-    from submissions.services import submission_visibility_set
+    from catalog.uploads.services import upload_visibility_set
+    from submissions.services import SUBMISSIONS
 
     campaign = make_campaign(ratings_wanted=2, gold_rate=0)
     in_turns(campaign, [make_user("ann"), make_user("ned")], noisy_rubric(campaign), rounds=4)
-    assert campaigns_refresh_stale() == 1 and campaigns_refresh_stale() == 0
+    assert campaigns_refresh_stale() == 1
+    assert campaigns_refresh_stale() == 0
     people = CampaignResults.objects.get(campaign=campaign).payload["people"]
     assert len(people) == 2
     # A withdrawal's or a visibility change's refresh that never ran (its message lost): no answer
     # is newer than the results, but the change is recorded, and the sweep does it.
     hidden = submitted[0]
-    submission_visibility_set(submission=hidden, is_public=False)
+    upload_visibility_set(upload=hidden, is_public=False, kind=SUBMISSIONS)
     assert campaigns_refresh_stale() == 1
     assert str(hidden.system_id) not in CampaignResults.objects.get(campaign=campaign).payload["people"]
     assert campaigns_refresh_stale() == 0

@@ -32,7 +32,8 @@ def puppets_and_honest(campaign, seed: int = 3):
 
 
 def test_binomial_tail_is_the_chance_of_k_or_more():
-    assert binomial_tail(0, 10, 0.3) == 1.0 and binomial_tail(11, 10, 0.3) == 0.0
+    assert binomial_tail(0, 10, 0.3) == 1.0
+    assert binomial_tail(11, 10, 0.3) == 0.0
     assert binomial_tail(10, 10, 0.5) == pytest.approx(0.5**10)
     assert binomial_tail(2, 3, 0.5) == pytest.approx(0.5)  # 3 + 1 of 8 outcomes
     assert binomial_tail(600, 2000, 0.25) == pytest.approx(2.33497840736e-7, rel=1e-9)  # scipy.stats.binom.sf(599, ...)
@@ -50,7 +51,8 @@ def test_two_accounts_answering_alike_are_flagged_and_shown_to_the_organisers_on
     pair = tuple(sorted(user.pk for user in puppets))
     first = found[0]
     assert (first.first, first.second) == pair and first.suspicious
-    assert first.agreed == first.common >= 5 and first.p_value < 1e-6
+    assert first.agreed == first.common >= 5
+    assert first.p_value < 1e-6
     assert first.expected < 0.5  # the others agree far less often
     honest_pairs = [r for r in found if (r.first, r.second) != pair]
     assert honest_pairs and not any(r.suspicious for r in honest_pairs)
@@ -62,7 +64,9 @@ def test_two_accounts_answering_alike_are_flagged_and_shown_to_the_organisers_on
     page = staff_client.get(f"/campaigns/{campaign.slug}/").content.decode()
     assert 'id="resemblance"' in page
     flagged_row = page.split('<tr class="flagged">', 1)[1].split("</tr>", 1)[0]
-    assert "puppet-a" in flagged_row and "puppet-b" in flagged_row and all(name in flagged_row for name in names)
+    assert "puppet-a" in flagged_row
+    assert "puppet-b" in flagged_row
+    assert all(name in flagged_row for name in names)
     assert page.count('<tr class="flagged">') == 1
     api = staff_client.get(f"/api/v1/campaigns/{campaign.slug}/").json()
     assert api["resemblance"][0]["accounts"] == ["puppet-a", "puppet-b"] and api["resemblance"][0]["suspicious"]
@@ -72,5 +76,6 @@ def test_two_accounts_answering_alike_are_flagged_and_shown_to_the_organisers_on
     annotator.force_login(honest[0])
     for client in (Client(), annotator):
         page = client.get(f"/campaigns/{campaign.slug}/").content.decode()
-        assert "resemblance" not in page and "puppet" not in page
+        assert "resemblance" not in page
+        assert "puppet" not in page
         assert client.get(f"/api/v1/campaigns/{campaign.slug}/").json()["resemblance"] is None

@@ -19,12 +19,13 @@ from campaigns.models import Annotation, Campaign, CampaignResults
 from campaigns.selectors import board_people, campaign_results
 from campaigns.services.results import campaign_refresh
 from catalog.models import Caption, Item, Judgment
+from catalog.uploads.services import upload_visibility_set, upload_withdraw
 from evaluation.metaeval.bradley_terry import bradley_terry
 from scoring.models import CorrelationResult, Metric, MetricVersion, Score
-from submissions.services import MethodInfo, submission_create, submission_visibility_set
+from submissions.services import SUBMISSIONS, MethodInfo, submission_create
 from tests.platform.campaigns.helpers import in_turns, noisy_rubric
 from workbench.models import MetricSubmission
-from workbench.services import metric_visibility_set, metric_withdraw
+from workbench.services import METRICS
 
 pytestmark = pytest.mark.django_db
 DIMENSIONS = ["accuracy", "completeness", "conciseness", "relevance"]
@@ -79,11 +80,13 @@ def test_rating_refresh_agreement_people_and_live_correlations(make_campaign, ma
     assert CampaignResults.objects.get(campaign=campaign).pk == results.pk
 
     by_rating = ratings(campaign)
-    assert len(by_rating) == 60 and {len(values) for values in by_rating.values()} == {4}
+    assert len(by_rating) == 60
+    assert {len(values) for values in by_rating.values()} == {4}
     for dimension in DIMENSIONS:
         cell = payload["agreement"][dimension]
         assert cell["value"] == pytest.approx(alpha_oracle(by_rating, lambda v, d=dimension: v[d]), abs=1e-9)
-        assert cell["ratings"] == 60 and cell["low"] <= cell["value"] <= cell["high"]
+        assert cell["ratings"] == 60
+        assert cell["low"] <= cell["value"] <= cell["high"]
     mean_alpha = alpha_oracle(by_rating, lambda v: np.mean(list(v.values())))
     assert payload["agreement"]["mean"]["value"] == pytest.approx(mean_alpha, abs=1e-9)
 
@@ -94,10 +97,12 @@ def test_rating_refresh_agreement_people_and_live_correlations(make_campaign, ma
     assert set(payload["people"]) == {str(s.system_id) for s in submitted}
     for system, means in by_system.items():
         cell = payload["people"][str(system)]
-        assert cell["value"] == pytest.approx(np.mean(means), abs=1e-12) and cell["n"] == len(means)
+        assert cell["value"] == pytest.approx(np.mean(means), abs=1e-12)
+        assert cell["n"] == len(means)
     careful, careless = (payload["people"][str(s.system_id)]["value"] for s in submitted)
     assert careful > careless  # the noisy raters still tell them apart
-    assert payload["answers"] == 60 and payload["people_dimension"] == "mean"
+    assert payload["answers"] == 60
+    assert payload["people_dimension"] == "mean"
     assert set(payload["metrics"]) == {"live_probe", "live_probe_low"}
 
     stored = CorrelationResult.objects.filter(protocol=campaign.protocol_key)
@@ -110,7 +115,8 @@ def test_rating_refresh_agreement_people_and_live_correlations(make_campaign, ma
     human = [np.mean(list(by_rating[key].values())) for key in keys]
     machine = [score[caption] for caption, _ in keys]
     found = stored.get(metric_version=higher.current_version, dimension="mean", statistic="pearson", level="caption")
-    assert found.value == pytest.approx(stats.pearsonr(human, machine).statistic, abs=1e-9) and found.n == 60
+    assert found.value == pytest.approx(stats.pearsonr(human, machine).statistic, abs=1e-9)
+    assert found.n == 60
     assert found.dataset_id == campaign.dataset_id
     # a lower-is-better metric's scores are turned round: the same numbers, the same agreement
     turned = stored.get(metric_version=lower.current_version, dimension="mean", statistic="pearson", level="caption")
@@ -120,7 +126,7 @@ def test_rating_refresh_agreement_people_and_live_correlations(make_campaign, ma
 
     # Ada's submission made private: gone from the people column and the correlations at the next refresh.
     ada_submission, bob_submission = submitted
-    submission_visibility_set(submission=ada_submission, is_public=False)
+    upload_visibility_set(upload=ada_submission, is_public=False, kind=SUBMISSIONS)
     payload = campaign_refresh(campaign_id=campaign.pk).payload
     assert set(payload["people"]) == {str(bob_submission.system_id)}
     bob_ratings = sum(1 for caption, _ in by_rating if system_of[caption] == bob_submission.system_id)
@@ -162,9 +168,11 @@ def test_arena_people_are_the_bradley_terry_strengths(make_campaign, make_user, 
         assert cell["value"] == pytest.approx(rating.strength, abs=1e-9)
         assert cell["n"] == rating.comparisons == 45
         assert (cell["wins"], cell["losses"], cell["ties"]) == (rating.wins, rating.losses, rating.ties)
-        assert cell["low"] == pytest.approx(rating.interval.low) and cell["high"] == pytest.approx(rating.interval.high)
+        assert cell["low"] == pytest.approx(rating.interval.low)
+        assert cell["high"] == pytest.approx(rating.interval.high)
     assert payload["people"][str(careful)]["value"] > 50 > payload["people"][str(submitted[1].system_id)]["value"]
-    assert payload["people_dimension"] == "arena" and "agreement" not in payload
+    assert payload["people_dimension"] == "arena"
+    assert "agreement" not in payload
 
     # the metric's pairwise accuracy on the decided comparisons, by hand
     score = dict(Score.objects.filter(metric_version=metric.current_version).values_list("caption_id", "value"))
@@ -175,8 +183,10 @@ def test_arena_people_are_the_bradley_terry_strengths(make_campaign, make_user, 
     found = CorrelationResult.objects.get(
         protocol=campaign.protocol_key, metric_version=metric.current_version, statistic="accuracy"
     )
-    assert found.protocol_name == "live" and found.dimension == "arena"
-    assert found.value == pytest.approx(np.mean(right)) and found.n == len(right)
+    assert found.protocol_name == "live"
+    assert found.dimension == "arena"
+    assert found.value == pytest.approx(np.mean(right))
+    assert found.n == len(right)
 
 
 @pytest.mark.slow
@@ -198,14 +208,14 @@ def test_a_submitted_metric_hidden_since_the_refresh_is_no_longer_named(make_cam
     url = f"/api/v1/campaigns/{campaign.slug}/"
     assert client.get(url).json()["results"]["metrics"] == ["live_probe", "qzuploaded-probe-1a2b3c"]
 
-    metric_visibility_set(submission=submission, is_public=False)
+    upload_visibility_set(upload=submission, is_public=False, kind=METRICS)
     assert client.get(url).json()["results"]["metrics"] == ["live_probe"]
     assert "qzuploaded" not in client.get(url).content.decode()
     client.force_login(owner)
     assert client.get(url).json()["results"]["metrics"] == ["live_probe", "qzuploaded-probe-1a2b3c"]
     assert campaign_results(campaign, make_user("stranger"))["metrics"] == ["live_probe"]
-    metric_visibility_set(submission=submission, is_public=True)
-    metric_withdraw(submission=submission)
+    upload_visibility_set(upload=submission, is_public=True, kind=METRICS)
+    upload_withdraw(upload=submission, kind=METRICS)
     client.logout()
     assert client.get(url).json()["results"]["metrics"] == ["live_probe"]
 
@@ -252,7 +262,7 @@ def test_an_arena_read_after_a_system_is_hidden_ranks_and_counts_the_visible_gam
         careless.system_id: 3,
     }
 
-    submission_visibility_set(submission=careful, is_public=False)  # the strongest: rank 1 leaves
+    upload_visibility_set(upload=careful, is_public=False, kind=SUBMISSIONS)  # the strongest: rank 1 leaves
     games = Annotation.objects.filter(campaign=campaign, status=Annotation.Status.ANSWERED).values_list(
         "caption__system_id", "other__system_id", "winner"
     )
@@ -269,7 +279,8 @@ def test_an_arena_read_after_a_system_is_hidden_ranks_and_counts_the_visible_gam
     assert set(results["people"]) == {str(s) for s in visible}
     for system, rank in ((middling.system_id, 1), (careless.system_id, 2)):
         cell = results["people"][str(system)]
-        assert cell["rank"] == rank and {key: cell[key] for key in ("wins", "losses", "ties", "n")} == by_hand(system)
+        assert cell["rank"] == rank
+        assert {key: cell[key] for key in ("wins", "losses", "ties", "n")} == by_hand(system)
         assert "against" not in cell
     assert results["bradley_terry"]["comparisons"] == len(between)
     page = client.get(f"/campaigns/{campaign.slug}/").content.decode()
@@ -283,7 +294,5 @@ def test_an_arena_read_after_a_system_is_hidden_ranks_and_counts_the_visible_gam
 
     # Its owner still reads the whole stored results, their own system first.
     mine = campaign_results(campaign, careful.owner)["people"]
-    assert (
-        mine[str(careful.system_id)]["rank"] == 1
-        and mine[str(middling.system_id)]["n"] == before[str(middling.system_id)]["n"]
-    )
+    assert mine[str(careful.system_id)]["rank"] == 1
+    assert mine[str(middling.system_id)]["n"] == before[str(middling.system_id)]["n"]

@@ -35,7 +35,8 @@ def test_an_answer_through_the_page_is_stored_and_the_next_task_shown(make_campa
     assert task.caption.text in page.content.decode()
     values = {"dim-accuracy": "5", "dim-completeness": "4", "dim-conciseness": "3", "dim-relevance": "2"}
     response = client.post(f"/campaigns/{campaign.slug}/annotate/", {"task": task.pk, **values})
-    assert response.status_code == 302 and response["Location"] == f"/campaigns/{campaign.slug}/annotate/"
+    assert response.status_code == 302
+    assert response["Location"] == f"/campaigns/{campaign.slug}/annotate/"
     stored = Judgment.collected.filter(source=campaign.source, caption=task.caption)
     assert dict(stored.values_list("dimension", "value")) == {
         "accuracy": 5.0,
@@ -48,14 +49,15 @@ def test_an_answer_through_the_page_is_stored_and_the_next_task_shown(make_campa
     second = shown_task(campaign, ann)
     assert second.pk != task.pk
     response = client.post(f"/campaigns/{campaign.slug}/annotate/", {"task": second.pk, **values, "dim-accuracy": "9"})
-    assert response.status_code == 400 and not Judgment.collected.filter(caption=second.caption).exists()
+    assert response.status_code == 400
+    assert not Judgment.collected.filter(caption=second.caption).exists()
     kept = response.content.decode()  # the choices made are kept for the second try
     assert re.search(r'name="dim-completeness" value="4" required checked', kept)
     assert not re.search(r'name="dim-accuracy" value="\d" required checked', kept)
     assert Client().get(f"/campaigns/{campaign.slug}/annotate/").status_code == 302  # a visitor signs in first
 
 
-def test_the_fourth_answer_over_a_rate_of_three_an_hour_is_a_429(make_campaign, make_user, settings):
+def test_the_fourth_answer_over_a_rate_of_three_an_hour_is_a_429(fresh_rate_limits, make_campaign, make_user, settings):
     settings.CAPBENCH_RATES["ratings"] = "3/hour"
     campaign = make_campaign(ratings_wanted=2, gold_rate=0)
     ann = make_user("ann")
@@ -88,5 +90,6 @@ def test_a_campaigns_page_answers_only_its_own_tasks(make_campaign, make_user):
     other = shown_task(second, ann)
     values = {f"dim-{d['key']}": "3" for d in second.rubric}
     response = client.post(f"/campaigns/{first.slug}/annotate/", {"task": other.pk, **values})
-    assert response.status_code == 400 and "no such task of yours" in response.content.decode()
+    assert response.status_code == 400
+    assert "no such task of yours" in response.content.decode()
     assert Annotation.objects.get(pk=other.pk).status == Annotation.Status.SHOWN

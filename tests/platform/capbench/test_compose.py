@@ -63,17 +63,20 @@ def test_every_part_of_the_platform_is_there_and_starts_in_order(compose):
     assert sorted(match.group(1) for match in queues.values() if match) == sorted(KINDS)
     assert "--queues gpu" in _command(services["worker-gpu"])
     devices = services["worker-gpu"]["deploy"]["resources"]["reservations"]["devices"]
-    assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]
+    assert devices[0]["driver"] == "nvidia"
+    assert "gpu" in devices[0]["capabilities"]
     # One beat in the whole deployment (the sweep holds an advisory lock, but one is the design).
     assert [name for name, s in services.items() if " beat" in f" {_command(s)}"] == ["beat"]
     # The schema is migrated once, before web and workers; they also wait for the store's bucket.
-    assert "migrate" in _command(services["migrate"]) and services["migrate"]["restart"] == "no"
+    assert "migrate" in _command(services["migrate"])
+    assert services["migrate"]["restart"] == "no"
     for name in ("web", "worker-cpu", "worker-api", "worker-gpu", "beat"):
         needs = services[name]["depends_on"]
         assert needs["migrate"]["condition"] == "service_completed_successfully", name
         assert needs["minio-bucket"]["condition"] == "service_completed_successfully", name
         assert needs["postgres"]["condition"] == needs["valkey"]["condition"] == "service_healthy", name
-    assert "gunicorn" in _command(services["web"]) and "/healthz" in str(services["web"]["healthcheck"]["test"])
+    assert "gunicorn" in _command(services["web"])
+    assert "/healthz" in str(services["web"]["healthcheck"]["test"])
 
 
 def test_volumes_are_named_and_stored_files_go_to_the_object_store(compose):

@@ -88,7 +88,8 @@ def test_unset_variables_take_the_declared_defaults_and_set_ones_arrive_parsed(r
         names,
     )
     values = json.loads(set_.stdout)
-    assert values["CAPBENCH_BATCH_ATTEMPTS"] == 7 and values["CAPBENCH_RATE_LIMITS_ENABLED"] is False
+    assert values["CAPBENCH_BATCH_ATTEMPTS"] == 7
+    assert values["CAPBENCH_RATE_LIMITS_ENABLED"] is False
     assert values["CAPBENCH_TRUSTED_PROXIES"] == ["10.0.0.1", "10.0.0.2"]
 
 

@@ -27,7 +27,8 @@ def test_connections_come_from_a_bounded_pool(monkeypatch):
     db = database_from_url("postgresql://postgres@127.0.0.1/capbench")
     assert db["CONN_MAX_AGE"] == 0  # Django's pool refuses persistent connections
     pool = db["OPTIONS"]["pool"]
-    assert (pool["min_size"], pool["max_size"]) == (1, 5) and 0 < pool["timeout"] <= 30
+    assert (pool["min_size"], pool["max_size"]) == (1, 5)
+    assert 0 < pool["timeout"] <= 30
     monkeypatch.setenv("CAPBENCH_DB_POOL", "0")
     assert "pool" not in database_from_url("postgresql://postgres@127.0.0.1/capbench")["OPTIONS"]
 
@@ -47,7 +48,8 @@ def test_commands_find_the_services_of_the_running_platform(tmp_path):
     assert running_services(tmp_path) == {}  # nothing runs
     urls = {"DATABASE_URL": "postgresql://postgres@/capbench?host=/x", "REDIS_URL": "redis://127.0.0.1:16379/0"}
     path = services_record(tmp_path, urls)
-    assert running_services(tmp_path) == urls and oct(path.stat().st_mode & 0o777) == "0o600"
+    assert running_services(tmp_path) == urls
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     path.write_text(path.read_text().replace(f'"pid": {os.getpid()}', f'"pid": {gone.stdout.strip()}'))
     assert running_services(tmp_path) == {}  # left by a run that was killed: its process is gone

@@ -51,14 +51,16 @@ def test_make_dev_is_make_run_with_debug(repo_root, monkeypatch):
     dry_run = subprocess.run(
         ["make", "-n", "-o", ".venv/.installed", "dev"], cwd=repo_root, capture_output=True, text=True, check=True
     ).stdout
-    assert "DJANGO_DEBUG=1" in dry_run and "-m capbench.run" in dry_run
+    assert "DJANGO_DEBUG=1" in dry_run
+    assert "-m capbench.run" in dry_run
     run_dry = subprocess.run(
         ["make", "-n", "-o", ".venv/.installed", "run"], cwd=repo_root, capture_output=True, text=True, check=True
     ).stdout
     assert "DJANGO_DEBUG" not in run_dry
     monkeypatch.setenv("DJANGO_DEBUG", "1")  # what `make dev` sets reaches the web server and worker
     env = _child_env({"DATABASE_URL": "postgresql://x@/y", "REDIS_URL": "redis://z/0"}, Path("/tmp/state"))
-    assert env["DJANGO_DEBUG"] == "1" and env["DJANGO_SETTINGS_MODULE"] == "capbench.settings.local"
+    assert env["DJANGO_DEBUG"] == "1"
+    assert env["DJANGO_SETTINGS_MODULE"] == "capbench.settings.local"
 
 
 def test_static_files_are_served_without_debug(client, settings):
@@ -112,7 +114,8 @@ def test_a_stored_submission_file_is_never_served_as_media(client, settings, dem
         if user:
             client.force_login(user)
         response = client.get(f"/{settings.MEDIA_URL}{submission.stored_file}")
-        assert response.status_code == 404 and b"a private caption" not in response.content
+        assert response.status_code == 404
+        assert b"a private caption" not in response.content
 
 
 # Production -----------------------------------------------------------------------------------------
@@ -157,13 +160,16 @@ def production(monkeypatch):
 
 def test_production_is_https_only_with_safe_cookies(production, monkeypatch):
     settings = production()
-    assert settings.DEBUG is False and settings.ALLOWED_HOSTS == ["capbench.example", "www.capbench.example"]
-    assert settings.SECURE_SSL_REDIRECT is True and not hasattr(settings, "SECURE_PROXY_SSL_HEADER")
+    assert settings.DEBUG is False
+    assert settings.ALLOWED_HOSTS == ["capbench.example", "www.capbench.example"]
+    assert settings.SECURE_SSL_REDIRECT is True
+    assert not hasattr(settings, "SECURE_PROXY_SSL_HEADER")
     assert settings.SECURE_HSTS_SECONDS >= 365 * 24 * 3600 and settings.SECURE_HSTS_INCLUDE_SUBDOMAINS
     assert settings.SECURE_HSTS_PRELOAD is False
     assert settings.SESSION_COOKIE_SECURE and settings.SESSION_COOKIE_HTTPONLY and settings.CSRF_COOKIE_SECURE
     assert settings.SESSION_COOKIE_SAMESITE == settings.CSRF_COOKIE_SAMESITE == "Lax"
-    assert settings.X_FRAME_OPTIONS == "DENY" and settings.SECURE_REFERRER_POLICY == "same-origin"
+    assert settings.X_FRAME_OPTIONS == "DENY"
+    assert settings.SECURE_REFERRER_POLICY == "same-origin"
 
     # Behind a TLS-terminating proxy that redirects by itself and says which requests were secure.
     monkeypatch.setenv("DJANGO_SECURE_SSL_REDIRECT", "0")
@@ -172,9 +178,8 @@ def test_production_is_https_only_with_safe_cookies(production, monkeypatch):
     settings = production()
     assert settings.SECURE_SSL_REDIRECT is False
     assert settings.SECURE_PROXY_SSL_HEADER == ("HTTP_X_FORWARDED_PROTO", "https")
-    assert settings.SECURE_HSTS_PRELOAD is True and "security.W021" not in getattr(
-        settings, "SILENCED_SYSTEM_CHECKS", []
-    )
+    assert settings.SECURE_HSTS_PRELOAD is True
+    assert "security.W021" not in getattr(settings, "SILENCED_SYSTEM_CHECKS", [])
 
 
 @pytest.mark.parametrize("missing", ["DJANGO_ALLOWED_HOSTS", "DJANGO_SECRET_KEY"])
@@ -201,7 +206,7 @@ def _policy(response) -> dict[str, list[str]]:
     return {part.split()[0]: part.split()[1:] for part in header.split(";") if part.strip()}
 
 
-def test_every_page_has_a_policy_without_inline_script(client, demo_dataset, captioner):
+def test_every_page_has_a_policy_without_inline_script(fresh_page_memory, client, demo_dataset, captioner):
     from scoring.services.planning import dataset_plan
     from tests.platform.scoring.inline import run_jobs
 
@@ -247,7 +252,8 @@ def test_every_page_has_a_policy_without_inline_script(client, demo_dataset, cap
     progress_url = reverse("submissions:progress", args=[submission.pk])
     assert f'data-progress-url="{progress_url}"' in detail  # polled by static/js/submission-progress.js
     script = client.get("/api/v1/docs/?script=")  # Swagger UI's start-up script, served on its own
-    assert script.status_code == 200 and script["Content-Type"].startswith("application/javascript")
+    assert script.status_code == 200
+    assert script["Content-Type"].startswith("application/javascript")
     assert "/api/v1/schema/" in script.content.decode()
 
 
@@ -264,7 +270,9 @@ def test_pages_that_carry_secrets_are_never_cached(client, captioner):
     assert _never_cached(client.get("/accounts/signup/"))
     client.force_login(captioner)
     rotated = client.post("/accounts/token/")
-    assert rotated.status_code == 302 and _never_cached(rotated)
+    assert rotated.status_code == 302
+    assert _never_cached(rotated)
     mine = client.get("/submissions/mine/")
-    assert mine.status_code == 200 and _never_cached(mine)
+    assert mine.status_code == 200
+    assert _never_cached(mine)
     assert captioner.auth_token.key in mine.content.decode()  # the page that shows the token

@@ -158,7 +158,8 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path, browser
         board = _wait_for(f"http://127.0.0.1:{port}/datasets/thumb/leaderboard/", process)
         for system in ("Up-Down", "Unified-VLP", "VinVL-base", "VinVL-large", "Human"):
             assert f">{system}<" in board, system
-        assert "People:" in board and "ratings" in board
+        assert "People:" in board
+        assert "ratings" in board
         # The production path: gunicorn, and static files under their content hash, cached for good.
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
             assert "gunicorn" in response.headers.get("Server", ""), dict(response.headers)
@@ -166,7 +167,8 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path, browser
         hashed = re.search(r"/static/capbench\.[0-9a-f]{12}\.css", home)
         assert hashed, home[:2000]
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{hashed.group(0)}", timeout=10) as response:
-            assert "immutable" in response.headers.get("Cache-Control", "") and response.read()
+            assert "immutable" in response.headers.get("Cache-Control", "")
+            assert response.read()
         # Without DEBUG, runserver still serves static files (WhiteNoise, from the finders), and an
         # error page shows nothing of the settings or the environment.
         for path in (
@@ -179,7 +181,8 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path, browser
                 assert response.status == 200 and response.read(), path
         with pytest.raises(urllib.error.HTTPError) as missing:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/no-such-page/", timeout=10)
-        assert missing.value.code == 404 and b"DEBUG" not in missing.value.read()
+        assert missing.value.code == 404
+        assert b"DEBUG" not in missing.value.read()
         _pages_load_in_a_browser(browser_page, f"http://127.0.0.1:{port}", artefacts)
         # A command typed in another terminal acts on the platform's own embedded database.
         listed = _manage(repo_root, state, "datasets", "list")
@@ -190,12 +193,16 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path, browser
     # A database that does not answer: one line with the fix, no traceback (a closed port stands in
     # for a machine whose 127.0.0.1:5432 runs nothing).
     stopped = _manage(repo_root, state, "datasets", "list", DATABASE_URL="postgresql://postgres@127.0.0.1:9/capbench")
-    assert stopped.returncode == 1 and stopped.stderr.startswith("cannot reach the database (")
-    assert "make run" in stopped.stderr and "Traceback" not in stopped.stderr and stopped.stderr.count("\n") <= 1
+    assert stopped.returncode == 1
+    assert stopped.stderr.startswith("cannot reach the database (")
+    assert "make run" in stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    assert stopped.stderr.count("\n") <= 1
     output = log.read_text()
     assert "Flickr8k-Expert" in page and "100 items" in page, output[-3000:]
     assert "flickr8k-expert-demo: imported" in output
-    assert "admin login: admin / " in output and (state / "admin-password.txt").exists()
+    assert "admin login: admin / " in output
+    assert (state / "admin-password.txt").exists()
     assert "worker answered a ping task" in output
     assert "Failed to stop" not in output and "Traceback" not in output, output[-3000:]
     assert code == 0, output[-3000:]
@@ -271,5 +278,6 @@ def test_make_run_refuses_a_taken_port_before_starting_anything(repo_root, tmp_p
         output = log.read_text()
         assert code == 1, output[-3000:]
         assert f"127.0.0.1:{taken.getsockname()[1]} is taken" in output and "PORT=" in output, output
-    assert "Traceback" not in output and "is serving" not in output
+    assert "Traceback" not in output
+    assert "is serving" not in output
     assert not state.exists(), "something was started before the port was checked"

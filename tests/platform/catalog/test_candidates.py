@@ -21,7 +21,7 @@ from catalog.services.candidates import (
     is_meta_evaluation,
 )
 from catalog.services.imports import dataset_import
-from submissions.services import MethodInfo, submission_create
+from tests.platform.factories import CaptionFactory, DatasetFactory, ItemFactory, UserFactory, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -33,20 +33,6 @@ def body(response) -> str:
 def import_demo(repo_root) -> Dataset:
     bundle = read_bundle("flickr8k-expert", repo_root / "demo" / "flickr8k-expert")
     return dataset_import(bundle=bundle, source_path="demo", slug="demo", title="Demo").dataset
-
-
-def submit(owner, dataset: Dataset, name: str, *, public: bool) -> None:
-    content = [
-        {"image_id": item.external_id, "caption": f"a dog {name}"} for item in Item.objects.filter(dataset=dataset)
-    ]
-    submission_create(
-        owner=owner,
-        dataset=dataset,
-        file_name=f"{name}.json",
-        content=json.dumps(content).encode(),
-        method=MethodInfo(name),
-        is_public=public,
-    )
 
 
 def test_the_key_is_made_from_the_three_source_ids():
@@ -69,7 +55,8 @@ def test_keys_survive_a_reimport_of_the_same_content(repo_root):
     Dataset.objects.filter(pk=demo.pk).delete()
     again = import_demo(repo_root)
     new_keys = caption_keys(again)
-    assert set(new_keys) == set(keys) and set(new_keys.values()).isdisjoint(keys.values())  # new pks, same ids
+    assert set(new_keys) == set(keys)
+    assert set(new_keys.values()).isdisjoint(keys.values())  # new pks, same ids
     assert [row.caption_id for row in candidate_rows(again)] == [row.caption_id for row in rows]
     assert {key: Caption.objects.get(pk=pk).text for key, pk in new_keys.items()} == texts
 
@@ -79,7 +66,8 @@ def test_rows_are_ordered_and_carry_references_and_image(repo_root):
     rows = list(candidate_rows(demo))
     assert [(r.item, r.system) for r in rows] == sorted((r.item, r.system) for r in rows)
     item = Item.objects.select_related("media").get(dataset=demo, external_id=rows[0].item)
-    assert rows[0].references == item.references and len(rows[0].references) > 0
+    assert rows[0].references == item.references
+    assert len(rows[0].references) > 0
     assert rows[0].image == item.media.name
     Item.objects.filter(pk=item.pk).update(media=None)
     assert next(candidate_rows(demo)).image == item.external_id  # no media: the item's own id
@@ -117,7 +105,8 @@ def test_downloads_round_trip_and_equal_the_command(client, repo_root, tmp_path,
     assert path.read_bytes().decode() == text
 
     api = client.get(f"/api/v1/datasets/demo/candidates/?format={format}")
-    assert api.status_code == 200 and body(api) == text
+    assert api.status_code == 200
+    assert body(api) == text
     if format == "jsonl":  # the default, also for a client that asks for JSON
         assert body(client.get("/api/v1/datasets/demo/candidates/", HTTP_ACCEPT="application/json")) == text
     assert api["Content-Disposition"] == f'attachment; filename="demo-candidates.{format}"'
@@ -134,9 +123,9 @@ def test_a_formula_is_defused_in_csv_only(client, repo_root):
 
 def test_submissions_captions_are_never_offered(client, repo_root, django_user_model):
     demo = import_demo(repo_root)
-    owner = django_user_model.objects.create_user("owner")
-    submit(owner, demo, "private one", public=False)
-    submit(owner, demo, "public one", public=True)
+    owner = UserFactory(username="owner")
+    submit(owner, demo, "private one", caption="a dog private one", public=False)
+    submit(owner, demo, "public one", caption="a dog public one")
     own = Caption.objects.own().filter(item__dataset=demo).count()
     assert Caption.objects.filter(item__dataset=demo).count() == own + 2 * Item.objects.filter(dataset=demo).count()
     assert len(caption_keys(demo)) == own
@@ -149,7 +138,8 @@ def test_submissions_captions_are_never_offered(client, repo_root, django_user_m
         body(client.get("/datasets/demo/candidates.csv")),
         body(client.get("/api/v1/datasets/demo/candidates/")),
     ):
-        assert "a dog private one" not in text and "a dog public one" not in text
+        assert "a dog private one" not in text
+        assert "a dog public one" not in text
     assert len(anonymous.splitlines()) == own
     submitted = System.objects.filter(dataset=demo, submission__isnull=False).values_list("slug", flat=True)
     assert not any(f'"system": "{slug}"' in anonymous for slug in submitted)
@@ -157,9 +147,8 @@ def test_submissions_captions_are_never_offered(client, repo_root, django_user_m
 
 def test_a_dataset_without_judgments_is_refused(client, repo_root):
     import_demo(repo_root)
-    plain = Dataset.objects.create(slug="plain", title="Plain", source_format="canonical")
-    item = Item.objects.create(dataset=plain, external_id="x", references=["a cat"])
-    Caption.objects.create(item=item, system=System.objects.create(dataset=plain, slug="m", name="M"), text="a dog")
+    plain = DatasetFactory(slug="plain")
+    CaptionFactory(item=ItemFactory(dataset=plain, references=["a cat"]), text="a dog")
     assert not is_meta_evaluation(plain)
     with pytest.raises(CommandError, match="'plain' is not a meta-evaluation dataset"):
         call_command("datasets", "candidates", "plain")
@@ -169,7 +158,8 @@ def test_a_dataset_without_judgments_is_refused(client, repo_root):
     assert client.get("/api/v1/datasets/plain/candidates/").status_code == 404
     assert "Score these candidates" not in client.get("/datasets/plain/").content.decode()
     page = client.get("/datasets/demo/").content.decode()
-    assert 'href="/datasets/demo/candidates.jsonl"' in page and 'href="/datasets/demo/candidates.csv"' in page
+    assert 'href="/datasets/demo/candidates.jsonl"' in page
+    assert 'href="/datasets/demo/candidates.csv"' in page
 
 
 def test_a_pairwise_dataset_is_a_meta_evaluation_dataset(repo_root):
@@ -186,13 +176,13 @@ def test_a_pairwise_dataset_is_a_meta_evaluation_dataset(repo_root):
 def test_a_hidden_dataset_is_404(client, repo_root, django_user_model):
     demo = import_demo(repo_root)
     Dataset.objects.filter(pk=demo.pk).update(is_public=False)
-    client.force_login(django_user_model.objects.create_user("someone"))
+    client.force_login(UserFactory(username="someone"))
     assert client.get("/datasets/demo/candidates.jsonl").status_code == 404
     assert client.get("/datasets/demo/candidates.csv").status_code == 404
     assert client.get("/api/v1/datasets/demo/candidates/?format=csv").status_code == 404
 
 
-def test_downloads_are_rate_limited(client, repo_root, settings):
+def test_downloads_are_rate_limited(fresh_rate_limits, client, repo_root, settings):
     import_demo(repo_root)
     settings.CAPBENCH_RATES["pages_anon"] = "2/min"
     settings.CAPBENCH_RATES["api_anon"] = "2/min"
@@ -201,7 +191,8 @@ def test_downloads_are_rate_limited(client, repo_root, settings):
     codes = [client.get("/api/v1/datasets/demo/candidates/?format=csv").status_code for _ in range(3)]
     assert codes == [200, 200, 429]
     refused = client.get("/api/v1/datasets/demo/candidates/")
-    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) > 0
 
 
 def test_the_schema_documents_the_download(client, db):

@@ -4,16 +4,17 @@ whatever inserts the row: the ORM, bulk_create, a raw COPY; and follows a change
 import pytest
 from django.db import connection
 
-from catalog.models import Caption, Dataset, Item, System
+from catalog.models import Caption
+from tests.platform.factories import DatasetFactory, ItemFactory, SystemFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def two_datasets():
-    first, second = (Dataset.objects.create(slug=slug, title=slug, source_format="test") for slug in ("one", "two"))
-    items = [Item.objects.create(dataset=dataset, external_id="a") for dataset in (first, second)]
-    systems = [System.objects.create(dataset=dataset, slug="s", name="S") for dataset in (first, second)]
+    first, second = DatasetFactory.create_batch(2)
+    items = [ItemFactory(dataset=dataset) for dataset in (first, second)]
+    systems = [SystemFactory(dataset=dataset) for dataset in (first, second)]
     return (first, second), items, systems
 
 

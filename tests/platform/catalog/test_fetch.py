@@ -105,10 +105,13 @@ def test_fetch_downloads_verifies_extracts_and_imports_then_does_nothing_twice(t
     downloads = tmp_path / "downloads"
     first = _run("fetch", "msvd-eval-demo", catalogue=catalogue, downloads=downloads)
     dataset = Dataset.objects.get(slug="msvd-eval-demo")
-    assert dataset.items.count() == 2 and dataset.title == "Fetched msvd-eval-demo"
+    assert dataset.items.count() == 2
+    assert dataset.title == "Fetched msvd-eval-demo"
     assert Judgment.objects.filter(caption__item__dataset=dataset).count() == 2 * 2 * 4
-    assert f"downloaded {archive.stat().st_size:,} bytes" in first and "sha256 verified" in first
-    assert "unpacked 1 files" in first and "msvd-eval-demo: imported" in first
+    assert f"downloaded {archive.stat().st_size:,} bytes" in first
+    assert "sha256 verified" in first
+    assert "unpacked 1 files" in first
+    assert "msvd-eval-demo: imported" in first
     assert (downloads / "msvd-eval-demo" / "release" / "MSVD-Eval.json").is_file()
     assert not (downloads / "msvd-eval-demo" / "release" / "README.txt").exists()
     second = _run("fetch", "msvd-eval-demo", catalogue=catalogue, downloads=downloads)
@@ -145,7 +148,8 @@ def test_a_200_answer_to_a_range_request_restarts_cleanly(tmp_path, sources):
             tmp_path, [_entry("restarted", [_file(sources / "msvd-eval.zip", url, extract=["*.json"])])]
         )
         _run("fetch", "restarted", catalogue=catalogue, downloads=downloads)
-    assert [status for _, _, status in served.requests] == [200] and served.bytes_sent == len(data)
+    assert [status for _, _, status in served.requests] == [200]
+    assert served.bytes_sent == len(data)
     assert (downloads / "restarted" / "msvd-eval.zip").read_bytes() == data
     assert Dataset.objects.filter(slug="restarted").exists()
 
@@ -162,7 +166,9 @@ def test_checksum_mismatch_stops_before_importing_and_removes_the_part_file(tmp_
         _run("fetch", "tampered", catalogue=catalogue, downloads=downloads)
     message = str(error.value)
     actual = hashlib.sha256(archive.read_bytes()).hexdigest()
-    assert archive.as_uri() in message and wrong in message and actual in message
+    assert archive.as_uri() in message
+    assert wrong in message
+    assert actual in message
     assert not Dataset.objects.filter(slug="tampered").exists()
     assert not part_path(downloads / "tampered" / "msvd-eval.zip").exists()
     assert not (downloads / "tampered" / "msvd-eval.zip").exists()
@@ -174,7 +180,8 @@ def test_unverified_entry_is_refused_without_the_flag(tmp_path, sources):
     downloads = tmp_path / "downloads"
     with pytest.raises(CommandError, match="no sha256 .*--accept-unverified"):
         _run("fetch", "unpinned", catalogue=catalogue, downloads=downloads)
-    assert not downloads.exists() and not Dataset.objects.filter(slug="unpinned").exists()
+    assert not downloads.exists()
+    assert not Dataset.objects.filter(slug="unpinned").exists()
     assert "unverified" in _run("catalogue", catalogue=catalogue, downloads=downloads)
     output = _run("fetch", "unpinned", "--accept-unverified", catalogue=catalogue, downloads=downloads)
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
@@ -188,7 +195,8 @@ def test_archive_with_a_member_outside_its_folder_is_refused(tmp_path, sources):
     downloads = tmp_path / "downloads"
     with pytest.raises(CommandError, match=r"'\.\./evil' leads outside"):
         _run("fetch", "tricked", catalogue=catalogue, downloads=downloads)
-    assert not (downloads / "evil").exists() and not (downloads / "tricked" / "MSVD-Eval.json").exists()
+    assert not (downloads / "evil").exists()
+    assert not (downloads / "tricked" / "MSVD-Eval.json").exists()
     assert not Dataset.objects.filter(slug="tricked").exists()
 
 
@@ -228,7 +236,8 @@ def test_no_import_downloads_only_and_catalogue_shows_what_is_present(tmp_path, 
     _run("fetch", "fetched", "--no-import", catalogue=catalogue, downloads=downloads)
     assert not Dataset.objects.filter(slug="fetched").exists()
     rows = {line.split()[0]: line for line in _run("catalogue", catalogue=catalogue, downloads=downloads).splitlines()}
-    assert "downloaded, verified" in rows["fetched"] and rows["fetched"].split()[6] == "no"
+    assert "downloaded, verified" in rows["fetched"]
+    assert rows["fetched"].split()[6] == "no"
     assert "absent" in rows["never-fetched"]
     _run("fetch", "fetched", catalogue=catalogue, downloads=downloads)
     machine = json.loads(_run("catalogue", "--json", catalogue=catalogue, downloads=downloads))
@@ -249,7 +258,8 @@ def test_with_media_downloads_and_attaches_the_videos(tmp_path, sources, setting
     catalogue = _catalogue(tmp_path, [entry])
     output = _run("fetch", "with-media", "--with-media", catalogue=catalogue, downloads=tmp_path / "downloads")
     assert f"media to download: {clips.stat().st_size:,} B" in output
-    assert "attached 2 media files" in output and "0 media still have no file" in output
+    assert "attached 2 media files" in output
+    assert "0 media still have no file" in output
     assert not Media.objects.filter(dataset__slug="with-media", stored_path="").exists()
 
 
@@ -267,7 +277,8 @@ def test_unknown_entry_and_bad_catalogue_are_plain_errors(tmp_path, sources):
 
 def test_builtin_catalogue_entries_are_well_formed():
     entries = builtin_entries()
-    assert len(entries) == len(BUILTIN) and len({e.import_step.slug for e in entries}) == len(entries)
+    assert len(entries) == len(BUILTIN)
+    assert len({e.import_step.slug for e in entries}) == len(entries)
     unregistered = sorted({e.import_step.format for e in entries} - set(IMPORTERS))
     assert not unregistered, f"formats not registered: {unregistered}"
     for entry in entries:

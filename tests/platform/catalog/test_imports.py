@@ -45,10 +45,12 @@ def test_flickr8k_cf_counts_and_reimport_is_idempotent(judgment_data):
     counts = _table_counts()
     ids = set(Caption.objects.values_list("id", flat=True))
     second = _run("import", "flickr8k-cf", str(judgment_data / "flickr8k"))
-    assert counts["Caption"] == 47830 and counts["Judgment"] == 47830
+    assert counts["Caption"] == 47830
+    assert counts["Judgment"] == 47830
     assert _table_counts() == counts
     assert set(Caption.objects.values_list("id", flat=True)) == ids
-    assert "imported" in first and "unchanged" in second
+    assert "imported" in first
+    assert "unchanged" in second
     assert list(ImportRecord.objects.order_by("id").values_list("changed", flat=True)) == [True, False]
 
 
@@ -71,7 +73,8 @@ def test_export_import_export_is_identical(judgment_data, tmp_path):
     _run("import", "canonical", str(first), "--slug", "expert-copy")
     _run("export", "expert-copy", "--format", "jsonl", "-o", str(second))
     a, b = first.read_text().splitlines(), second.read_text().splitlines()
-    assert json.loads(a[0])["slug"] == "flickr8k-expert" and json.loads(b[0])["slug"] == "expert-copy"
+    assert json.loads(a[0])["slug"] == "flickr8k-expert"
+    assert json.loads(b[0])["slug"] == "expert-copy"
     assert a[1:] == b[1:]
     assert len(a) == 1 + 1 + 1000 + 1000 + 5664 + 16992
     copy, original = Dataset.objects.get(slug="expert-copy"), Dataset.objects.get(slug="flickr8k-expert")
@@ -120,7 +123,8 @@ def test_changed_content_updates_in_place_and_removes_stale_rows(judgment_data, 
     assert not Item.objects.filter(external_id=dropped).exists()
     kept.refresh_from_db()
     assert kept.text == "an edited candidate"
-    assert Caption.objects.count() == 196 and Judgment.objects.count() == 196 * 8
+    assert Caption.objects.count() == 196
+    assert Judgment.objects.count() == 196 * 8
 
 
 def test_submitted_captions_survive_a_reimport(judgment_data):
@@ -155,7 +159,8 @@ def test_slug_and_title_name_the_dataset_without_changing_its_content(repo_root)
     demo = repo_root / "demo" / "flickr8k-expert"
     summary = _run("import", "flickr8k-expert", str(demo), "--slug", "demo", "--title", "Demo slice")
     dataset = Dataset.objects.get(slug="demo")
-    assert dataset.title == "Demo slice" and "demo: imported" in summary
+    assert dataset.title == "Demo slice"
+    assert "demo: imported" in summary
     assert "unchanged" in _run("import", "flickr8k-expert", str(demo), "--slug", "demo", "--title", "Renamed")
     dataset.refresh_from_db()
     assert dataset.title == "Renamed"

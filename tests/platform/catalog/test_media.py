@@ -44,11 +44,15 @@ def test_attach_links_matching_files_and_reports_the_rest(demo, tmp_path, settin
     good.refresh_from_db()
     bad.refresh_from_db()
     sha = hashlib.sha256(content).hexdigest()
-    assert good.sha256 == sha and good.stored_path == f"{sha[:2]}/{sha}.jpg"
+    assert good.sha256 == sha
+    assert good.stored_path == f"{sha[:2]}/{sha}.jpg"
     assert (Path(settings.MEDIA_ROOT) / good.stored_path).read_bytes() == content
     assert not bad.stored_path
-    assert "attached 1 files" in summary and "checksum mismatch" in summary and bad.name in summary
-    assert "1 files are not media of this dataset" in summary and "99 media still have no file" in summary
+    assert "attached 1 files" in summary
+    assert "checksum mismatch" in summary
+    assert bad.name in summary
+    assert "1 files are not media of this dataset" in summary
+    assert "99 media still have no file" in summary
     assert "were already attached" in _run("media", "attach", "demo", str(images))
 
 
@@ -58,7 +62,9 @@ def test_manifest_command_sets_checksums_and_forces_next_import(demo, tmp_path):
     manifest.write_text(f"{'a' * 32}  images/{media.name}\n{'b' * 32}  images/elsewhere.jpg\n")
     summary = _run("media", "manifest", "demo", str(manifest))
     media.refresh_from_db()
-    assert media.expected_md5 == "a" * 32 and media.manifest_path == f"images/{media.name}"
-    assert "1 media matched" in summary and "1 manifest entries not in this dataset" in summary
+    assert media.expected_md5 == "a" * 32
+    assert media.manifest_path == f"images/{media.name}"
+    assert "1 media matched" in summary
+    assert "1 manifest entries not in this dataset" in summary
     demo.refresh_from_db()
     assert demo.content_sha256 == ""

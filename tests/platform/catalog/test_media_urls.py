@@ -130,7 +130,7 @@ def test_a_worker_fetches_a_caption_s_picture_by_address(by_url):
     assert text_only.row.media is None
 
 
-def test_a_page_shows_the_address_with_no_referrer_and_the_csp_allows_its_host(by_url, client):
+def test_a_page_shows_the_address_with_no_referrer_and_the_csp_allows_its_host(fresh_page_memory, by_url, client):
     dataset, media, served = by_url
     item = media[0].items.first()
     page = client.get(reverse("leaderboards:item", args=[dataset.slug, item.pk]))

@@ -7,13 +7,14 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
-from django.contrib.auth import get_user_model
 
+import tests.platform.scoring.plugins  # noqa: F401  (test_words and friends)
 from catalog.models import Dataset
+from catalog.uploads.services import upload_withdraw
 from leaderboards.rendering import points
 from scoring.models import EvaluationJob, Metric
-from submissions.services import submission_withdraw
-from tests.platform.leaderboards.test_boards import board, submit  # noqa: F401  (the board fixture)
+from submissions.services import SUBMISSIONS
+from tests.platform.factories import UserFactory, submit, words
 from tests.platform.scoring.inline import run_jobs
 from workbench.models import MetricSubmission
 
@@ -38,7 +39,7 @@ def _colour(response) -> str:
     return next(r.get("fill") for r in ET.fromstring(response.content).iter(f"{SVG}rect") if r.get("x"))
 
 
-def test_the_badge_shows_the_boards_number_and_rank(client, demo_dataset, board):  # noqa: F811
+def test_the_badge_shows_the_boards_number_and_rank(fresh_page_memory, client, demo_dataset, board):
     data = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?sort=test_words&download=json").json()
     scale = next(m["points"] for m in data["metrics"] if m["slug"] == "test_words")
     by_slug = {row["system"]: row for row in data["systems"]}
@@ -51,7 +52,8 @@ def test_the_badge_shows_the_boards_number_and_rank(client, demo_dataset, board)
         assert response.status_code == 200
         root, texts = _read(response)
         assert texts == ["Test: word count", f"{shown} · #{row['rank']} on Demo"]
-        assert root.get("role") == "img" and root.get("aria-label") == root.find(f"{SVG}title").text
+        assert root.get("role") == "img"
+        assert root.get("aria-label") == root.find(f"{SVG}title").text
         assert root.find(f"{SVG}title").text.startswith(f"{board[name].system.name} on Demo: Test: word count {shown}")
     # A tie shares its rank (competition ranking), as on the board: 600, 300, 200, 200.
     assert [by_slug[board[n].system.slug]["rank"] for n in ("long", "broken", "short", "tie")] == [1, 2, 3, 3]
@@ -60,13 +62,13 @@ def test_the_badge_shows_the_boards_number_and_rank(client, demo_dataset, board)
     assert colours == {"long": "#4c1", "short": "#97ca00"}
 
 
-def test_the_headline_badge_is_the_headline_metrics(client, demo_dataset, board):  # noqa: F811
+def test_the_headline_badge_is_the_headline_metrics(client, demo_dataset, board):
     Dataset.objects.filter(pk=demo_dataset.pk).update(headline_metric="test_words")
     headline = client.get(_url(demo_dataset, board["long"], None))
     assert headline.content == client.get(_url(demo_dataset, board["long"])).content
 
 
-def test_a_metric_without_a_number_says_so_in_grey(client, demo_dataset, board):  # noqa: F811
+def test_a_metric_without_a_number_says_so_in_grey(client, demo_dataset, board):
     response = client.get(_url(demo_dataset, board["tie"], "rouge_l"))  # "Also short" was not scored by ROUGE-L
     assert response.status_code == 200
     root, texts = _read(response)
@@ -76,33 +78,35 @@ def test_a_metric_without_a_number_says_so_in_grey(client, demo_dataset, board):
     assert _read(failed)[1][1] == "no score yet"
 
 
-def test_headers_cache_and_policy(client, demo_dataset, board):  # noqa: F811
+def test_headers_cache_and_policy(client, demo_dataset, board):
     response = client.get(_url(demo_dataset, board["long"]))
     assert response["Content-Type"] == "image/svg+xml"
     assert response["Content-Security-Policy"] == "default-src 'none'; style-src 'unsafe-inline'"
     assert response["Cache-Control"] == "public, max-age=300"
     etag = response["ETag"]
-    assert etag.startswith('"') and etag.endswith('"')
+    assert etag.startswith('"')
+    assert etag.endswith('"')
     again = client.get(_url(demo_dataset, board["long"]), HTTP_IF_NONE_MATCH=etag)
-    assert again.status_code == 304 and again["ETag"] == etag
+    assert again.status_code == 304
+    assert again["ETag"] == etag
     body = response.content.decode()
-    assert "href" not in body.replace('clip-path="url(#r)"', "") and "http://" not in body.replace(
-        'xmlns="http://www.w3.org/2000/svg"', ""
-    )  # nothing outside itself
+    assert "href" not in body.replace('clip-path="url(#r)"', "")
+    assert "http://" not in body.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing outside itself
     assert "<script" not in body
 
 
-def test_private_withdrawn_and_unknown_are_404(client, demo_dataset, board):  # noqa: F811
+def test_private_withdrawn_and_unknown_are_404(client, demo_dataset, board):
     hidden = _url(demo_dataset, board["hidden"])
     assert client.get(hidden).status_code == 404
-    client.force_login(get_user_model().objects.create_user("stranger"))
+    client.force_login(UserFactory(username="stranger"))
     assert client.get(hidden).status_code == 404
     client.force_login(board["owner"])
     mine = client.get(hidden)
-    assert mine.status_code == 200 and mine["Cache-Control"] == "private, no-store"
+    assert mine.status_code == 200
+    assert mine["Cache-Control"] == "private, no-store"
     # Its rank among the public systems and itself: 9 words beat every public one.
     assert _read(mine)[1][1] == "900.0 · #1 on Demo"
-    submission_withdraw(submission=board["broken"])
+    upload_withdraw(upload=board["broken"], kind=SUBMISSIONS)
     assert client.get(_url(demo_dataset, board["broken"])).status_code == 404  # its owner's too
     client.logout()
     assert client.get(_url(demo_dataset, board["long"], "no_such_metric")).status_code == 404
@@ -117,20 +121,24 @@ def test_private_withdrawn_and_unknown_are_404(client, demo_dataset, board):  # 
 def test_user_text_is_escaped(client, demo_dataset, settings):
     hostile = "<script>alert(\"x\")</script> & 'quoted' ]( [x]"
     Dataset.objects.filter(pk=demo_dataset.pk).update(title="Demo & <b>co</b>", headline_metric="test_words")
-    submission = submit(demo_dataset, get_user_model().objects.create_user("mallory"), hostile, 2, ["test_words"])
+    submission = submit(
+        UserFactory(username="mallory"), demo_dataset, hostile, caption=words(2), metrics=["test_words"], plan=True
+    )
     run_jobs(EvaluationJob.objects.all())
     response = client.get(_url(demo_dataset, submission))
     body = response.content.decode()
-    assert "<script" not in body and "<b>" not in body
+    assert "<script" not in body
+    assert "<b>" not in body
     root, texts = _read(response)  # well-formed XML
     assert texts[1] == "200.0 · #1 on Demo & <b>co</b>"
     assert root.find(f"{SVG}title").text.startswith(f"{hostile} on Demo & <b>co</b>: ")
     assert root.get("aria-label") == root.find(f"{SVG}title").text
     page = client.get(f"/datasets/{demo_dataset.slug}/systems/{submission.system.slug}/").content.decode()
-    assert "<script>alert" not in page and "<b>co</b>" not in page
+    assert "<script>alert" not in page
+    assert "<b>co</b>" not in page
 
 
-def test_the_system_page_offers_the_badge_and_its_markdown(client, demo_dataset, board, settings):  # noqa: F811
+def test_the_system_page_offers_the_badge_and_its_markdown(client, demo_dataset, board, settings):
     settings.SITE_URL = "https://capbench.example.org"  # the links a README keeps: never the request's Host
     Dataset.objects.filter(pk=demo_dataset.pk).update(headline_metric="test_words")
     system = board["long"].system.slug
@@ -148,4 +156,5 @@ def test_the_system_page_offers_the_badge_and_its_markdown(client, demo_dataset,
     )
     client.force_login(board["owner"])
     private = client.get(f"/datasets/{demo_dataset.slug}/systems/{board['hidden'].system.slug}/").content.decode()
-    assert "badge/test_words.svg" not in private and "once this system is public" in private
+    assert "badge/test_words.svg" not in private
+    assert "once this system is public" in private

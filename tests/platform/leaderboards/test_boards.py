@@ -7,58 +7,18 @@ import json
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 import tests.platform.scoring.plugins  # noqa: F401  (test_words and friends)
-from catalog.models import Item
 from leaderboards.captioner import captioner_board
 from leaderboards.metric_board import metric_board
-from scoring.models import EvaluationJob
-from scoring.services.lifecycle import job_end
 from scoring.services.planning import dataset_plan
 from submissions.models import Submission
-from submissions.services import MethodInfo, submission_create, submission_plan
+from tests.platform.factories import UserFactory, submit, words
 from tests.platform.scoring.inline import run_jobs
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def submit(dataset, owner, name, words: int, metrics, public=True, **method):
-    entries = [
-        {"image_id": item.external_id, "caption": " ".join(["word"] * words)}
-        for item in Item.objects.filter(dataset=dataset)
-    ]
-    submission = submission_create(
-        owner=owner,
-        dataset=dataset,
-        file_name="r.json",
-        content=json.dumps(entries).encode(),
-        method=MethodInfo(name, **method),
-        metrics=metrics,
-        is_public=public,
-    )
-    submission_plan(submission_id=submission.pk)
-    return submission
-
-
-@pytest.fixture
-def board(demo_dataset, settings):
-    settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 20
-    owner = get_user_model().objects.create_user("owner")
-    long_one = submit(
-        demo_dataset, owner, "Long captions", 6, ["test_words", "rouge_l"], paper_url="https://example.org/paper"
-    )
-    short_one = submit(demo_dataset, owner, "Short captions", 2, ["test_words", "rouge_l"])
-    # The same file as "Short captions": from another account (the same one would be a duplicate).
-    tie = submit(demo_dataset, get_user_model().objects.create_user("colleague"), "Also short", 2, ["test_words"])
-    broken = submit(demo_dataset, owner, "Broken", 3, ["test_words", "test_broken"])
-    hidden = submit(demo_dataset, owner, "Private one", 9, ["test_words"], public=False)
-    run_jobs(EvaluationJob.objects.exclude(metric_version__metric__slug="test_broken"))
-    for job in EvaluationJob.objects.filter(metric_version__metric__slug="test_broken"):
-        job_end(job_id=job.pk, status="failed", error="boom")
-    return {"long": long_one, "short": short_one, "tie": tie, "broken": broken, "hidden": hidden, "owner": owner}
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fresh_page_memory")]
 
 
 def test_sorting_puts_values_in_order_and_everything_without_a_value_last(demo_dataset, board):
@@ -80,7 +40,8 @@ def test_sorting_puts_values_in_order_and_everything_without_a_value_last(demo_d
 def test_cells_say_why_they_have_no_number(demo_dataset, board):
     _, rows = captioner_board(demo_dataset)
     broken = next(row for row in rows if row.system.name == "Broken")
-    assert broken.cells["test_broken"].state == "failed" and broken.cells["test_broken"].note == "boom"
+    assert broken.cells["test_broken"].state == "failed"
+    assert broken.cells["test_broken"].note == "boom"
     assert broken.cells["rouge_l"].state == "missing"
 
 
@@ -107,10 +68,17 @@ def test_downloads_carry_the_same_numbers(client, demo_dataset, board):
 
 
 def test_method_names_are_escaped(client, demo_dataset, settings):
-    owner = get_user_model().objects.create_user("mallory")
-    submit(demo_dataset, owner, "<script>alert('x')</script>", 2, ["test_words"])
+    submit(
+        UserFactory(username="mallory"),
+        demo_dataset,
+        "<script>alert('x')</script>",
+        caption=words(2),
+        metrics=["test_words"],
+        plan=True,
+    )
     page = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/").content.decode()
-    assert "<script>alert" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert "<script>alert" not in page
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
 
 
 def test_metric_board_by_protocol_and_filters(client, demo_dataset):
@@ -123,10 +91,13 @@ def test_metric_board_by_protocol_and_filters(client, demo_dataset):
     assert {h[2] for h in canonical_headers} == {"tau_b", "tau_c", "pearson", "spearman"}
     assert [row.column.slug for row in metric_board(protocol_name="paper", reference="free")[1]] == ["test_words"]
     page = client.get("/metrics/?protocol=canonical").content.decode()
-    assert "BLEU-4" in page and "spearman" in page and "paper 30.8" not in page
+    assert "BLEU-4" in page
+    assert "spearman" in page
+    assert "paper 30.8" not in page
     bleu = next(row for row in rows if row.column.slug == "bleu_4")
     # The demo is a 100-image slice: the papers' full-dataset numbers are not put beside it.
-    assert bleu.published == [None, None] and "paper 30.8" not in client.get("/metrics/").content.decode()
+    assert bleu.published == [None, None]
+    assert "paper 30.8" not in client.get("/metrics/").content.decode()
     assert Submission.objects.count() == 0
 
 
@@ -134,11 +105,14 @@ def test_metric_detail_page_has_its_charts_and_serves_plotly_itself(client, demo
     run_jobs(dataset_plan(dataset=demo_dataset, slugs=["rouge_l"]))
     page = client.get("/metrics/rouge_l/").content.decode()
     for chart in ("scatter", "heatmap", "distribution"):
-        assert f'id="chart-{chart}"' in page and f'<script id="{chart}" type="application/json">' in page
+        assert f'id="chart-{chart}"' in page
+        assert f'<script id="{chart}" type="application/json">' in page
     # No script from elsewhere (a bare "cdn" may well occur in plotly's base64-packed chart data).
-    assert 'data-plotly="/static/plotly/plotly.min.js"' in page and "cdn.plot.ly" not in page
+    assert 'data-plotly="/static/plotly/plotly.min.js"' in page
+    assert "cdn.plot.ly" not in page
     assert not re.search(r"""<script[^>]+src=["']?(?:https?:)?//""", page)
-    assert "Flickr8k-Expert · paper protocol (v1)" in page and "Kendall τ-c" in page  # labels, not keys
+    assert "Flickr8k-Expert · paper protocol (v1)" in page
+    assert "Kendall τ-c" in page  # labels, not keys
     assert "<code>flickr8k-expert/paper@1</code>" in page  # the key itself under "Technical details"
     # Its figures are read from every score and judgment of the dataset once per change of the
     # results, not per request: the next request reads no score at all.
@@ -156,17 +130,20 @@ def test_metric_page_shows_our_implementation_choices_and_configuration(client, 
 
     metrics_sync()
     page = client.get("/metrics/polos/").content.decode()
-    assert "How CapBench computes it" in page and "one sentence&#x27;s own tokens" in page
+    assert "How CapBench computes it" in page
+    assert "one sentence&#x27;s own tokens" in page
     assert "&quot;layer_norm_scope&quot;: &quot;sentence&quot;" in page
     # Why it is unavailable in plain words; the server's own reason (the model store's path) for staff.
-    assert "Not available on this server yet" in page and "polos/reprod.ckpt is not in" not in page
-    client.force_login(get_user_model().objects.create_user("staffer", is_staff=True))
+    assert "Not available on this server yet" in page
+    assert "polos/reprod.ckpt is not in" not in page
+    client.force_login(UserFactory(username="staffer", is_staff=True))
     assert "polos/reprod.ckpt is not in the model store" in client.get("/metrics/polos/").content.decode()
     assert "model store" in client.get("/api/v1/metrics/polos/").json()["unavailable_reason"]
     client.logout()
     assert client.get("/api/v1/metrics/polos/").json()["unavailable_reason"].startswith("not available on this")
     api = client.get("/api/v1/metrics/polos/").json()
-    assert api["config"]["layer_norm_scope"] == "sentence" and len(api["notes"]) == 2
+    assert api["config"]["layer_norm_scope"] == "sentence"
+    assert len(api["notes"]) == 2
 
 
 def test_heatmap_rows_are_shares_of_each_human_rating():
@@ -180,16 +157,19 @@ def test_heatmap_rows_are_shares_of_each_human_rating():
     figure = json.loads(heatmap(MetricOnDataset("M", human, metric, metric, 0)))
     rows = figure["data"][0]["z"]
     assert [round(sum(row), 9) for row in rows] == [1.0, 1.0]
-    assert rows[0][0] > 0 and rows[0][-1] == 0 and rows[1][-1] > 0  # low ratings in low bins, high in high
+    assert rows[0][0] > 0
+    assert rows[0][-1] == 0
+    assert rows[1][-1] > 0  # low ratings in low bins, high in high
 
 
 def test_the_board_follows_visibility_changes(demo_dataset, board):
-    from submissions.services import submission_visibility_set, submission_withdraw
+    from catalog.uploads.services import upload_visibility_set, upload_withdraw
+    from submissions.services import SUBMISSIONS
 
     hidden, shown = board["hidden"], board["long"]
-    submission_visibility_set(submission=Submission.objects.get(pk=hidden.pk), is_public=True)
+    upload_visibility_set(upload=Submission.objects.get(pk=hidden.pk), is_public=True, kind=SUBMISSIONS)
     assert "Private one" in [row.system.name for row in captioner_board(demo_dataset)[1]]
-    submission_withdraw(submission=Submission.objects.get(pk=shown.pk))
+    upload_withdraw(upload=Submission.objects.get(pk=shown.pk), kind=SUBMISSIONS)
     names = [row.system.name for row in captioner_board(demo_dataset, viewer=board["owner"])[1]]
     assert "Long captions" not in names  # withdrawn: off the board, even for its owner
 
@@ -199,18 +179,24 @@ def test_significance_clusters_on_the_board_and_the_p_value_matrix(client, demo_
 
     run_jobs(dataset_plan(dataset=demo_dataset, slugs=["bleu_1", "cider_d", "rouge_l"]))
     column = SignificanceResult.objects.get(dataset=demo_dataset, protocol="flickr8k-expert/paper@1", statistic="tau_c")
-    assert len(column.metrics) == 3 and column.values == sorted(column.values, reverse=True)
-    assert column.ranks[0] == 1 and column.p_values[0][1] is not None and column.p_values[1][0] is None
+    assert len(column.metrics) == 3
+    assert column.values == sorted(column.values, reverse=True)
+    assert column.ranks[0] == 1
+    assert column.p_values[0][1] is not None
+    assert column.p_values[1][0] is None
     _, rows = metric_board(protocol_name="paper")
     ranks = {row.column.slug: [r for r in row.ranks if r is not None] for row in rows}
     assert ranks[column.metrics[0]][0] == 1
     page = client.get("/metrics/").content.decode()
-    assert 'class="rank"' in page and "#1</a>" in page
+    assert 'class="rank"' in page
+    assert "#1</a>" in page
     detail = client.get(
         f"/datasets/{demo_dataset.slug}/significance/",
         {"protocol": "flickr8k-expert/paper@1", "dimension": "overall", "statistic": "tau_c"},
     ).content.decode()
-    assert detail.count("<tr>") == 4 and "CIDEr-D" in detail and "ROUGE-L" in detail
+    assert detail.count("<tr>") == 4
+    assert "CIDEr-D" in detail
+    assert "ROUGE-L" in detail
     from scoring.models import CorrelationResult
 
     cell = CorrelationResult.objects.get(

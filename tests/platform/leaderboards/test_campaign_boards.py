@@ -7,7 +7,6 @@ merged with another campaign's or the dataset's own protocols."""
 
 from __future__ import annotations
 
-import itertools
 import json
 
 import pytest
@@ -15,84 +14,19 @@ from django.contrib.auth import get_user_model
 
 from campaigns.models import Campaign, CampaignResults
 from campaigns.rubrics import ACCR
-from campaigns.services.answers import annotation_answer
-from campaigns.services.assignment import task_next
 from campaigns.services.results import campaign_refresh
-from catalog.models import Item
+from catalog.uploads.services import upload_visibility_set
 from leaderboards.captioner import captioner_board
 from leaderboards.metric_board import PROTOCOLS, metric_board
 from leaderboards.models import BoardSnapshot
 from leaderboards.snapshots import board_refresh
 from scoring.models import CorrelationResult, Metric, SignificanceResult
 from scoring.services.metrics import metrics_sync
-from submissions.models import Submission
-from submissions.services import MethodInfo, submission_create, submission_visibility_set
+from submissions.services import SUBMISSIONS
+from tests.platform.campaigns.helpers import live_campaign
+from tests.platform.factories import UserFactory
 
-pytestmark = pytest.mark.django_db
-
-
-def submitted(dataset, owner, name: str, *, public: bool = True) -> Submission:
-    entries = [
-        {"image_id": item.external_id, "caption": f"{name} writes about {item.external_id}"}
-        for item in Item.objects.filter(dataset=dataset).order_by("id")
-    ]
-    return submission_create(
-        owner=owner,
-        dataset=dataset,
-        file_name=f"{name}.json",
-        content=json.dumps(entries).encode(),
-        method=MethodInfo(name),
-        is_public=public,
-    )
-
-
-def live_campaign(
-    dataset, systems, quality: dict[int, int], *, slug="live", title="Live ratings", mode="rating", rounds=25
-) -> Campaign:
-    """A campaign on `systems` answered by three annotators through the real services: a rating
-    is the system's `quality` give or take one (by image), an arena's winner the
-    system of higher quality."""
-    users = get_user_model().objects
-    staff = users.filter(is_staff=True).first() or users.create_user("curator", is_staff=True)
-    campaign = Campaign.objects.create(
-        dataset=dataset,
-        slug=slug,
-        title=title,
-        mode=mode,
-        rubric=[d.as_json() for d in ACCR] if mode == Campaign.Mode.RATING else [],
-        gold_rate=0,
-        created_by=staff,
-    )
-    campaign.systems.set(systems)
-    raters = [users.create_user(f"{slug}-rater-{n}") for n in range(3)]
-    # Each system's ratings step around its quality in a fixed order (not by row ids, which differ
-    # from run to run): its mean stays within a third of a point of it, and its ratings vary.
-    steps = {system: itertools.cycle((0, 0, 1, -1)) for system in quality}
-    for _ in range(rounds):
-        for rater in raters:
-            task = task_next(campaign=campaign, annotator=rater)
-            if task is None:
-                continue
-            if campaign.is_arena:
-                left, right = quality[task.caption.system_id], quality[task.other.system_id]
-                winner = "left" if left > right else "right" if right > left else "tie"
-                annotation_answer(annotation_id=task.pk, annotator=rater, winner=winner)
-            else:
-                system = task.caption.system_id
-                value = max(1, min(5, quality[system] + next(steps[system])))
-                annotation_answer(annotation_id=task.pk, annotator=rater, values={d.key: value for d in ACCR})
-    return campaign
-
-
-@pytest.fixture
-def three(demo_dataset, demo_pictures, captioner):
-    """Three public submissions: good, poor, and one its owner will make private."""
-    other = get_user_model().objects.create_user("other")
-    return {
-        "good": submitted(demo_dataset, captioner, "Good captioner"),
-        "poor": submitted(demo_dataset, other, "Poor captioner"),
-        "later private": submitted(demo_dataset, captioner, "Soon private captioner"),
-    }
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_page_memory")]
 
 
 def test_a_new_campaign_never_replaces_the_imported_judgments_by_itself(
@@ -103,9 +37,12 @@ def test_a_new_campaign_never_replaces_the_imported_judgments_by_itself(
     column only once every system it ranks has the minimum of answers (CAPBENCH_PEOPLE_*)."""
     good, poor, hidden = (three[k].system for k in ("good", "poor", "later private"))
     before = board_refresh(dataset_id=demo_dataset.pk)
-    assert before["people"] == "overall" and before["people_campaign"] is None
+    assert before["people"] == "overall"
+    assert before["people_campaign"] is None
     source = before["people_source"]
-    assert source["source"] == "judgments" and source["ratings"] > 0 and "imported" in source["who"]
+    assert source["source"] == "judgments"
+    assert source["ratings"] > 0
+    assert "imported" in source["who"]
     campaign = live_campaign(demo_dataset, [good, poor, hidden], {good.pk: 4, poor.pk: 2, hidden.pk: 5})
     with django_capture_on_commit_callbacks(execute=True):
         campaign_refresh(campaign_id=campaign.pk)
@@ -120,16 +57,15 @@ def test_a_new_campaign_never_replaces_the_imported_judgments_by_itself(
     assert response.status_code == 302 and Campaign.objects.get(pk=campaign.pk).on_board
     client.logout()
     pending = BoardSnapshot.objects.get(dataset=demo_dataset).payload  # chosen, below the minimum of 30 images
-    assert (
-        pending["people"] == "overall"
-        and "Live ratings will replace this column once" in (pending["people_source"]["pending"])
-    )
+    assert pending["people"] == "overall"
+    assert "Live ratings will replace this column once" in (pending["people_source"]["pending"])
     assert "30 images with 3 answers each" in client.get(f"/campaigns/{campaign.slug}/").content.decode()
 
     settings.CAPBENCH_PEOPLE_IMAGES = 3  # every system of the campaign has three images rated thrice
     board_refresh(dataset_id=demo_dataset.pk)
     payload = BoardSnapshot.objects.get(dataset=demo_dataset).payload
-    assert payload["people_source"]["source"] == "campaign" and payload["people_source"]["alpha"] is not None
+    assert payload["people_source"]["source"] == "campaign"
+    assert payload["people_source"]["alpha"] is not None
     stored = CampaignResults.objects.get(campaign=campaign).payload["people"]
     assert payload["people_source"]["ratings"] == sum(cell["n"] for cell in stored.values())  # the cells' own
     assert payload["people"] == "Live ratings: mean rating (1-5)"
@@ -138,7 +74,7 @@ def test_a_new_campaign_never_replaces_the_imported_judgments_by_itself(
     with_people = {row["system"]["id"] for row in payload["rows"] if "people" in row}
     assert with_people == {good.pk, poor.pk, hidden.pk}  # the campaign's cells, not the imported ones
 
-    submission_visibility_set(submission=three["later private"], is_public=False)
+    upload_visibility_set(upload=three["later private"], is_public=False, kind=SUBMISSIONS)
     board_refresh(dataset_id=demo_dataset.pk)
     _, rows = captioner_board(demo_dataset, sort="people")
     ranked = [row for row in rows if row.people is not None]
@@ -146,13 +82,16 @@ def test_a_new_campaign_never_replaces_the_imported_judgments_by_itself(
     assert hidden.pk not in {row.system.id for row in rows}
     for row in ranked:
         cell = stored[str(row.system.id)]
-        assert row.people.value == pytest.approx(cell["value"]) and row.people.state == "value"
+        assert row.people.value == pytest.approx(cell["value"])
+        assert row.people.state == "value"
         assert row.people.low < row.people.value < row.people.high  # an interval, images resampled
         assert "ratings in Live ratings" in row.people.note
-    assert 3.5 < ranked[0].people.value < 4.5 and 1.5 < ranked[1].people.value < 2.5
+    assert 3.5 < ranked[0].people.value < 4.5
+    assert 1.5 < ranked[1].people.value < 2.5
 
     page = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/").content.decode()
-    assert "Live ratings: mean rating (1-5)" in page and 'href="/campaigns/live/"' in page
+    assert "Live ratings: mean rating (1-5)" in page
+    assert 'href="/campaigns/live/"' in page
     assert "Soon private captioner" not in page
     data = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?download=json").json()
     assert data["people_dimension"] == "Live ratings: mean rating (1-5)"
@@ -163,10 +102,12 @@ def test_a_new_campaign_never_replaces_the_imported_judgments_by_itself(
     csv_head = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/?download=csv").content.decode().splitlines()[0]
     assert "people_live,people_live_low,people_live_high" in csv_head
     api = client.get(f"/api/v1/leaderboards/{demo_dataset.slug}/").json()
-    assert api["people_campaign"]["title"] == "Live ratings" and api["people_dimension"] == payload["people"]
+    assert api["people_campaign"]["title"] == "Live ratings"
+    assert api["people_dimension"] == payload["people"]
     assert "people" not in json.dumps([s for s in api["systems"] if s["name"] == "Soon private captioner"])
     system_page = client.get(f"/datasets/{demo_dataset.slug}/systems/{good.slug}/").content.decode()
-    assert "People (Live ratings: mean rating (1-5))" in system_page and 'href="/campaigns/live/"' in system_page
+    assert "People (Live ratings: mean rating (1-5))" in system_page
+    assert 'href="/campaigns/live/"' in system_page
 
     # The owner still sees their (now private) system, with the number it had.
     _, owners_rows = captioner_board(demo_dataset, viewer=three["later private"].owner)
@@ -179,13 +120,15 @@ def test_a_new_campaign_never_replaces_the_imported_judgments_by_itself(
         campaign.title = "Summer ratings"
         campaign.save(update_fields=["title"])
     renamed = client.get(board_url, HTTP_IF_NONE_MATCH=etag)
-    assert renamed.status_code == 200 and "Summer ratings: mean rating (1-5)" in renamed.content.decode()
+    assert renamed.status_code == 200
+    assert "Summer ratings: mean rating (1-5)" in renamed.content.decode()
 
     # A campaign deleted: the board goes back to what it showed before.
     with django_capture_on_commit_callbacks(execute=True):
         campaign.delete()
     after = BoardSnapshot.objects.get(dataset=demo_dataset).payload
-    assert after["people"] == before["people"] and after["people_campaign"] is None
+    assert after["people"] == before["people"]
+    assert after["people_campaign"] is None
 
 
 def test_an_arena_is_labelled_as_one(demo_dataset, three, settings):
@@ -197,18 +140,21 @@ def test_an_arena_is_labelled_as_one(demo_dataset, three, settings):
     campaign_refresh(campaign_id=campaign.pk)
     Campaign.objects.filter(pk=campaign.pk).update(on_board=True)
     payload = board_refresh(dataset_id=demo_dataset.pk)
-    assert payload["people"] == "Duel: arena strength (0-100)" and payload["people_campaign"]["mode"] == "arena"
+    assert payload["people"] == "Duel: arena strength (0-100)"
+    assert payload["people_campaign"]["mode"] == "arena"
     _, rows = captioner_board(demo_dataset, sort="people")
-    assert [row.system.id for row in rows[:2]] == [good.pk, poor.pk] and rows[0].people.value > 50
+    assert [row.system.id for row in rows[:2]] == [good.pk, poor.pk]
+    assert rows[0].people.value > 50
     source = payload["people_source"]
-    assert source["alpha"] is None and "compares each pair of captions once" in source["alpha_note"]
+    assert source["alpha"] is None
+    assert "compares each pair of captions once" in source["alpha_note"]
 
 
 def test_the_metric_board_has_a_live_column_per_campaign(client, demo_dataset, three):
     metrics_sync()
     version = Metric.objects.get(slug="bleu_4").current_version
     systems = [three["good"].system, three["poor"].system]
-    staff = get_user_model().objects.create_user("curator", is_staff=True)
+    staff = UserFactory(username="curator", is_staff=True)
     first, second = (
         Campaign.objects.create(
             dataset=demo_dataset, slug=slug, title=title, rubric=[d.as_json() for d in ACCR], created_by=staff
@@ -247,8 +193,11 @@ def test_the_metric_board_has_a_live_column_per_campaign(client, demo_dataset, t
 
     page = client.get("/metrics/", {"protocol": "live"}).content.decode()
     assert '<option value="live" selected>Live campaigns</option>' in page
-    assert '<a href="/campaigns/spring/">Spring ratings</a>' in page and '<a href="/campaigns/autumn/">' in page
-    assert "60.0" in page and "30.0" in page and "90.0" not in page
+    assert '<a href="/campaigns/spring/">Spring ratings</a>' in page
+    assert '<a href="/campaigns/autumn/">' in page
+    assert "60.0" in page
+    assert "30.0" in page
+    assert "90.0" not in page
     assert "Live campaigns" in client.get("/metrics/").content.decode()  # offered on every tab
     api = client.get("/api/v1/leaderboards/metrics/", {"protocol": "live"}).json()
     assert [(c["campaign"]["slug"], c["protocol"]) for c in api["columns"]] == [
@@ -258,7 +207,8 @@ def test_the_metric_board_has_a_live_column_per_campaign(client, demo_dataset, t
     assert [cell["value"] for cell in api["metrics"][0]["cells"]] == [0.6, 0.3]
 
     detail = client.get("/metrics/bleu_4/", {"dataset": demo_dataset.slug}).content.decode()
-    assert 'live: <a href="/campaigns/spring/">Spring ratings</a>' in detail and "flickr8k-expert/canonical@1" in detail
+    assert 'live: <a href="/campaigns/spring/">Spring ratings</a>' in detail
+    assert "flickr8k-expert/canonical@1" in detail
     assert detail.index("flickr8k-expert/canonical@1") < detail.index("Spring ratings")  # its own protocols first
 
     # A deleted campaign's correlations leave the board and the metric's page.
@@ -282,10 +232,12 @@ def test_on_a_hidden_test_set_the_columns_agreement_is_staffs(client, demo_datas
     board_refresh(dataset_id=demo_dataset.pk)
     board = client.get(f"/api/v1/leaderboards/{demo_dataset.slug}/").json()
     assert board["people_column"]["kind"] == "campaign"
-    assert board["people_column"]["alpha"] is None and "hidden test set" in board["people_column"]["alpha_note"]
+    assert board["people_column"]["alpha"] is None
+    assert "hidden test set" in board["people_column"]["alpha_note"]
     assert client.get(f"/api/v1/campaigns/{campaign.slug}/").json()["results"]["agreement"] is None
     page = client.get(f"/datasets/{demo_dataset.slug}/leaderboard/").content.decode()
-    assert "Krippendorff" not in page and "withheld on a hidden test set" in page
+    assert "Krippendorff" not in page
+    assert "withheld on a hidden test set" in page
     assert "The people column of" in client.get(f"/campaigns/{campaign.slug}/").content.decode()
     staff = get_user_model().objects.get(username="curator")
     client.force_login(staff)
@@ -300,7 +252,8 @@ def test_only_staff_choose_a_campaign_for_the_board_and_may_take_it_back(
     campaign = live_campaign(demo_dataset, [good, poor], {good.pk: 4, poor.pk: 2}, rounds=2)
     client.force_login(three["good"].owner)  # a submitter, not staff
     refused = client.post(f"/campaigns/{campaign.slug}/board/", {"on_board": "1"})
-    assert refused.status_code == 302 and "/login/" in refused["Location"]
+    assert refused.status_code == 302
+    assert "/login/" in refused["Location"]
     assert not Campaign.objects.get(pk=campaign.pk).on_board
     client.force_login(get_user_model().objects.get(username="curator"))
     other = live_campaign(demo_dataset, [good, poor], {good.pk: 4, poor.pk: 2}, slug="other", rounds=1)

@@ -14,7 +14,8 @@ from leaderboards.metric_page import MetricOnDataset
 def test_a_category_without_an_interval_gets_no_error_bar():
     figure = json.loads(category_bars([("HC", 0.6, 0.5, 0.7), ("MM", 0.4, None, None)], "CIDEr-D"))
     bar = figure["data"][0]
-    assert bar["x"] == ["HC", "MM"] and bar["y"] == [60.0, 40.0]
+    assert bar["x"] == ["HC", "MM"]
+    assert bar["y"] == [60.0, 40.0]
     assert [round(v, 6) for v in bar["error_y"]["array"]] == [10.0, 0]
     assert [round(v, 6) for v in bar["error_y"]["arrayminus"]] == [10.0, 0]
 
@@ -31,7 +32,8 @@ def test_the_heatmap_has_a_row_per_rating_level_when_ratings_are_whole_numbers()
     trace = figure["data"][0]
     counts = np.bincount(human)[1:]
     assert trace["y"] == [f"{level} (n={count})" for level, count in zip(range(1, 5), counts, strict=True)]
-    assert all(abs(sum(row) - 1) < 1e-3 for row in trace["z"]) and len(trace["z"]) == 4  # each row a distribution
+    assert all(abs(sum(row) - 1) < 1e-3 for row in trace["z"])
+    assert len(trace["z"]) == 4  # each row a distribution
     assert figure["layout"]["yaxis"]["title"]["text"] == "human rating: overall"
 
 
@@ -45,10 +47,12 @@ def test_fractional_ratings_are_binned_into_a_few_labelled_ranges():
     assert [label.split(" (")[0] for label in labels] == ["[0, 1)", "[1, 2)", "[2, 3)", "[3, 4)", "[4, 5]"]
     assert sum(int(label.split("n=")[1].rstrip(")")) for label in labels) == 600  # every judgment in one row
     rows, names = rating_rows(np.array([0.0, 0.99, 1.0, 5.0, 5.0]))
-    assert rows.tolist() == [0, 0, 1, 2, 2] and names == ["[0, 1)", "[1, 2)", "[4, 5]"]
+    assert rows.tolist() == [0, 0, 1, 2, 2]
+    assert names == ["[0, 1)", "[1, 2)", "[4, 5]"]
     # Empty ranges are left out (no row of zeros normalised to nothing).
     rows, names = rating_rows(np.array([1.5, 1.5, 4.5, 4.5]))
-    assert names == ["[1.5, 2.1)", "[3.9, 4.5]"] and rows.tolist() == [0, 0, 1, 1]
+    assert names == ["[1.5, 2.1)", "[3.9, 4.5]"]
+    assert rows.tolist() == [0, 0, 1, 1]
     assert figure["layout"]["title"]["text"] == "CIDEr-D deciles per human rating: total (each row sums to 1)"
 
 
@@ -63,7 +67,8 @@ def test_the_charts_name_the_human_dimension_and_stay_small():
     assert json.loads(scatter(data))["layout"]["xaxis"]["title"]["text"] == "human rating (jittered)"
     # No plotly template in each figure, coordinates as float32: 2,000 points in under 30 KB (float64 and the template: 50 KB).
     assert len(json.dumps(figure["layout"].get("template", {}))) < 100
-    assert figure["data"][0]["x"]["dtype"] == "f4" and len(scatter(data)) < 30_000
+    assert figure["data"][0]["x"]["dtype"] == "f4"
+    assert len(scatter(data)) < 30_000
     assert len(distribution(data)) < 15_000
 
 
@@ -74,8 +79,11 @@ def test_a_large_set_is_sampled_for_the_scatter_and_counted_whole_for_the_distri
     data = MetricOnDataset("CIDEr-D", human, metric, metric, failed=0)
     figure = json.loads(scatter(data))
     assert "a random 3,000 of 130,000 captions" in figure["layout"]["title"]["text"]
-    assert len(scatter(data)) < 60_000 and json.loads(scatter(data)) == figure  # the same sample every time
+    assert len(scatter(data)) < 60_000
+    assert json.loads(scatter(data)) == figure  # the same sample every time
     bars = json.loads(distribution(data))["data"][0]
-    assert bars["type"] == "bar" and len(distribution(data)) < 15_000
+    assert bars["type"] == "bar"
+    assert len(distribution(data)) < 15_000
     counts = np.frombuffer(base64.b64decode(bars["y"]["bdata"]), dtype=np.int32)
-    assert counts.sum() == 130_000 and len(counts) == 40
+    assert counts.sum() == 130_000
+    assert len(counts) == 40

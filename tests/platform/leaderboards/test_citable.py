@@ -8,27 +8,27 @@ import hashlib
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import DatabaseError, transaction
 from django.db.models import ProtectedError
 
+import tests.platform.scoring.plugins  # noqa: F401  (test_words and friends)
 from leaderboards.citable import FreezeRefused, snapshot_freeze
 from leaderboards.models import CitableSnapshot
 from scoring.models import EvaluationJob
-from tests.platform.leaderboards.test_boards import board, submit  # noqa: F401  (the fixture)
+from tests.platform.factories import UserFactory, submit, words
 from tests.platform.scoring.inline import run_jobs
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fresh_page_memory")]
 
 
 @pytest.fixture
 def staff_client(client):
-    staff = get_user_model().objects.create_user("curator", password="a long staff password", is_staff=True)
+    staff = UserFactory(username="curator", password="a long staff password", is_staff=True)
     client.force_login(staff)
     return client
 
 
-def test_staff_freeze_a_board_that_then_never_changes(client, staff_client, demo_dataset, board):  # noqa: F811
+def test_staff_freeze_a_board_that_then_never_changes(client, staff_client, demo_dataset, board):
     from django.test import Client
 
     anonymous = Client()
@@ -39,14 +39,16 @@ def test_staff_freeze_a_board_that_then_never_changes(client, staff_client, demo
     answer = staff_client.post(
         f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/freeze/", {"note": "for our paper"}
     )
-    assert answer.status_code == 302 and answer["Location"] == f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/1/"
+    assert answer.status_code == 302
+    assert answer["Location"] == f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/1/"
     snapshot = CitableSnapshot.objects.get()
     assert (snapshot.number, snapshot.created_by, snapshot.note) == (1, "curator", "for our paper")
 
     # Its files are the live board's as anonymous visitors read it at that moment (never a private row).
     frozen = anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/1.json").json()
     assert frozen["board_json"] == live_json
-    assert frozen["number"] == 1 and frozen["live"].endswith(f"/datasets/{demo_dataset.slug}/leaderboard/")
+    assert frozen["number"] == 1
+    assert frozen["live"].endswith(f"/datasets/{demo_dataset.slug}/leaderboard/")
     assert frozen["provenance"]["datasets"][demo_dataset.slug]["content_sha256"] == demo_dataset.content_sha256
     assert frozen["provenance"]["metrics"]["rouge_l"]["config_hash"]
     # Anyone can check a download against the digest the page shows.
@@ -57,10 +59,13 @@ def test_staff_freeze_a_board_that_then_never_changes(client, staff_client, demo
 
     # The page: the board, a "cite this" block, a link to the live board; the live board links back.
     page = anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/1/").content.decode()
-    assert 'id="cite-this"' in page and "@misc{capbench-demo-snapshot-1," in page and "Long captions" in page
+    assert 'id="cite-this"' in page
+    assert "@misc{capbench-demo-snapshot-1," in page
+    assert "Long captions" in page
     assert f'href="/datasets/{demo_dataset.slug}/leaderboard/" id="live-board"' in page
     assert "Private one" not in page
-    assert "Without a number for any system, so not shown: " in page and "Test: word count</th>" in page
+    assert "Without a number for any system, so not shown: " in page
+    assert "Test: word count</th>" in page
     live_page = anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/").content.decode()
     assert f'href="/datasets/{demo_dataset.slug}/leaderboard/snapshots/"' in live_page  # its snapshots
     assert "Freeze a citable snapshot" not in live_page  # the button is staff's
@@ -68,7 +73,7 @@ def test_staff_freeze_a_board_that_then_never_changes(client, staff_client, demo
     assert latest["Location"] == f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/1/"
 
     # The live board moves on; the snapshot does not. The next one is number 2.
-    newcomer = submit(demo_dataset, board["owner"], "Newcomer", 4, ["test_words"])
+    newcomer = submit(board["owner"], demo_dataset, "Newcomer", caption=words(4), metrics=["test_words"], plan=True)
     run_jobs(EvaluationJob.objects.filter(system=newcomer.system))
     assert (
         "Newcomer" in anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/", {"download": "csv"}).content.decode()
@@ -82,23 +87,27 @@ def test_staff_freeze_a_board_that_then_never_changes(client, staff_client, demo
     assert "Newcomer" in anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/2.csv").content.decode()
     assert anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/latest/")["Location"].endswith("/2/")
     listed = anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/").content.decode()
-    assert listed.index('snapshots/2/">#2') < listed.index('snapshots/1/">#1') and "for our paper" in listed
+    assert listed.index('snapshots/2/">#2') < listed.index('snapshots/1/">#1')
+    assert "for our paper" in listed
 
     # What its owner takes back is not republished: withdrawn after the freeze, the row keeps its
     # numbers and rank but loses its name and links, on the page, the files and the API.
-    from submissions.services import submission_withdraw
+    from catalog.uploads.services import upload_withdraw
+    from submissions.services import SUBMISSIONS
 
-    submission_withdraw(submission=board["long"])
+    upload_withdraw(upload=board["long"], kind=SUBMISSIONS)
     again = anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/1.json").json()
     row = next(r for r in again["board_json"]["systems"] if r.get("withdrawn"))
     frozen_row = next(r for r in frozen["board_json"]["systems"] if r["name"] == "Long captions")
-    assert row["scores"] == frozen_row["scores"] and row["rank"] == frozen_row["rank"]
+    assert row["scores"] == frozen_row["scores"]
+    assert row["rank"] == frozen_row["rank"]
     assert (row["name"], row["system"], row["paper_url"]) == ("(withdrawn or made private since)", "", "")
     for path in ("1.json", "1.csv", "1/"):
         text = anonymous.get(f"/datasets/{demo_dataset.slug}/leaderboard/snapshots/{path}").content.decode()
         assert "Long captions" not in text and "example.org/paper" not in text, path
     api = anonymous.get(f"/api/v1/snapshots/{snapshot.pk}/").content.decode()
-    assert "Long captions" not in api and "example.org/paper" not in api
+    assert "Long captions" not in api
+    assert "example.org/paper" not in api
     assert again["digest"] == frozen["digest"]  # the digest is the frozen payload's
 
     # Never changed: not through the model, not in SQL.
@@ -159,14 +168,18 @@ def test_the_metric_board_frozen_with_every_protocol_and_level(client, staff_cli
     assert frozen["provenance"]["protocols"] == ["flickr8k-expert/paper@1"]
     assert frozen["provenance"]["metrics"]["bleu_4"]["config_hash"] == version.config_hash
     csv_lines = client.get("/metrics/snapshots/1.csv").content.decode().splitlines()
-    assert csv_lines[1].startswith("paper,caption,bleu_4,") and ",0.3,0.2,0.4,30.0,20.0,40.0,100," in csv_lines[1]
+    assert csv_lines[1].startswith("paper,caption,bleu_4,")
+    assert ",0.3,0.2,0.4,30.0,20.0,40.0,100," in csv_lines[1]
     page = client.get("/metrics/snapshots/1/").content.decode()
-    assert "30.0" in page and 'id="live-board"' in page
+    assert "30.0" in page
+    assert 'id="live-board"' in page
     assert client.get("/metrics/snapshots/latest/")["Location"] == "/metrics/snapshots/1/"
     listed = client.get("/api/v1/snapshots/", {"board": "metric"}).json()["results"]
-    assert [s["number"] for s in listed] == [1] and listed[0]["page"].endswith("/metrics/snapshots/1/")
+    assert [s["number"] for s in listed] == [1]
+    assert listed[0]["page"].endswith("/metrics/snapshots/1/")
     detail = client.get(f"/api/v1/snapshots/{listed[0]['id']}/").json()
-    assert detail["board_json"] == frozen["board_json"] and detail["digest"] == frozen["digest"]
+    assert detail["board_json"] == frozen["board_json"]
+    assert detail["digest"] == frozen["digest"]
 
 
 def test_a_snapshot_frozen_before_cells_had_points_shows_them_from_its_frozen_numbers(client, demo_dataset):

@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from catalog.models import Caption, Dataset, Item, Judgment, PairJudgment, System
+from catalog.models import Caption, Dataset, Item, Judgment, PairJudgment
 from leaderboards.disagreements import metric_disagreements, page_bounds, pair_counts, pair_verdict, scored_version
 from scoring.models import CorrelationResult, EvaluationJob, Metric, MetricVersion, Score
 from submissions.services import MethodInfo, submission_create
+from tests.platform.factories import CaptionFactory, DatasetFactory, ItemFactory, SystemFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -27,11 +28,9 @@ def _metric(slug: str, name: str, *, higher_is_better: bool = True, registered: 
 def _item(dataset, system, external_id, people, metrics, *, annotators=1):
     """An item whose i-th caption people rated people[i] (each annotator the same, unless a tuple)
     and each metric of `metrics` ({Metric: [scores]}) scored."""
-    item = Item.objects.create(dataset=dataset, external_id=external_id, references=[f"a reference of {external_id}"])
+    item = ItemFactory(dataset=dataset, external_id=external_id, references=[f"a reference of {external_id}"])
     for i, rating in enumerate(people):
-        caption = Caption.objects.create(
-            item=item, system=system, external_id=str(i), text=f"{external_id} caption {i}"
-        )
+        caption = CaptionFactory(item=item, system=system, external_id=str(i), text=f"{external_id} caption {i}")
         ratings = rating if isinstance(rating, tuple) else (rating,) * annotators
         for number, value in enumerate(ratings):
             Judgment.objects.create(caption=caption, dimension="overall", annotator=f"expert_{number}", value=value)
@@ -51,10 +50,8 @@ def _scoring_recorded(dataset, metric) -> None:
 
 @pytest.fixture
 def rated():
-    dataset = Dataset.objects.create(
-        slug="rated", title="Rated", source_format="canonical", dimensions=["overall", "fluency"]
-    )
-    system = System.objects.create(dataset=dataset, slug="retrieved", name="Retrieved", kind="human")
+    dataset = DatasetFactory(slug="rated", dimensions=["overall", "fluency"])
+    system = SystemFactory(dataset=dataset, slug="retrieved", kind="human")
     bleu, other = _metric("bleu_x", "BLEU-X"), _metric("other_x", "Other-X")
     hidden = _metric("gone_x", "Gone-X", registered=False)
     _item(dataset, system, "four", [4, 3, 2, 1], {bleu: [0.4, 0.1, 0.3, 0.2], other: [1, 2, 3, 4], hidden: [0] * 4})
@@ -86,16 +83,22 @@ def test_pair_counts_on_a_hand_built_item():
     assert (lower.discordant, lower.concordant) == (1, 2)
     tied = pair_counts([3, 2, 2, 1 / 3 + 1 / 3 + 1 / 3], [0.5, 0.5, 0.1, 0.9])
     assert (tied.discordant, tied.concordant, tied.metric_tied, tied.people_tied) == (3, 1, 1, 1)
-    assert pair_verdict("", 3, 1) == "a" and pair_verdict("", 1, 1) == "" and pair_verdict("tie") == ""
+    assert pair_verdict("", 3, 1) == "a"
+    assert pair_verdict("", 1, 1) == ""
+    assert pair_verdict("tie") == ""
     # Pages: at most 20 images, and past the first one at most 240 caption rows.
-    assert page_bounds([]) == [(0, 0)] and page_bounds([3] * 45) == [(0, 20), (20, 40), (40, 45)]
-    assert page_bounds([48] * 7) == [(0, 5), (5, 7)] and page_bounds([300, 2, 300]) == [(0, 1), (1, 2), (2, 3)]
+    assert page_bounds([]) == [(0, 0)]
+    assert page_bounds([3] * 45) == [(0, 20), (20, 40), (40, 45)]
+    assert page_bounds([48] * 7) == [(0, 5), (5, 7)]
+    assert page_bounds([300, 2, 300]) == [(0, 1), (1, 2), (2, 3)]
 
 
-def test_items_ranked_by_discordant_pairs_with_every_metrics_reading(client, rated):
+def test_items_ranked_by_discordant_pairs_with_every_metrics_reading(fresh_page_memory, client, rated):
     dataset, bleu = rated
     found = metric_disagreements(metric=bleu, viewer=None)
-    assert found.dataset == dataset and found.dimension == "overall" and found.version == bleu.current_version
+    assert found.dataset == dataset
+    assert found.dimension == "overall"
+    assert found.version == bleu.current_version
     # Compared: every item with 2+ rated and scored captions (not "lonely"); listed: those with a discordant pair.
     assert (found.compared, found.ranked) == (5, 3)
     shown = {entry.item.external_id: entry.counts for entry in found.items}
@@ -114,10 +117,17 @@ def test_items_ranked_by_discordant_pairs_with_every_metrics_reading(client, rat
 
     page = _page(client, "/metrics/bleu_x/disagreements/")
     assert _order(page) == [str(Item.objects.get(external_id=e).pk) for e in ("most", "hand", "four")]
-    assert "hand caption 1" in page and "a reference of hand" in page and ">Other-X</a></th>" in page
-    assert "Gone-X" not in page and "lonely caption" not in page and "agree caption" not in page
+    assert "hand caption 1" in page
+    assert "a reference of hand" in page
+    assert ">Other-X</a></th>" in page
+    assert "Gone-X" not in page
+    assert "lonely caption" not in page
+    assert "agree caption" not in page
     assert f'href="/datasets/rated/items/{hand.item.pk}/"' in page
-    assert "<caption>" in page and 'scope="col"' in page and 'class="scroll"' in page and "<script" not in page
+    assert "<caption>" in page
+    assert 'scope="col"' in page
+    assert 'class="scroll"' in page
+    assert "<script" not in page
     CorrelationResult.objects.create(
         metric_version=bleu.current_version, dataset=dataset, dimension="overall", statistic="tau_c", protocol="p", n=9
     )
@@ -171,20 +181,21 @@ def test_a_submissions_captions_are_never_read(client, rated, captioner):
         assert (found.compared, found.ranked, found.totals.discordant) == (5, 3, 7)
     client.force_login(captioner)
     page = _page(client, "/metrics/bleu_x/disagreements/")
-    assert "secret of" not in page and "hand caption 0" in page
+    assert "secret of" not in page
+    assert "hand caption 0" in page
 
 
 def test_a_pairwise_dataset_counts_the_pairs_where_the_metric_prefers_the_loser(client):
-    dataset = Dataset.objects.create(
-        slug="pairs", title="Pairs", kind=Dataset.Kind.PAIRWISE, source_format="pascal50s", dimensions=["preference"]
+    dataset = DatasetFactory(
+        slug="pairs", kind=Dataset.Kind.PAIRWISE, source_format="pascal50s", dimensions=["preference"]
     )
-    system = System.objects.create(dataset=dataset, slug="mixed", name="Mixed", kind="mixed")
+    system = SystemFactory(dataset=dataset, slug="mixed", kind="mixed")
     metric = _metric("cider_x", "CIDEr-X")
     captions = {}
     for external_id, scores in {"one": [0.1, 0.9, 0.5], "two": [0.2, 0.8], "three": [0.6, 0.4]}.items():
-        item = Item.objects.create(dataset=dataset, external_id=external_id, references=["r"])
+        item = ItemFactory(dataset=dataset, external_id=external_id, references=["r"])
         for i, value in enumerate(scores):
-            caption = Caption.objects.create(item=item, system=system, external_id=str(i), text=f"{external_id}/{i}")
+            caption = CaptionFactory(item=item, system=system, external_id=str(i), text=f"{external_id}/{i}")
             Score.objects.create(caption=caption, metric_version=metric.current_version, value=value)
             captions[external_id, i] = caption
     _scoring_recorded(dataset, metric)
@@ -220,7 +231,9 @@ def test_a_pairwise_dataset_counts_the_pairs_where_the_metric_prefers_the_loser(
     only = metric_disagreements(metric=metric, viewer=None, dataset="pairs", dimension="MM")
     assert [(e.item.external_id, e.counts.discordant) for e in only.items] == [("one", 1)]
     page = _page(client, "/metrics/cider_x/disagreements/?dataset=pairs&dimension=HC")
-    assert "prefers the other" in page and "one/1" in page and "two/0" not in page
+    assert "prefers the other" in page
+    assert "one/1" in page
+    assert "two/0" not in page
 
 
 def test_bad_query_values_answer_200_or_404_and_a_private_dataset_404(client, rated):
@@ -234,12 +247,13 @@ def test_bad_query_values_answer_200_or_404_and_a_private_dataset_404(client, ra
     Dataset.objects.filter(pk=dataset.pk).update(is_public=False)
     assert client.get("/metrics/bleu_x/disagreements/?dataset=rated").status_code == 404
     page = _page(client, "/metrics/bleu_x/disagreements/")
-    assert "has not scored a dataset with human judgments yet" in page and "hand caption" not in page
+    assert "has not scored a dataset with human judgments yet" in page
+    assert "hand caption" not in page
 
 
 def test_one_rated_caption_per_image_is_said_in_plain_words(client):
-    dataset = Dataset.objects.create(slug="single", title="Single", source_format="canonical", dimensions=["overall"])
-    system = System.objects.create(dataset=dataset, slug="model", name="Model")
+    dataset = DatasetFactory(slug="single", dimensions=["overall"])
+    system = SystemFactory(dataset=dataset, slug="model")
     metric = _metric("spice_x", "SPICE-X")
     for external_id in ("a", "b"):
         _item(dataset, system, external_id, [3], {metric: [0.5]})

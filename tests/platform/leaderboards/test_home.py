@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from catalog.models import Dataset, System
 from leaderboards.captioner import captioner_board_page
@@ -18,8 +17,9 @@ from leaderboards.snapshots import board_refresh
 from scoring.models import CorrelationResult, EvaluationJob, Metric, SystemScore
 from scoring.services.metrics import metrics_sync
 from submissions.models import Submission
+from tests.platform.factories import DatasetFactory, SubmissionFactory, SystemFactory, UserFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_page_memory")]
 
 # name -> (CIDEr-D, who brought it: None the dataset's own, else (public, withdrawn))
 SYSTEMS = {
@@ -34,45 +34,29 @@ TOP = ["Public A", "Own model", "Public D"]
 NEVER = ["Private best", "Withdrawn second", "On a hidden set"]
 
 
-def submitted(owner, dataset: Dataset, system: System, *, public: bool, withdrawn: bool = False) -> Submission:
-    return Submission.objects.create(
-        owner=owner,
-        dataset=dataset,
-        system=system,
-        method_name=system.name,
-        file_name="results.json",
-        file_format="json",
-        file_sha256="0" * 64,
-        file_size=1,
-        stored_file="results.json",
-        caption_count=1,
-        status=Submission.Status.WITHDRAWN if withdrawn else Submission.Status.DONE,
-        is_public=public,
-    )
-
-
 @pytest.fixture
 def site(db):
     metrics_sync()
-    owner = get_user_model().objects.create_user("owner")
+    owner = UserFactory(username="owner")
     cider = Metric.objects.get(slug="cider_d").current_version
-    benchmark = Dataset.objects.create(
+    benchmark = DatasetFactory(
         slug="coco-test", title="COCO test", source_format="karpathy", kind=Dataset.Kind.BENCHMARK
     )
     for number, (name, (value, brought)) in enumerate(SYSTEMS.items()):
         kind = System.Kind.MODEL if brought is None else System.Kind.SUBMISSION
-        system = System.objects.create(dataset=benchmark, slug=f"system-{number}", name=name, kind=kind)
+        system = SystemFactory(dataset=benchmark, slug=f"system-{number}", name=name, kind=kind)
         SystemScore.objects.create(system=system, metric_version=cider, value=value, low=value - 0.1, high=value + 0.1)
         if brought is not None:
-            submitted(owner, benchmark, system, public=brought[0], withdrawn=brought[1])
+            status = Submission.Status.WITHDRAWN if brought[1] else Submission.Status.DONE
+            SubmissionFactory(owner=owner, system=system, is_public=brought[0], status=status)
     EvaluationJob.objects.create(purpose="dataset", dataset=benchmark, metric_version=cider, status="done")
-    hidden = Dataset.objects.create(
+    hidden = DatasetFactory(
         slug="hidden", title="Hidden set", source_format="karpathy", kind=Dataset.Kind.BENCHMARK, is_public=False
     )
-    system = System.objects.create(dataset=hidden, slug="on-hidden", name="On a hidden set", kind="submission")
+    system = SystemFactory(dataset=hidden, slug="on-hidden", name="On a hidden set", kind="submission")
     SystemScore.objects.create(system=system, metric_version=cider, value=1.0, low=0.9, high=1.0)
-    submitted(owner, hidden, system, public=True)
-    flickr = Dataset.objects.create(
+    SubmissionFactory(owner=owner, system=system)
+    flickr = DatasetFactory(
         slug="flickr8k-expert", title="Flickr8k-Expert", source_format="flickr8k-expert", dimensions=["overall"]
     )
     for slug, (tau_c, tau_b) in {"bleu_4": (0.3, 0.6), "cider_d": (0.5, 0.2), "meteor": (0.4, 0.4)}.items():
@@ -132,7 +116,7 @@ def test_hidden_private_and_withdrawn_systems_are_never_on_the_home_page(client,
     if who == "owner":
         client.force_login(site["owner"])
     elif who == "staff":
-        client.force_login(get_user_model().objects.create_user("staffer", is_staff=True))
+        client.force_login(UserFactory(username="staffer", is_staff=True))
     html = client.get("/").content.decode()
     for name in NEVER:
         assert name not in html, (who, name)
@@ -144,7 +128,8 @@ def test_hidden_private_and_withdrawn_systems_are_never_on_the_home_page(client,
 
 def test_server_commands_for_staff_only(client, db):
     anonymous = client.get("/").content.decode()
-    assert "manage.py" not in anonymous and "No captioner benchmark yet." in anonymous
+    assert "manage.py" not in anonymous
+    assert "No captioner benchmark yet." in anonymous
     assert "No public submission yet" in anonymous
-    client.force_login(get_user_model().objects.create_user("staffer", is_staff=True))
+    client.force_login(UserFactory(username="staffer", is_staff=True))
     assert "python manage.py datasets fetch" in client.get("/").content.decode()

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from catalog.models import Caption, Dataset, Item, Media, System
+from catalog.models import Caption, Media, System
 from scoring.models import Score
 from scoring.services.planning import dataset_plan
 from submissions.services import MethodInfo, submission_create
+from tests.platform.factories import CaptionFactory, DatasetFactory, ItemFactory, SystemFactory, UserFactory
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db
@@ -21,17 +22,17 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def one_item(tmp_path, settings):
     settings.MEDIA_ROOT = tmp_path / "media"
-    dataset = Dataset.objects.create(slug="tiny", title="Tiny", source_format="canonical", dimensions=["overall"])
+    dataset = DatasetFactory(slug="tiny", dimensions=["overall"])
     content = tmp_path / "x.png"
     Image.fromarray(np.full((30, 40, 3), 90, dtype=np.uint8)).save(content)
     sha = hashlib.sha256(content.read_bytes()).hexdigest()
     (settings.MEDIA_ROOT / sha[:2]).mkdir(parents=True)
     (settings.MEDIA_ROOT / sha[:2] / f"{sha}.png").write_bytes(content.read_bytes())
     media = Media.objects.create(dataset=dataset, name="x.png", sha256=sha, stored_path=f"{sha[:2]}/{sha}.png")
-    item = Item.objects.create(dataset=dataset, external_id="x.png", media=media, references=["a grey square"])
-    system = System.objects.create(dataset=dataset, slug="model-a", name="Model A")
+    item = ItemFactory(dataset=dataset, external_id="x.png", media=media, references=["a grey square"])
+    system = SystemFactory(dataset=dataset, slug="model-a")
     for number, text in enumerate(("a grey square", "a <b>dog</b> on grass")):
-        Caption.objects.create(item=item, system=system, text=text, external_id=str(number))
+        CaptionFactory(item=item, system=system, text=text, external_id=str(number))
     return item
 
 
@@ -45,7 +46,9 @@ def test_visce2_context_and_replies_are_shown_and_failures_say_why(client, llava
     page = client.get(f"/datasets/tiny/items/{one_item.pk}/").content.decode()
     assert page.count('id="visual-context"') == 1
     table = page[page.index('id="scores"') : page.index("</table>", page.index('id="scores"'))]
-    assert ">BLEU-4</a></th>" in table and ">VisCE²</a></th>" in table and table.count('<tr id="caption-') == 2
+    assert ">BLEU-4</a></th>" in table
+    assert ">VisCE²</a></th>" in table
+    assert table.count('<tr id="caption-') == 2
     bleu = Score.objects.get(metric_version__metric__slug="bleu_4", caption=scores[0].caption)
     assert f">{100 * bleu.value:.1f}</td>" in table  # in points, as the boards show BLEU
     assert f'id="caption-{scores[0].caption_id}-visce2"' in page  # VisCE² wrote something: it is shown
@@ -53,14 +56,17 @@ def test_visce2_context_and_replies_are_shown_and_failures_say_why(client, llava
     from django.utils.html import escape
 
     assert f'<pre class="reasoning">{escape(context)}</pre>' in page
-    assert page.count("<summary>Reasoning</summary>") == 2 and escape(scores[0].detail["reply"]) in page
-    assert "a &lt;b&gt;dog&lt;/b&gt; on grass" in page and "<b>dog</b>" not in page
+    assert page.count("<summary>Reasoning</summary>") == 2
+    assert escape(scores[0].detail["reply"]) in page
+    assert "a &lt;b&gt;dog&lt;/b&gt; on grass" in page
+    assert "<b>dog</b>" not in page
     for score in scores:
         if score.value is None:  # a random model's reply may hold no number: shown as a failure, with why
             assert escape(score.error) in page
     Score.objects.filter(pk=scores[0].pk).update(value=None, error="unparseable reply: no number in 0–100")
     page = client.get(f"/datasets/tiny/items/{one_item.pk}/").content.decode()
-    assert "unparseable reply: no number in 0–100" in page and "failed" in page
+    assert "unparseable reply: no number in 0–100" in page
+    assert "failed" in page
 
 
 def test_a_private_submissions_caption_is_its_owners_alone(client, one_item, captioner, django_user_model):
@@ -71,7 +77,7 @@ def test_a_private_submissions_caption_is_its_owners_alone(client, one_item, cap
     for url in (f"/datasets/tiny/items/{one_item.pk}/", "/datasets/tiny/items/"):
         assert "my secret caption" not in client.get(url).content.decode()
         assert "a grey square" in client.get(url).content.decode()
-    client.force_login(django_user_model.objects.create_user("someone", password="another long password"))
+    client.force_login(UserFactory(username="someone"))
     assert "my secret caption" not in client.get(f"/datasets/tiny/items/{one_item.pk}/").content.decode()
     client.force_login(captioner)
     for url in (f"/datasets/tiny/items/{one_item.pk}/", "/datasets/tiny/items/"):
@@ -106,6 +112,9 @@ def test_many_systems_captions_are_shown_a_page_at_a_time_with_their_scores(clie
     last = client.get(f"/datasets/tiny/items/{one_item.pk}/?page=2").content.decode()
     shown = [name for name in (f"caption of System {n:02d}" for n in range(30)) if name in first]
     assert len(shown) == CANDIDATES_PER_PAGE - 2  # by system name: Model A's two captions come first
-    assert "Candidates 1–20 of 32" in first and "?page=2" in first
-    assert "caption of System 29" in last and "caption of System 00" not in last and ">50.0</td>" in last
+    assert "Candidates 1–20 of 32" in first
+    assert "?page=2" in first
+    assert "caption of System 29" in last
+    assert "caption of System 00" not in last
+    assert ">50.0</td>" in last
     assert client.get(f"/datasets/tiny/items/{one_item.pk}/?page=x").status_code == 200

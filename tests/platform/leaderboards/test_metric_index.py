@@ -8,7 +8,6 @@ import html
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.urls import resolve
 
 from catalog.models import Dataset
@@ -19,6 +18,7 @@ from scoring.services.estimates import cost_per_thousand
 from scoring.services.metrics import metrics_sync
 from scoring.services.planning import dataset_plan
 from scoring.wording import unavailable_words
+from tests.platform.factories import UserFactory
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,7 +44,7 @@ def metrics():
 
 
 def staff_client(client):
-    client.force_login(get_user_model().objects.create_user("staffer", is_staff=True))
+    client.force_login(UserFactory(username="staffer", is_staff=True))
     return client
 
 
@@ -53,7 +53,9 @@ def test_every_registered_metric_is_listed_with_a_working_link(client, metrics):
     response = client.get("/metrics/all/")
     assert response.status_code == 200
     page = response.content.decode()
-    assert "<h1>All metrics</h1>" in page and "<caption>" in page and 'scope="row"' in page
+    assert "<h1>All metrics</h1>" in page
+    assert "<caption>" in page
+    assert 'scope="row"' in page
     assert 'href="/metrics/all/"' in page  # the site's navigation links it
     links = re.findall(r'<th scope="row"><a href="([^"]+)">', page)
     assert sorted(links) == sorted(f"/metrics/{slug}/" for slug in metrics)
@@ -63,7 +65,8 @@ def test_every_registered_metric_is_listed_with_a_working_link(client, metrics):
     assert set(rows) == set(metrics)
     polos, bleu = rows["polos"], rows["bleu_4"]
     assert polos.kind == bleu.kind == BUILT_IN and polos.references and not rows["clip_s"].references
-    assert bleu.version == metrics["bleu_4"].current_version.version and bleu.version in page
+    assert bleu.version == metrics["bleu_4"].current_version.version
+    assert bleu.version in page
     assert not polos.available and polos.availability == unavailable_words(["gpu", "media", "references"])
     # The view's own queryset (another visibility rule, user metrics) replaces the registered ones.
     assert [row.slug for row in metric_index(None, metrics=Metric.objects.filter(slug="bleu_4"))] == ["bleu_4"]
@@ -82,11 +85,14 @@ def test_why_a_metric_is_unavailable_plain_for_visitors_the_servers_reason_for_s
         if metric.unavailable_reason:
             assert html.escape(metric.unavailable_reason) not in page
     staff_page = staff_client(client).get("/metrics/all/").content.decode()
-    assert html.escape(SERVER_REASON) in staff_page and "staff-only" in staff_page
+    assert html.escape(SERVER_REASON) in staff_page
+    assert "staff-only" in staff_page
     assert metric_index(None)[0].staff_reason == ""  # the rows carry it for staff only
 
 
-def test_the_metric_board_says_which_metrics_have_no_numbers_yet_and_why(client, metrics, demo_dataset):
+def test_the_metric_board_says_which_metrics_have_no_numbers_yet_and_why(
+    fresh_page_memory, client, metrics, demo_dataset
+):
     run_jobs(dataset_plan(dataset=demo_dataset, slugs=["bleu_4"]))
     override()  # planning synced the metrics again
     Metric.objects.filter(slug="rouge_l").update(available=True, unavailable_reason="")
@@ -94,7 +100,8 @@ def test_the_metric_board_says_which_metrics_have_no_numbers_yet_and_why(client,
     page = client.get("/metrics/").content.decode()
     assert 'href="/metrics/all/"' in page
     listed = re.search(r'<section aria-labelledby="without-numbers-title".*?</section>', page, re.S).group(0)
-    assert "No numbers yet" in listed and "BLEU-4" not in listed  # it has numbers on the demo
+    assert "No numbers yet" in listed
+    assert "BLEU-4" not in listed  # it has numbers on the demo
     assert f"ROUGE-L</a> — {NOT_SCORED_YET}" in listed
     assert "Polos</a> — not available on this server yet: its model is not installed" in listed
     assert [row.datasets for row in metric_index(None) if row.slug == "bleu_4"] == [1]
@@ -128,14 +135,19 @@ def test_a_judges_cost_per_thousand_captions_where_an_estimate_exists(client, me
     cost = cost_per_thousand("clair")
     assert cost is not None and cost.model == "gpt-4o-2024-05-13"
     price = price_of(cost.model)
-    assert price is not None and cost.completion_tokens == 60 and 100 < cost.prompt_tokens < 1000
+    assert price is not None
+    assert cost.completion_tokens == 60
+    assert 100 < cost.prompt_tokens < 1000
     assert cost.usd == pytest.approx(1000 * price.cost(cost.prompt_tokens, cost.completion_tokens))
     # Metrics that send nothing anywhere, judges on local models, a video judge: no estimate.
-    assert cost_per_thousand("bleu_4") is None and cost_per_thousand("fleur") is None
-    assert cost_per_thousand("gveval_accr") is None and cost_per_thousand("no_such_metric") is None
+    assert cost_per_thousand("bleu_4") is None
+    assert cost_per_thousand("fleur") is None
+    assert cost_per_thousand("gveval_accr") is None
+    assert cost_per_thousand("no_such_metric") is None
     page = client.get("/metrics/all/").content.decode()
     clair = re.search(r'<a href="/metrics/clair/">.*?</tr>', page, re.S).group(0)
-    assert f"${cost.usd:.2f}" in clair and cost.model in clair
+    assert f"${cost.usd:.2f}" in clair
+    assert cost.model in clair
     bleu = re.search(r'<a href="/metrics/bleu_4/">.*?</tr>', page, re.S).group(0)
     assert re.search(r'<td class="num">—</td>\s*</tr>', bleu)  # the last cell, the cost
 
@@ -146,7 +158,8 @@ def test_a_judges_cost_per_thousand_captions_where_an_estimate_exists(client, me
     assert configured is not None
     assert configured.usd == pytest.approx((configured.prompt_tokens + 2 * configured.completion_tokens) / 1000)
     page = client.get("/metrics/all/").content.decode()
-    assert f"${configured.usd:.2f}" in page and "CAPBENCH_JUDGE_PRICE" not in page
+    assert f"${configured.usd:.2f}" in page
+    assert "CAPBENCH_JUDGE_PRICE" not in page
     monkeypatch.setenv("CAPBENCH_JUDGE_PRICE_INPUT", "cheap")
     assert cost_per_thousand("clair") is None  # a price that is no number: no estimate, no error page
     assert client.get("/metrics/all/").status_code == 200

@@ -24,10 +24,13 @@ from scoring.models import EvaluationJob
 from scoring.services.planning import dataset_plan
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create, submission_plan
-from tests.platform.browser.conftest import _live_server_connections_closed  # noqa: F401
 from tests.platform.scoring.inline import run_jobs
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+    pytest.mark.usefixtures("live_server_connections_closed", "fresh_page_memory"),
+]
 
 # Every metric this machine computes: corpus (BLEU, METEOR) and mean metrics.
 METRICS = ["bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider_d"]
@@ -254,7 +257,8 @@ def test_every_surface_shows_the_boards_number_with_its_interval(
     truth = _truth(board)
     systems = [s["system"] for s in board["systems"]]
     names = {s["name"]: s["system"] for s in board["systems"]}
-    assert len(systems) == 4 and any(key[1] == "people" for key in truth)  # three submissions, the caption source
+    assert len(systems) == 4
+    assert any(key[1] == "people" for key in truth)  # three submissions, the caption source
     base = f"/datasets/{slug}/leaderboard/"
 
     people = [key for key in truth if key[1] == "people"]  # the caption source's mean rating

@@ -37,8 +37,11 @@ def test_a_system_page_names_the_metrics_not_computed_here_once_after_its_number
     assert [slug for slug, row in rows if 'colspan="3"' not in row][:2] == ["rouge_l", "test_words"]  # numbers first
     assert not any("not available on this server" in row for _, row in rows)  # no row per unavailable metric
     line = re.search(r'<p id="system-unavailable"[^>]*>(.*?)</p>', page, re.S).group(1)
-    assert page.count('id="system-unavailable"') == 1 and page.index("</table>") < page.index('id="system-unavailable"')
-    assert "Test: weights absent" in line and "(a program it needs is not installed)" in line
+    assert page.count('id="system-unavailable"') == 1
+    assert page.index("</table>") < page.index('id="system-unavailable"')
+    assert "Test: weights absent" in line
+    assert "(a program it needs is not installed)" in line
     unavailable = Metric.objects.filter(is_registered=True, available=False).exclude(slug="test_missing_weights")
     for metric in unavailable:  # every other metric this machine lacks: in the line, not the table
-        assert metric.name in line and f'data-metric="{metric.slug}"' not in table
+        assert metric.name in line
+        assert f'data-metric="{metric.slug}"' not in table

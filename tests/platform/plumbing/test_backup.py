@@ -38,6 +38,7 @@ from plumbing import backups, storage
 from submissions.models import Submission
 from submissions.services import MethodInfo, submission_create
 from tests.platform.campaigns.helpers import in_turns, noisy_rubric
+from tests.platform.factories import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[3]
@@ -94,9 +95,10 @@ def empty_database():
 
 def environment(database: str, state: Path) -> dict[str, str]:
     """A process on `database`, its file store in `state`/test-media (the test settings' MEDIA_ROOT),
-    its cache keys and queues under a prefix of its own (never answered from another's kept pages)."""
+    its cache keys and queues under a prefix of its own (never answered from another's kept pages).
+    Without PYTEST_XDIST_WORKER, whose name the test settings add to MEDIA_ROOT."""
     return {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if name != "PYTEST_XDIST_WORKER"},
         "DATABASE_URL": server_url(database),
         "DJANGO_SETTINGS_MODULE": "capbench.settings.test",
         "CAPBENCH_STATE_DIR": str(state),
@@ -165,7 +167,9 @@ def platform(demo_dataset, store_pictures, scored_submission, settings, tmp_path
     answered = in_turns(campaign, [users.create_user("ann"), users.create_user("ned")], noisy_rubric(campaign), 6)
     refresh(campaign.pk)
     snapshot = snapshot_freeze(dataset=demo_dataset, by="sam", note="for the paper")
-    assert answered == 12 and CampaignResults.objects.filter(campaign=campaign).exists() and snapshot.number == 1
+    assert answered == 12
+    assert CampaignResults.objects.filter(campaign=campaign).exists()
+    assert snapshot.number == 1
     return {"dataset": demo_dataset, "campaign": campaign, "source": tmp_path / "source"}
 
 
@@ -187,7 +191,9 @@ def test_a_backup_restores_into_an_empty_database_and_store_and_serves_the_same_
     stray.write_bytes(b"not from the archive")
     env = environment(empty_database, restored)
     refused = manage(env, "restore", str(archive))
-    assert refused.returncode != 0 and "ab/stray.png" in refused.stderr and "--force" in refused.stderr
+    assert refused.returncode != 0
+    assert "ab/stray.png" in refused.stderr
+    assert "--force" in refused.stderr
     assert table_digests(empty_database) == {}  # no table made
     assert stored_files(restored / "test-media") == {
         "ab/stray.png": hashlib.sha256(b"not from the archive").hexdigest()
@@ -246,7 +252,9 @@ def test_a_backup_restores_into_an_empty_database_and_store_and_serves_the_same_
 
     # The restored database holds data now: a second restore is refused without --force, done with it.
     again = manage(env, "restore", str(archive))
-    assert again.returncode != 0 and "the database holds data" in again.stderr and "--force" in again.stderr
+    assert again.returncode != 0
+    assert "the database holds data" in again.stderr
+    assert "--force" in again.stderr
     forced = manage(env, "restore", "--force", str(archive))
     assert forced.returncode == 0, forced.stderr[-3000:]
     assert table_digests(empty_database) == source
@@ -298,7 +306,7 @@ def test_rows_and_files_written_while_a_backup_runs_leave_it_consistent(
     rows written) while the first table is being dumped is in none of the dumped tables, and every
     file a dumped row names is in the archive."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    first = scored_submission(get_user_model().objects.create_user("ada"), demo_dataset, ["rouge_l"])
+    first = scored_submission(UserFactory(username="ada"), demo_dataset, ["rouge_l"])
     captions = Caption.objects.count()
     dump = backups.dump._dump_table
     written: list[Submission] = []
@@ -307,7 +315,7 @@ def test_rows_and_files_written_while_a_backup_runs_leave_it_consistent(
         if not written:  # during the first table's dump, from another connection (Django's own)
             written.append(
                 submission_create(
-                    owner=get_user_model().objects.create_user("bob"),
+                    owner=UserFactory(username="bob"),
                     dataset=demo_dataset,
                     file_name="late.json",
                     content=json.dumps(
@@ -359,7 +367,8 @@ def test_a_file_removed_while_a_backup_runs_is_skipped_and_named(
     manifest = backups.archive_check(archive).manifest
     assert sorted(manifest["vanished"]) == sorted([picture, "ab/never-there.png"])
     assert manifest["missing"] == [picture]  # the never-stored name is no row's
-    assert "files/" + picture not in manifest["members"] and manifest["counts"]["files"] == 0
+    assert "files/" + picture not in manifest["members"]
+    assert manifest["counts"]["files"] == 0
     assert f"warning: stored file {picture} is named by a row" in err.getvalue()
     checked_out, checked_err = io.StringIO(), io.StringIO()
     call_command("restore", str(archive), "--check", stdout=checked_out, stderr=checked_err)
@@ -384,7 +393,8 @@ def test_any_safe_stored_name_round_trips_and_an_unsafe_member_is_refused(db, se
     refused = tmp_path / "refused.tar"
     with pytest.raises(backups.BackupError, match=r"stored file 'ef/back\\\\slash.png'.*backslash"):
         backups.backup_create(output=refused)
-    assert not refused.exists() and not list(tmp_path.glob(".refused.tar*"))
+    assert not refused.exists()
+    assert not list(tmp_path.glob(".refused.tar*"))
     unsafe.unlink()
 
     archive = tmp_path / "backup.tar"

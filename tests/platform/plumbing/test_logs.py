@@ -20,12 +20,16 @@ def test_json_lines_carry_the_context_bound_where_the_work_happens():
         bind(job_id=3, metric="clip_s")
         line = JsonFormatter().format(_record("batch 1 of job 3 stored"))
     entry = json.loads(line)
-    assert entry["message"] == "batch 1 of job 3 stored" and entry["level"] == "INFO"
-    assert entry["logger"] == "scoring.services.batches" and entry["time"].endswith("+00:00")
+    assert entry["message"] == "batch 1 of job 3 stored"
+    assert entry["level"] == "INFO"
+    assert entry["logger"] == "scoring.services.batches"
+    assert entry["time"].endswith("+00:00")
     assert (entry["job_id"], entry["batch_id"], entry["task_id"], entry["metric"]) == (3, 7, "t-1", "clip_s")
     # Outside the context nothing is carried over; fields given as `extra` are written.
     outside = json.loads(JsonFormatter().format(_record("planned", submission_id=5)))
-    assert outside["submission_id"] == 5 and "job_id" not in outside and "batch_id" not in outside
+    assert outside["submission_id"] == 5
+    assert "job_id" not in outside
+    assert "batch_id" not in outside
 
 
 def test_an_exception_stays_inside_its_json_line():
@@ -33,7 +37,8 @@ def test_an_exception_stays_inside_its_json_line():
         raise ValueError("boom")
     except ValueError:
         line = JsonFormatter().format(_record("failed", exc_info=sys.exc_info()))
-    assert "\n" not in line and "ValueError: boom" in json.loads(line)["exception"]
+    assert "\n" not in line
+    assert "ValueError: boom" in json.loads(line)["exception"]
 
 
 def test_text_lines_name_the_same_fields():
@@ -49,4 +54,5 @@ def test_an_unknown_format_stops_the_settings_naming_the_variable():
         capture_output=True,
         text=True,
     )
-    assert result.returncode != 0 and "CAPBENCH_LOG_FORMAT='xml' is not valid: expected text or json" in result.stderr
+    assert result.returncode != 0
+    assert "CAPBENCH_LOG_FORMAT='xml' is not valid: expected text or json" in result.stderr

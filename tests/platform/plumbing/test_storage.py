@@ -30,7 +30,8 @@ def test_a_name_is_kept_and_its_file_written_once(media_root, tmp_path):
     moved = tmp_path / "upload.part"
     moved.write_bytes(b"upload")
     storage.put_path("submissions/up.json", moved, move=True)
-    assert not moved.exists() and storage.open_stored("submissions/up.json").read() == b"upload"
+    assert not moved.exists()
+    assert storage.open_stored("submissions/up.json").read() == b"upload"
     with pytest.raises(FileNotFoundError):
         storage.open_stored("no/such.png")
 
@@ -101,7 +102,8 @@ def test_an_install_moves_its_local_files_to_a_bucket_with_one_command(settings,
     assert out.getvalue().strip() == "2 file(s) stored in bucket files, 1 there already"
     assert storage.open_stored("generated/ef/efg.png").read() == b"picture"
     assert storage.open_stored("submissions/cd/cde-1234.json").read() == b"[]"
-    assert not storage.exists("submissions/.incoming/0123.part") and not storage.exists("ab/.abd.png.5f5f")
+    assert not storage.exists("submissions/.incoming/0123.part")
+    assert not storage.exists("ab/.abd.png.5f5f")
     again = StringIO()
     call_command("files", "upload", str(old), stdout=again)
     assert again.getvalue().strip() == "0 file(s) stored in bucket files, 3 there already"

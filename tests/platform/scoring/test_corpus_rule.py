@@ -161,7 +161,8 @@ def test_thumb_paper_cells_with_and_without_human(thumb_dir):
     assert caption_level["total"].n == IMAGES * len(SYSTEMS)
     assert caption_level["total, without Human"].n == IMAGES * (len(SYSTEMS) - 1)
     system_level = {r.dimension: r for r in cells.filter(level="system", statistic="pearson")}
-    assert system_level["total"].n == len(SYSTEMS) and system_level["total, without Human"].n == len(SYSTEMS) - 1
+    assert system_level["total"].n == len(SYSTEMS)
+    assert system_level["total, without Human"].n == len(SYSTEMS) - 1
 
 
 def test_identical_captions_of_two_systems_are_scored_each_in_its_own_systems_corpus(tmp_path):
@@ -180,7 +181,8 @@ def test_identical_captions_of_two_systems_are_scored_each_in_its_own_systems_co
     dataset = _imported(tmp_path, "thumb-overlap")
     expected = _pycocoevalcap_per_system(dataset)
     stored = _stored(dataset)
-    assert stored.keys() == expected.keys() and len(stored) == 13
+    assert stored.keys() == expected.keys()
+    assert len(stored) == 13
     for key, value in expected.items():
         assert stored[key] == pytest.approx(value, abs=1e-9), key
     first, second = expected[("up-down", "0")], expected[("vinvl-base", "0")]

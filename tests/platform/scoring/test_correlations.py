@@ -31,7 +31,9 @@ def test_flickr8k_expert_correlations_match_the_papers(judgment_data):
         for published in (e for e in published_of("flickr8k-expert") if e.metric == slug):
             cell = cells[("flickr8k-expert/paper@1", published.statistic)]
             assert abs(100 * cell.value - published.value) <= published.tolerance + 1e-9  # ±0.05
-            assert cell.n == 16992 and cell.left_out == 0 and cell.low < cell.value < cell.high
+            assert cell.n == 16992
+            assert cell.left_out == 0
+            assert cell.low < cell.value < cell.high
         assert (
             cells[("flickr8k-expert/canonical@1", "tau_b")].value == cells[("flickr8k-expert/paper@1", "tau_b")].value
         )
@@ -53,30 +55,32 @@ def test_pascal50s_accuracy_per_category_from_stored_scores(judgment_data):
         [scores[p.caption_a_id] for p in pairs], [scores[p.caption_b_id] for p in pairs], [p.winner for p in pairs]
     )
     hi = cells[("HI", "accuracy")]
-    assert hi.value == pytest.approx(direct.strict) and hi.n == len(pairs) == 1000
+    assert hi.value == pytest.approx(direct.strict)
+    assert hi.n == len(pairs) == 1000
     assert cells[("HI", "accuracy_ties_half")].value == pytest.approx(direct.ties_half)
-    assert 0.9 < hi.value < 1.0 and hi.low <= hi.value <= hi.high  # HI is the easy category
+    assert 0.9 < hi.value < 1.0
+    assert hi.low <= hi.value <= hi.high  # HI is the easy category
     mean = cells[("mean", "accuracy")].value
     assert mean == pytest.approx(np.mean([cells[(c, "accuracy")].value for c in ("HC", "HI", "HM", "MM")]))
 
 
 def test_system_level_cells_where_a_dataset_has_real_systems():
     import tests.platform.scoring.plugins  # noqa: F401  (test_words: the word count)
-    from catalog.models import Caption, Dataset, Item, Judgment, System
+    from catalog.models import Judgment
+    from tests.platform.factories import CaptionFactory, DatasetFactory, ItemFactory, SystemFactory, words
 
-    dataset = Dataset.objects.create(
-        slug="systems", title="Four systems", source_format="canonical", dimensions=["overall"]
-    )
-    systems = [System.objects.create(dataset=dataset, slug=f"s{n}", name=f"S{n}", kind="model") for n in range(4)]
+    dataset = DatasetFactory(slug="systems", title="Four systems", dimensions=["overall"])
+    systems = [SystemFactory(dataset=dataset, slug=f"s{n}") for n in range(4)]
     for index in range(30):
-        item = Item.objects.create(dataset=dataset, external_id=f"i{index}", references=["a reference"])
+        item = ItemFactory(dataset=dataset, external_id=f"i{index}", references=["a reference"])
         for n, system in enumerate(systems):
-            caption = Caption.objects.create(item=item, system=system, text=" ".join(["word"] * (n + 1 + index % 3)))
+            caption = CaptionFactory(item=item, system=system, text=words(n + 1 + index % 3))
             Judgment.objects.create(caption=caption, dimension="overall", value=n + (index % 2))
     run_jobs(dataset_plan(dataset=dataset, slugs=["test_words"]))
     system_cells = {r.statistic: r for r in CorrelationResult.objects.filter(dataset=dataset, level="system")}
     assert set(system_cells) == {"pearson", "tau_b", "pairwise_agreement"}
-    assert system_cells["tau_b"].value == 1.0 and system_cells["tau_b"].n == 4
+    assert system_cells["tau_b"].value == 1.0
+    assert system_cells["tau_b"].n == 4
     assert system_cells["pearson"].value == pytest.approx(1.0)
     assert CorrelationResult.objects.filter(dataset=dataset, level="caption", statistic="tau_b").count() == 1
 
@@ -104,7 +108,8 @@ def test_the_added_sets_are_correlated_under_their_papers_protocols():
     assert foil_cells[("foil/canonical@2", "accuracy_ties_half")].value == pytest.approx(direct.ties_half)
     assert foil_cells[("foil/canonical@2", "accuracy_ties_second")].value == pytest.approx(direct.ties_second)
     polaris_cells = {(r.protocol, r.statistic) for r in CorrelationResult.objects.filter(dataset=polaris)}
-    assert ("polaris/paper@1", "tau_c") in polaris_cells and ("polaris/canonical@1", "pearson") in polaris_cells
+    assert ("polaris/paper@1", "tau_c") in polaris_cells
+    assert ("polaris/canonical@1", "pearson") in polaris_cells
 
 
 @pytest.mark.django_db(transaction=True)

@@ -2,15 +2,12 @@
 CLIP-S and Polos through the batch rows, captions without an attached image fail with the reason,
 and the stored numbers (and details) equal the metric called directly."""
 
-import hashlib
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
-from django.conf import settings
 
-from catalog.models import Caption, Item, Media
+from catalog.models import Caption, Item
 from evaluation.metrics import CaptionRow
 from evaluation.metrics.embedding.bertscore import BertScore
 from evaluation.metrics.embedding.clip_score import ClipScore, RefClipScore
@@ -18,24 +15,9 @@ from evaluation.metrics.embedding.polos import Polos
 from scoring.models import EvaluationJob, Score
 from submissions.services import MethodInfo, submission_create, submission_plan
 from tests.platform.scoring.inline import run_jobs
+from tests.platform.scoring.pictures import attach_images
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def attach_images(dataset, count: int, tmp_path: Path) -> None:
-    """Random PNGs stored content-addressed, as `datasets media attach` stores real files."""
-    from PIL import Image
-
-    rng = np.random.default_rng(1)
-    for media in Media.objects.filter(dataset=dataset).order_by("id")[:count]:
-        source = tmp_path / f"{media.pk}.png"
-        Image.fromarray(rng.integers(0, 255, (36, 36, 3), dtype=np.uint8)).save(source)
-        content = source.read_bytes()
-        sha = hashlib.sha256(content).hexdigest()
-        target = Path(settings.MEDIA_ROOT) / sha[:2] / f"{sha}.png"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-        Media.objects.filter(pk=media.pk).update(sha256=sha, stored_path=f"{sha[:2]}/{sha}.png")
 
 
 def test_embedding_metrics_score_a_submission_through_the_engine(

@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 from catalog.models import Caption
 from scoring.models import MetricVersion, Score
 from scoring.services.metrics import metrics_sync
-from tests.platform.scoring.test_embedding_pipeline import attach_images
+from tests.platform.scoring.pictures import attach_images
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +33,8 @@ def test_the_judges_are_estimated_on_the_datasets_own_captions_and_nothing_is_se
     assert judge_server.requests == []
     assert "gveval_combined on openai-compatible:gpt-4o-2024-05-13" in text
     assert f"rows {own.count():,} ({own.count() - pictured:,} cannot be judged); requests {pictured:,}" in text
-    assert "assumed: 150 per reply" in text and "(OpenAI list price of gpt-4o-2024-05-13)" in text
+    assert "assumed: 150 per reply" in text
+    assert "(OpenAI list price of gpt-4o-2024-05-13)" in text
     assert "bleu_4: not a language-model judge" in text
 
 
@@ -58,7 +59,8 @@ def test_the_reply_length_observed_in_earlier_scores_is_used(judge_server, demo_
     [line] = estimate("demo", "--metric", "clair", "--json").splitlines()
     found = json.loads(line)
     rows = Caption.objects.filter(item__dataset=demo_dataset, system__submission__isnull=True).count()
-    assert found["requests"] == rows and found["completion_tokens"] == 45 * rows
+    assert found["requests"] == rows
+    assert found["completion_tokens"] == 45 * rows
     assert found["completion_basis"] == "observed: mean 45 per reply over 2 earlier scored captions"
     assert found["cost_usd"] == pytest.approx((found["prompt_tokens"] * 5 + found["completion_tokens"] * 15) / 1e6)
 

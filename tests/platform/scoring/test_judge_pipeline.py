@@ -11,7 +11,7 @@ from scoring.models import EvaluationJob, Score
 from submissions.services import MethodInfo, submission_create, submission_plan
 from tests.fixtures.fake_openai import completion, ok, words
 from tests.platform.scoring.inline import run_jobs
-from tests.platform.scoring.test_embedding_pipeline import attach_images
+from tests.platform.scoring.pictures import attach_images
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -56,11 +56,15 @@ def test_judges_score_a_submission_and_keep_their_reasoning(judge_server, demo_d
     clair = Score.objects.filter(metric_version__metric__slug="clair")
     assert set(clair.values_list("value", flat=True)) == {0.4}
     rated = gveval.exclude(value__isnull=True)
-    assert rated.count() == len(items) - 1 and {round(v, 6) for v in rated.values_list("value", flat=True)} == {75.0}
+    assert rated.count() == len(items) - 1
+    assert {round(v, 6) for v in rated.values_list("value", flat=True)} == {75.0}
     detail = rated.first().detail
-    assert detail["reply"].startswith("Reasonable caption.") and detail["distribution"] == {"70": 0.75, "90": 0.25}
-    assert detail["prompt_tokens"] == 120 and detail["completion_tokens"] == 9
+    assert detail["reply"].startswith("Reasonable caption.")
+    assert detail["distribution"] == {"70": 0.75, "90": 0.25}
+    assert detail["prompt_tokens"] == 120
+    assert detail["completion_tokens"] == 9
     failed = gveval.get(value__isnull=True)
-    assert failed.error.startswith("unparseable reply") and failed.detail["reply"] == "I cannot rate this caption."
+    assert failed.error.startswith("unparseable reply")
+    assert failed.detail["reply"] == "I cannot rate this caption."
     job = EvaluationJob.objects.get(system=submission.system, metric_version__metric__slug="gveval_combined")
     assert (job.status, job.failed) == ("done", 1)

@@ -30,5 +30,7 @@ def test_every_protocols_dataset_has_its_papers_name():
 def test_families_and_statistics_in_words():
     assert family_label("ngram") == "Word overlap (n-grams, METEOR)"
     assert family_label("some_new_family") == "Some new family"
-    assert statistic_label("tau_c") == "Kendall τ-c" and statistic_label("odd") == "odd"
-    assert protocol_name_label("canonical") == "canonical protocol" and protocol_name_label("live") == "live campaign"
+    assert statistic_label("tau_c") == "Kendall τ-c"
+    assert statistic_label("odd") == "odd"
+    assert protocol_name_label("canonical") == "canonical protocol"
+    assert protocol_name_label("live") == "live campaign"

@@ -95,7 +95,8 @@ def test_0006_fills_protocol_name_and_version_from_existing_rows_and_back(migrat
     ) == sorted(["flickr8k-expert/paper@1", "flickr8k-expert/canonical@2", "a/b/paper@10", "no-protocol-shape"])
     with connection.cursor() as cursor:
         columns = [c.name for c in connection.introspection.get_table_description(cursor, model._meta.db_table)]
-    assert "protocol_name" not in columns and "protocol_version" not in columns
+    assert "protocol_name" not in columns
+    assert "protocol_version" not in columns
 
 
 @pytest.mark.django_db

@@ -223,7 +223,8 @@ def test_workers_and_web_share_nothing_but_the_database_the_broker_and_the_objec
         assert JobBatch.objects.get(pk=held[0].pk).worker.startswith("right@")  # the killed one's, finished
         sizes = dict(Score.objects.filter(metric_version=job.metric_version).values_list("caption__item_id", "value"))
         by_item = {item.pk: len(pictures[item.media.name]) for item in Item.objects.select_related("media")}
-        assert sizes == {pk: by_item[pk] for pk in sizes} and len(sizes) == 100  # the bytes of each picture
+        assert sizes == {pk: by_item[pk] for pk in sizes}
+        assert len(sizes) == 100  # the bytes of each picture
         assert Score.objects.filter(metric_version__metric__slug="clip_s", value__isnull=False).count() == 100
         for name in ("left", "right"):  # each read the pictures through its own cache
             cached = [path for path in Path(machines[name]["CAPBENCH_FILE_CACHE"]).rglob("*") if path.is_file()]

@@ -107,7 +107,8 @@ def _scored_once(job: EvaluationJob) -> None:
     job.refresh_from_db()
     assert (job.status, job.done, job.failed) == ("done", 100, 0), job.error
     per_caption = Score.objects.filter(metric_version=job.metric_version).values("caption_id").annotate(n=Count("pk"))
-    assert len(per_caption) == 100 and {row["n"] for row in per_caption} == {1}
+    assert len(per_caption) == 100
+    assert {row["n"] for row in per_caption} == {1}
     words = dict(Score.objects.filter(metric_version=job.metric_version).values_list("caption__text", "value"))
     assert all(value == len(text.split()) for text, value in words.items())
 
@@ -366,7 +367,8 @@ def test_a_worker_cut_off_past_its_heartbeat_loses_no_batch_and_duplicates_no_sc
         f"partition ({link.mode}, {cut_for:.1f} s cut, heartbeat {HEARTBEAT} s): {sweeps['requeued']} batch(es) "
         f"re-dispatched by the sweep, {discarded} late result(s) discarded, {recorded} recorded again"
     )
-    assert sweeps["requeued"] == 1 and (discarded, recorded) == (1, 0)
+    assert sweeps["requeued"] == 1
+    assert (discarded, recorded) == (1, 0)
     stored = Counter(entry["batch_id"] for entry in _log_entries(tmp_path) if "stored:" in entry.get("message", ""))
     batch_ids = set(JobBatch.objects.filter(job=job).values_list("pk", flat=True))
     assert set(stored) == batch_ids and set(stored.values()) == {1}, stored  # each batch recorded exactly once

@@ -15,8 +15,7 @@ from scoring.services.lifecycle import job_end
 from scoring.services.metrics import metrics_sync
 from scoring.services.planning import longest_first, versions_rescore
 from submissions.models import Submission
-from tests.platform.scoring.inline import run_jobs
-from tests.platform.scoring.test_pipeline import submit
+from tests.platform.scoring.inline import run_jobs, submit_planned
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +29,7 @@ def test_the_costliest_metric_is_sent_first_then_by_name():
 @pytest.mark.django_db(transaction=True)
 def test_a_metric_with_its_own_batch_size_is_cut_by_it(demo_dataset, captioner, settings):
     settings.CAPBENCH_BATCH_SIZE = {"cpu": 40, "gpu": 40, "api": 40}
-    submission = submit(captioner, demo_dataset, ["meteor", "bleu_4"])
+    submission = submit_planned(captioner, demo_dataset, metrics=["meteor", "bleu_4"])
     counts = {job.metric_version.metric.slug: job.batch_count for job in submission.system.evaluation_jobs.all()}
     assert counts == {"meteor": 1, "bleu_4": -(-submission.caption_count // 40)}
 
@@ -61,10 +60,13 @@ def test_an_unavailable_metric_is_never_queued_and_the_sweep_plans_it_once_it_is
     submission = _submission(captioner, demo_dataset, ["test_missing_weights", "rouge_l"])
     jobs = {job.metric_version.metric.slug: job for job in submission.system.evaluation_jobs.all()}
     missing = jobs["test_missing_weights"]
-    assert missing.status == "unavailable" and missing.batch_count == 0 and missing.finished_at is not None
+    assert missing.status == "unavailable"
+    assert missing.batch_count == 0
+    assert missing.finished_at is not None
     assert missing.error == "unavailable: checkpoint test-model.pt is not in the model store"
     assert not JobBatch.objects.filter(job=missing).exists()  # nothing to send to a queue
-    assert jobs["rouge_l"].batch_count == 1 and JobBatch.objects.filter(job=jobs["rouge_l"]).exists()
+    assert jobs["rouge_l"].batch_count == 1
+    assert JobBatch.objects.filter(job=jobs["rouge_l"]).exists()
     run_jobs([jobs["rouge_l"]])
     assert Submission.objects.get(pk=submission.pk).status == "done"  # nothing left to wait for
     metrics_sync()
@@ -77,7 +79,10 @@ def test_an_unavailable_metric_is_never_queued_and_the_sweep_plans_it_once_it_is
     metrics_sync()
     assert Metric.objects.get(slug="test_missing_weights").available
     [again] = versions_rescore()
-    assert again.pk == missing.pk and again.status == "queued" and again.batch_count == 1 and again.error == ""
+    assert again.pk == missing.pk
+    assert again.status == "queued"
+    assert again.batch_count == 1
+    assert again.error == ""
     run_jobs([again])
     assert EvaluationJob.objects.get(pk=missing.pk).status == "done"
     assert Score.objects.filter(metric_version=missing.metric_version, value=1.0).count() == 100

@@ -13,22 +13,10 @@ from scoring.models import INPUT_KEY_BYTES, JobBatch, MetricVersion, Score
 from scoring.services.batches import _known_scores, scores_write
 from scoring.services.metrics import metrics_sync
 from scoring.services.rows import caption_rows, input_key
-from tests.platform.scoring.test_pipeline import submit
+from tests.platform.scoring.inline import submit_planned
+from tests.platform.support.query_plans import plan_of
 
 pytestmark = pytest.mark.django_db
-
-
-def plan_of(sql: str, params=(), *, seqscan: bool = False) -> str:
-    """EXPLAIN's text. Test tables are tiny, where a sequential scan is always cheapest: with
-    `seqscan` off the planner shows whether an index gives the rows (what it picks at scale)."""
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
-        if not seqscan:
-            cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("EXPLAIN " + sql, params)
-        found = "\n".join(row[0] for row in cursor.fetchall())
-        cursor.execute("RESET enable_seqscan")
-    return found
 
 
 def some_scores(dataset, slug="bleu_4", count: int | None = 5) -> list[Score]:
@@ -145,7 +133,9 @@ def test_planning_costs_the_same_number_of_statements_whatever_the_number_of_bat
     for size in (50, 10):
         settings.CAPBENCH_BATCH_SIZE = {"cpu": size, "gpu": size, "api": size}
         with CaptureQueriesContext(connection) as queries:
-            submission = submit(captioner, demo_dataset, ["bleu_4", "rouge_l"], name=f"Batches of {size}")
+            submission = submit_planned(
+                captioner, demo_dataset, metrics=["bleu_4", "rouge_l"], name=f"Batches of {size}"
+            )
         batches = JobBatch.objects.filter(job__system=submission.system)
         assert batches.count() == 2 * -(-Caption.objects.filter(system=submission.system).count() // size)
         assert not batches.filter(enqueued_at__isnull=True).exists()
@@ -169,6 +159,7 @@ def test_statistics_edited_in_a_form_are_json_or_refused():
     from django.core.exceptions import ValidationError
 
     field = Score._meta.get_field("statistics")
-    assert field.formfield().clean("[1, 2]") == [1, 2] and field.to_python("") is None
+    assert field.formfield().clean("[1, 2]") == [1, 2]
+    assert field.to_python("") is None
     with pytest.raises(ValidationError):
         field.to_python("6 4 3.5")

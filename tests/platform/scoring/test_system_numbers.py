@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from catalog.models import Caption, Dataset, Item, Judgment, System
+from catalog.models import Caption, Judgment
 from evaluation.metaeval.correlation import pearson
 from evaluation.metaeval.protocols import Protocol
 from leaderboards.metric_board import metric_board
@@ -18,6 +18,7 @@ from scoring.models import NUMBER_DEFINITION, CorrelationResult, Metric, Score, 
 from scoring.services.correlations import BoardNumbers, correlations_refresh_stale, rating_dimension_cells
 from scoring.services.numbers import system_numbers_refresh
 from scoring.services.planning import dataset_plan
+from tests.platform.factories import CaptionFactory, DatasetFactory, ItemFactory, SystemFactory
 from tests.platform.scoring.inline import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -46,18 +47,16 @@ WORDS = [
 def four_systems():
     """Four captioning models on 24 images, people rating each caption once: a dataset with real
     systems, so with a system level (the generic canonical protocol, version 2)."""
-    dataset = Dataset.objects.create(
-        slug="systems", title="Four systems", source_format="canonical", dimensions=["overall"]
-    )
-    systems = [System.objects.create(dataset=dataset, slug=f"s{n}", name=f"S{n}", kind="model") for n in range(4)]
+    dataset = DatasetFactory(slug="systems", title="Four systems", dimensions=["overall"])
+    systems = [SystemFactory(dataset=dataset, slug=f"s{n}") for n in range(4)]
     draw = np.random.default_rng(7)
     for index in range(24):
         references = [" ".join(draw.choice(WORDS, size=6)) for _ in range(3)]
-        item = Item.objects.create(dataset=dataset, external_id=f"i{index}", references=references)
+        item = ItemFactory(dataset=dataset, external_id=f"i{index}", references=references)
         for n, system in enumerate(systems):
             # System n keeps n + 2 words of the first reference and adds noise: longer, closer captions.
             text = " ".join(references[0].split()[: n + 2] + list(draw.choice(WORDS, size=3 - n % 2)))
-            caption = Caption.objects.create(item=item, system=system, text=text)
+            caption = CaptionFactory(item=item, system=system, text=text)
             Judgment.objects.create(caption=caption, dimension="overall", value=float(n + index % 2))
     run_jobs(dataset_plan(dataset=dataset, slugs=["bleu_4"]))
     return dataset, systems
@@ -83,10 +82,12 @@ def test_the_system_level_compares_people_with_the_boards_corpus_numbers(four_sy
     )
     assert not np.allclose(board, sentences)  # corpus BLEU is not the mean of sentence BLEU here
     cell = CorrelationResult.objects.get(dataset=dataset, level="system", statistic="pearson")
-    assert cell.protocol == "systems/canonical@2" and cell.n == 4
+    assert cell.protocol == "systems/canonical@2"
+    assert cell.n == 4
     assert cell.value == pytest.approx(pearson(_people_means(systems), board), rel=1e-9)
     assert cell.value != pytest.approx(pearson(_people_means(systems), sentences), rel=1e-3)
-    assert cell.low <= cell.value <= cell.high and cell.detail["metric_number"] == "corpus"
+    assert cell.low <= cell.value <= cell.high
+    assert cell.detail["metric_number"] == "corpus"
 
 
 def test_a_held_out_split_compares_both_sides_over_its_captions_only(four_systems):
@@ -141,8 +142,10 @@ def test_the_sweep_computes_older_numbers_again_keeping_when_they_were_scored(
     with django_capture_on_commit_callbacks(execute=True):  # numbers_changed, after the commit: the board rebuilt
         assert system_numbers_refresh() == {dataset.pk}
     again = SystemScore.objects.get(pk=found.pk)
-    assert again.value == pytest.approx(right, rel=1e-12) and again.low < again.value < again.high
-    assert again.definition == NUMBER_DEFINITION and again.computed_at == scored
+    assert again.value == pytest.approx(right, rel=1e-12)
+    assert again.low < again.value < again.high
+    assert again.definition == NUMBER_DEFINITION
+    assert again.computed_at == scored
     assert not SystemScore.objects.filter(pk=gone.pk).exists()
     cell = next(
         row

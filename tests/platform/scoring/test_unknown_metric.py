@@ -14,11 +14,12 @@ from scoring.management.commands import scoring as scoring_command
 from scoring.services.metrics import metric_versions_current
 from submissions import services as submission_services
 from submissions.models import Submission
-from tests.platform.scoring.test_pipeline import submit
+from tests.platform.scoring.inline import submit_planned
 
 
 def test_get_raises_unknown_metric_naming_the_known_slugs():
-    assert UnknownMetric is RegistryUnknownMetric and "UnknownMetric" in evaluation.metrics.__all__
+    assert UnknownMetric is RegistryUnknownMetric
+    assert "UnknownMetric" in evaluation.metrics.__all__
     with pytest.raises(UnknownMetric) as raised:
         get("nope")
     assert isinstance(raised.value, KeyError)
@@ -47,7 +48,7 @@ def test_the_scoring_command_reports_an_unknown_metric_but_not_another_key_error
 
 @pytest.mark.django_db
 def test_submission_planning_fails_the_submission_only_for_an_unknown_metric(demo_dataset, captioner, monkeypatch):
-    submission = submit(captioner, demo_dataset, ["rouge_l"])
+    submission = submit_planned(captioner, demo_dataset, metrics=["rouge_l"])
 
     def broken(slugs=None):
         raise KeyError("a bug, not a slug")

@@ -26,7 +26,7 @@ from scoring.services.planning import dataset_plan
 from scoring.services.training import item_split
 from tests.platform.scoring.inline import run_jobs
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_page_memory")]
 
 
 @pytest.fixture
@@ -68,7 +68,8 @@ def test_the_t2i_cycle_score_is_stored_with_its_picture_and_shown_on_the_item_pa
     Caption.objects.exclude(item=item).delete()
     run_jobs(dataset_plan(dataset=rated, slugs=["t2i_cycle"]))
     scores = list(Score.objects.filter(metric_version__metric__slug="t2i_cycle"))
-    assert len(scores) == 2 and all(-1 <= score.value <= 1 for score in scores)
+    assert len(scores) == 2
+    assert all(-1 <= score.value <= 1 for score in scores)
     page = client.get(f"/datasets/rated/items/{item.pk}/").content.decode()
     for score in scores:
         key = score.detail["generated_image"]
@@ -138,7 +139,8 @@ def test_camscore_is_trained_on_one_split_and_then_scores_through_the_engine(vis
     assert metric.available
     record = metric.current_version.config["fusion"]["trained_on"]
     assert (record["dataset"], record["split"], record["validation"]) == ("rated", "train", "validation")
-    assert record["train_captions"] == 2 * splits.count("train") and record["split_rule"].startswith("sha256")
+    assert record["train_captions"] == 2 * splits.count("train")
+    assert record["split_rule"].startswith("sha256")
     Caption.objects.exclude(item__in=Item.objects.filter(dataset=rated).order_by("id")[:3]).delete()
     run_jobs(dataset_plan(dataset=rated, slugs=["camscore"]))
     from evaluation.backbones.catalogue import CATALOGUE
@@ -183,7 +185,9 @@ def test_hice_scores_go_through_the_engine_and_the_item_page_shows_phrases_and_r
         assert all(score.detail["phrases"] and score.detail["regions"] for score in stored)
     page = client.get(f"/datasets/rated/items/{item.pk}/").content.decode()
     phrase = Score.objects.filter(metric_version__metric__slug="hice_s").first().detail["phrases"][0]["text"]
-    assert page.count('class="phrases"') == 4 and phrase in page and "Regions&#x27; completeness" not in page
+    assert page.count('class="phrases"') == 4
+    assert phrase in page
+    assert "Regions&#x27; completeness" not in page
     assert "Regions' completeness (their best phrase)" in page
 
 

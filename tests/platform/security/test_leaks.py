@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 
 from campaigns.models import Campaign, CampaignResults
 from campaigns.rubrics import ACCR
@@ -39,6 +39,7 @@ from campaigns.services.assignment import task_next
 from campaigns.services.results import campaign_refresh
 from catalog.models import Caption, Item, Judgment, Media, System
 from catalog.services.candidates import caption_keys
+from catalog.uploads.services import upload_withdraw
 from leaderboards.citable import snapshot_freeze
 from leaderboards.models import CitableSnapshot
 from leaderboards.snapshots import board_refresh
@@ -46,12 +47,14 @@ from scoring.models import CorrelationResult, EvaluationJob, Metric, MetricVersi
 from scoring.services.correlations import dataset_significance
 from scoring.services.metrics import metrics_sync
 from submissions.models import Submission
-from submissions.services import MethodInfo, submission_create, submission_withdraw
+from submissions.services import SUBMISSIONS
+from tests.platform.factories import UserFactory, submit
 from tests.platform.security.crawl import crawl, crawl_urls, schema_paths
+from tests.platform.support.query_plans import analyze_tables
 from workbench.models import MetricSubmission
-from workbench.services import MetricInfo, ScoresFile, metric_submit, metric_withdraw, upload_correlate
+from workbench.services import METRICS, MetricInfo, ScoresFile, metric_submit, upload_correlate
 
-pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.usefixtures("fresh_page_memory")]
 
 PRIVATE, WITHDRAWN, PUBLIC = "qzprivmark", "qzwithmark", "qzpubmark"
 HIDDEN = (PRIVATE, WITHDRAWN)
@@ -69,29 +72,18 @@ class World:
     campaign: str = ""  # a live campaign's slug: the withdrawn submission and the public one, rated
 
 
-def _results(dataset, marker: str) -> bytes:
-    return json.dumps(
-        [
-            {"image_id": item.external_id, "caption": f"a {marker} dog number {item.pk}"}
-            for item in Item.objects.filter(dataset=dataset)
-        ]
-    ).encode()
-
-
 def _submit(owner, dataset, marker: str, *, public: bool) -> Submission:
-    method = MethodInfo(
+    """A submission whose every text carries `marker`: its captions, name, description and links."""
+    return submit(
+        owner,
+        dataset,
         f"{marker} captioner",
-        f"our {marker} method, unpublished",
-        f"https://example.org/{marker}/paper",
-        f"https://example.org/{marker}/code",
-    )
-    return submission_create(
-        owner=owner,
-        dataset=dataset,
+        caption=lambda item: f"a {marker} dog number {item.pk}",
         file_name=f"{marker}.json",
-        content=_results(dataset, marker),
-        method=method,
-        is_public=public,
+        public=public,
+        description=f"our {marker} method, unpublished",
+        paper_url=f"https://example.org/{marker}/paper",
+        code_url=f"https://example.org/{marker}/code",
     )
 
 
@@ -140,8 +132,7 @@ def _scores(submission: Submission, marker: str, version: MetricVersion, tmp_pat
 def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch, store_pictures) -> World:
     settings.MEDIA_ROOT = tmp_path / "media"
     store_pictures(demo_dataset)  # a campaign shows only captions whose picture it can show
-    owner = django_user_model.objects.create_user("owner", password="a long test password")
-    stranger = django_user_model.objects.create_user("stranger", password="a long test password")
+    owner, stranger = UserFactory(username="owner"), UserFactory(username="stranger")
     metrics_sync()
     version = Metric.objects.get(slug="bleu_4").current_version
     private = _submit(owner, demo_dataset, PRIVATE, public=False)
@@ -157,15 +148,14 @@ def world(demo_dataset, django_user_model, tmp_path, settings, monkeypatch, stor
     # public (crawled as number 1): what their owner takes back later must not show there either.
     snapshot_freeze(dataset=demo_dataset, by="curator", note="frozen for the crawl")
     snapshot_freeze(dataset=None, by="curator")
-    withdrawn = submission_withdraw(submission=withdrawn)
+    withdrawn = upload_withdraw(upload=withdrawn, kind=SUBMISSIONS)
     campaign_refresh(campaign_id=campaign.pk)  # what the withdrawal's refresh does
     board_refresh(dataset_id=demo_dataset.pk)  # the stored board holds the hidden rows too
-    metric_withdraw(submission=metrics[1])
+    upload_withdraw(upload=metrics[1], kind=METRICS)
     dataset_significance(dataset=demo_dataset)  # what the withdrawal's task does
     # The world lives in this test's transaction, which the planner's statistics never saw: without
     # them every join is planned for empty tables and the crawl's pages take seconds each.
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
+    analyze_tables()
     return World(demo_dataset.slug, owner, stranger, [private, withdrawn], public, keys, metrics, campaign.slug)
 
 
@@ -280,7 +270,8 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
     paths = schema_paths(client)
     urls, queries = _urls(world, paths), _queries(world)
     print(f"leak crawl: {len(urls)} URLs x {len(queries)} queries x {2} viewers, twice")
-    assert any("/api/v1/submissions/" in url for url in urls) and any("/admin/" in url for url in urls)
+    assert any("/api/v1/submissions/" in url for url in urls)
+    assert any("/admin/" in url for url in urls)
     viewers = {"anonymous": None, "another user": world.stranger}
     # Each person at an address of their own: the annotation page remembers addresses, and one
     # shared by the owner and the stranger would link their accounts (the sock-puppet rule) between
@@ -343,7 +334,8 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
 def _export_text(client) -> str:
     """Everything in the signed-in user's data download (world users share one password), as text."""
     response = client.post("/accounts/export/", {"password": "a long test password"})
-    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/zip"
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
     return "\n".join(archive.read(name).decode("utf-8", "replace") for name in archive.namelist())
 

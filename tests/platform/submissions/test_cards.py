@@ -5,15 +5,15 @@ staff only, here and in the progress the page polls)."""
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 
+import tests.platform.scoring.plugins  # noqa: F401  (test_words and friends)
 from submissions.cards import results_card
-from tests.platform.leaderboards.test_boards import board, submit  # noqa: F401  (the fixture)
+from tests.platform.factories import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_ranks_share_ties_and_gaps_are_measured_against_the_best_and_the_baselines(demo_dataset, board):  # noqa: F811
+def test_ranks_share_ties_and_gaps_are_measured_against_the_best_and_the_baselines(demo_dataset, board):
     tie = board["tie"].system
     tie.is_baseline = True
     tie.save()
@@ -33,11 +33,12 @@ def test_ranks_share_ties_and_gaps_are_measured_against_the_best_and_the_baselin
     assert (top.rank, top.tied, top.best.name, top.best.gap.points) == (1, False, "Broken", 300.0)
 
 
-def test_what_has_no_number_is_said_in_plain_words_and_the_detail_is_for_staff(client, demo_dataset, board):  # noqa: F811
+def test_what_has_no_number_is_said_in_plain_words_and_the_detail_is_for_staff(client, demo_dataset, board):
     broken = board["broken"]
     card = results_card(submission=broken)
     missing = {line.metric.slug: line for line in card.missing}
-    assert missing["test_broken"].detail == "boom" and "could not be scored" in missing["test_broken"].words
+    assert missing["test_broken"].detail == "boom"
+    assert "could not be scored" in missing["test_broken"].words
     assert "test_broken" not in {line.metric.slug for line in card.lines}
     page = client.get(f"/submissions/{broken.pk}/").content.decode()
     section = re.search(r'<section class="card" id="results-card".*?</section>', page, re.S).group(0)
@@ -45,7 +46,7 @@ def test_what_has_no_number_is_said_in_plain_words_and_the_detail_is_for_staff(c
     assert "boom" not in page
     progress = client.get(f"/submissions/{broken.pk}/progress.json").json()
     assert {m["metric"]: m["error"] for m in progress["metrics"]}["test_broken"].startswith("could not be scored")
-    staff = get_user_model().objects.create_user("staffer", is_staff=True)
+    staff = UserFactory(username="staffer", is_staff=True)
     client.force_login(staff)
     assert "(staff: boom)" in client.get(f"/submissions/{broken.pk}/").content.decode()
     assert {m["metric"]: m["error"] for m in client.get(f"/submissions/{broken.pk}/progress.json").json()["metrics"]}[
@@ -53,24 +54,29 @@ def test_what_has_no_number_is_said_in_plain_words_and_the_detail_is_for_staff(c
     ] == "boom"
 
 
-def test_the_card_on_the_page_shows_values_intervals_and_ranks(client, demo_dataset, board):  # noqa: F811
+def test_the_card_on_the_page_shows_values_intervals_and_ranks(client, demo_dataset, board):
     page = client.get(f"/submissions/{board['long'].pk}/").content.decode()
     row = re.search(r'<tr data-metric="test_words">.*?</tr>', page, re.S).group(0)
-    assert ">600.0<" in row and "600.0–600.0" in row and "1 of 4" in row and "+300.0" in row
+    assert ">600.0<" in row
+    assert "600.0–600.0" in row
+    assert "1 of 4" in row
+    assert "+300.0" in row
 
 
-def test_the_api_gives_the_servers_own_errors_to_staff_only(demo_dataset, board):  # noqa: F811
+def test_the_api_gives_the_servers_own_errors_to_staff_only(demo_dataset, board):
     from rest_framework.test import APIClient
 
     broken = board["broken"]
     api = APIClient()
     api.force_authenticate(board["owner"])
     data = api.get(f"/api/v1/submissions/{broken.pk}/").json()
-    assert data["status"] == "failed" and "boom" not in json_text(data)
+    assert data["status"] == "failed"
+    assert "boom" not in json_text(data)
     assert data["error"].startswith("one or more metrics could not be scored")
     progress = api.get(f"/api/v1/submissions/{broken.pk}/progress/").json()
-    assert "boom" not in json_text(progress) and progress["error"] == ""
-    api.force_authenticate(get_user_model().objects.create_user("staffer", is_staff=True))
+    assert "boom" not in json_text(progress)
+    assert progress["error"] == ""
+    api.force_authenticate(UserFactory(username="staffer", is_staff=True))
     assert "boom" in api.get(f"/api/v1/submissions/{broken.pk}/").json()["error"]
     assert "boom" in json_text(api.get(f"/api/v1/submissions/{broken.pk}/progress/").json())
 

@@ -23,7 +23,9 @@ def test_coco_results_jsonl_and_csv_give_the_same_captions():
     coco = read("results.json", json.dumps(entries))
     lines = read("results.jsonl", "\n".join(json.dumps(e) for e in entries) + "\n\n")
     table = read("results.csv", 'image_id,caption\n42,A dog runs.\nb.jpg," two cats "\n')
-    assert coco[0] == "json" and lines[0] == "jsonl" and table[0] == "csv"
+    assert coco[0] == "json"
+    assert lines[0] == "jsonl"
+    assert table[0] == "csv"
     for _, captions in (coco, lines, table):
         assert [(c.image_id, c.caption) for c in captions] == [("42", "A dog runs."), ("b.jpg", "two cats")]
     assert [c.where for c in coco[1]] == ["entry 1", "entry 2"]
@@ -80,7 +82,8 @@ def test_many_kinds_of_problems_are_capped_and_counted():
     lines = "\n".join(f'{{"image_id": 1, "caption": "{"y" * (101 + n)}"}}' for n in range(25))
     with pytest.raises(SubmissionFileError) as caught:
         read("r.jsonl", lines)
-    assert len(caught.value.problems) == 20 and caught.value.more == 5
+    assert len(caught.value.problems) == 20
+    assert caught.value.more == 5
     assert str(caught.value).splitlines()[-1] == "r.jsonl: … and 5 more problem(s)"
 
 

@@ -46,7 +46,8 @@ def test_the_dataset_asked_for_is_chosen_and_a_hidden_one_is_not_offered(client,
         ("a-set", "Beta set", True),
     ]
     hidden = client.get("/submit/?dataset=secret")
-    assert hidden.status_code == 200 and b"Hidden set" not in hidden.content
+    assert hidden.status_code == 200
+    assert b"Hidden set" not in hidden.content
 
 
 def test_a_posted_slug_still_names_the_dataset():

@@ -33,7 +33,8 @@ def test_pages_of_captions_hold_every_caption_once_with_its_metrics_as_columns(
             table = selectors.score_page(submission=submission, viewer=None, metric=None, number=number)
         counts.append(len(queries))
         seen += [row.caption_id for row in table.rows]
-    assert pages == 3 and len(seen) == len(set(seen)) == submission.caption_count
+    assert pages == 3
+    assert len(seen) == len(set(seen)) == submission.caption_count
     assert len(set(counts)) == 1
 
     body = client.get(f"/submissions/{submission.pk}/?page=2").content.decode()
@@ -42,10 +43,12 @@ def test_pages_of_captions_hold_every_caption_once_with_its_metrics_as_columns(
     head = re.findall(r'<th scope="col" class="num" data-metric="([\w-]+)">([^<]+)</th>', table)
     assert head == [("bleu_4", "BLEU-4"), ("rouge_l", "ROUGE-L")]  # named as everywhere; no column without scores
     rows = re.findall(r"<tr><td>.*?</tr>", table, re.S)
-    assert len(rows) == 40 and all(row.count('<td class="num">') == 2 for row in rows)
+    assert len(rows) == 40
+    assert all(row.count('<td class="num">') == 2 for row in rows)
     second = selectors.score_page(submission=submission, viewer=None, metric=None, number=2).rows[0]
     rouge = Score.objects.get(caption_id=second.caption_id, metric_version__metric__slug="rouge_l")
     assert f'<td class="num">{100 * rouge.value:.1f}</td>' in rows[0]  # points, as the board shows them
     body = client.get(f"/submissions/{submission.pk}/?metric=bleu_4").content.decode()
     head = re.findall(r'data-metric="([\w-]+)"', scores_table(body))
-    assert "Page 1 of 3" in body and head == ["bleu_4"]
+    assert "Page 1 of 3" in body
+    assert head == ["bleu_4"]

@@ -23,10 +23,12 @@ def test_progress_totals_count_only_the_metrics_computed_here(scored_submission,
     # A job planned before planning skipped such metrics, still queued: not work to wait for either.
     EvaluationJob.objects.filter(metric_version__metric__slug="test_missing_weights").update(status="queued")
     progress = selectors.submission_progress(submission=submission)
-    assert progress["total"] == 200 and [line["metric"] for line in progress["unavailable"]] == ["test_missing_weights"]
+    assert progress["total"] == 200
+    assert [line["metric"] for line in progress["unavailable"]] == ["test_missing_weights"]
     Metric.objects.filter(slug="test_missing_weights").update(available=True)  # the weights arrived
     progress = selectors.submission_progress(submission=submission)
-    assert progress["total"] == 300 and progress["unavailable"] == []
+    assert progress["total"] == 300
+    assert progress["unavailable"] == []
 
 
 def test_the_per_caption_table_has_a_row_per_caption_and_a_column_per_metric(
@@ -40,10 +42,13 @@ def test_the_per_caption_table_has_a_row_per_caption_and_a_column_per_metric(
     words = table.rows[0].cells[1]
     assert words.shown.points == pytest.approx(100 * words.value)  # in points, as the board shows it
     only = selectors.score_page(submission=submission, viewer=None, metric="rouge_l", number=1)
-    assert [column.slug for column in only.columns] == ["rouge_l"] and len(only.rows) == 100
+    assert [column.slug for column in only.columns] == ["rouge_l"]
+    assert len(only.rows) == 100
     monkeypatch.setattr(selectors, "SCORE_ROWS", 30)
     pages = [selectors.score_page(submission=submission, viewer=None, metric=None, number=n) for n in (1, 2, 3, 4)]
     seen = [row.caption_id for page in pages for row in page.rows]
-    assert [len(page.rows) for page in pages] == [30, 30, 30, 10] and len(set(seen)) == 100
+    assert [len(page.rows) for page in pages] == [30, 30, 30, 10]
+    assert len(set(seen)) == 100
     nonsense = selectors.score_page(submission=submission, viewer=None, metric="no-such", number="x")
-    assert nonsense.columns == [] and len(nonsense.rows) == 30
+    assert nonsense.columns == []
+    assert len(nonsense.rows) == 30

@@ -11,14 +11,15 @@ from django.utils import timezone
 
 from capbench.celery import app
 from catalog.models import Caption, Item, System
+from catalog.uploads.services import upload_withdraw
 from submissions.formats import SubmissionFileError
 from submissions.models import Submission
 from submissions.services import (
+    SUBMISSIONS,
     MethodInfo,
     QuotaExceeded,
     SubmissionRefused,
     submission_create,
-    submission_withdraw,
     submissions_dispatch_pending,
 )
 
@@ -57,9 +58,12 @@ def stored_counts() -> tuple[int, int, int]:
 def test_a_valid_file_becomes_system_captions_and_submission(demo_dataset, captioner):
     submission = create(captioner, demo_dataset, results(demo_dataset))
     assert stored_counts() == (1, 1, 100)
-    assert submission.status == "queued" and submission.caption_count == 100
-    assert submission.system.kind == "submission" and submission.system.name == "Show and Tell"
-    assert submission.paper_url == METHOD.paper_url and submission.metrics == ["rouge_l"]
+    assert submission.status == "queued"
+    assert submission.caption_count == 100
+    assert submission.system.kind == "submission"
+    assert submission.system.name == "Show and Tell"
+    assert submission.paper_url == METHOD.paper_url
+    assert submission.metrics == ["rouge_l"]
     upload = Path(settings.MEDIA_ROOT) / submission.stored_file
     assert json.loads(upload.read_bytes()) == results(demo_dataset)  # the upload as received is kept
     submission.refresh_from_db()
@@ -90,7 +94,8 @@ def test_the_file_is_kept_before_the_transaction_and_removed_when_the_transactio
     monkeypatch.setattr(services, "_system_slug", fail)
     with pytest.raises(RuntimeError):
         create(captioner, demo_dataset, results(demo_dataset))
-    assert seen["in_transaction"] is False and stored_counts() == (0, 0, 0)
+    assert seen["in_transaction"] is False
+    assert stored_counts() == (0, 0, 0)
     assert not (Path(settings.MEDIA_ROOT) / seen["name"]).exists()
 
 
@@ -189,7 +194,7 @@ def test_concurrent_quota_counts_unfinished_submissions(demo_dataset, captioner,
     first = create(captioner, demo_dataset, results(demo_dataset))
     with pytest.raises(QuotaExceeded, match="1 of your submissions are still being scored"):
         create(captioner, demo_dataset, results(demo_dataset, version(2)))
-    submission_withdraw(submission=first)
+    upload_withdraw(upload=first, kind=SUBMISSIONS)
     assert Submission.objects.get(pk=first.pk).status == "withdrawn"
     create(captioner, demo_dataset, results(demo_dataset))  # the withdrawn one is no duplicate
 
@@ -209,7 +214,8 @@ def test_a_broker_outage_during_upload_leaves_the_submission_queued_and_the_swee
 ):
     submission = create(captioner, demo_dataset, results(demo_dataset))
     submission.refresh_from_db()
-    assert submission.status == "queued" and submission.dispatched_at is None
+    assert submission.status == "queued"
+    assert submission.dispatched_at is None
     assert stored_counts() == (1, 1, 100)  # nothing lost
     assert submissions_dispatch_pending(older_than=timedelta(0)) == 0
 

@@ -9,6 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from catalog.models import Item
 from submissions.models import Submission
+from tests.platform.factories import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,19 +44,24 @@ def test_sign_up_then_upload_then_status(client, demo_dataset):
             "password2": "a-long-pass-phrase-42",
         },
     )
-    assert response.status_code == 302 and response.url == "/accounts/signup/sent/"
+    assert response.status_code == 302
+    assert response.url == "/accounts/signup/sent/"
     confirm = re.search(r"/accounts/signup/confirm/\S+/\S+/", mail.outbox[-1].body).group(0)
     client.post(confirm)  # the address confirmed from the mail, then signed in
     signed_in = client.post("/accounts/login/", {"username": "newcomer", "password": "a-long-pass-phrase-42"})
-    assert signed_in.status_code == 302 and signed_in.url == "/submissions/mine/"
+    assert signed_in.status_code == 302
+    assert signed_in.url == "/submissions/mine/"
     response = upload(client, demo_dataset, results(demo_dataset), paper_url="https://example.org/p")
     submission = Submission.objects.get()
-    assert response.status_code == 302 and response.url == f"/submissions/{submission.pk}/"
+    assert response.status_code == 302
+    assert response.url == f"/submissions/{submission.pk}/"
     assert submission.owner.username == "newcomer" and submission.is_public and submission.caption_count == 100
     page = client.get(response.url).content.decode()
-    assert "My &lt;captioner&gt;" in page and "<b>caption</b>" not in page
+    assert "My &lt;captioner&gt;" in page
+    assert "<b>caption</b>" not in page
     progress = client.get(f"/submissions/{submission.pk}/progress.json").json()
-    assert progress["status"] in ("queued", "running") and progress["final"] is False
+    assert progress["status"] in ("queued", "running")
+    assert progress["final"] is False
     mine = client.get("/submissions/mine/").content.decode()
     assert f"/submissions/{submission.pk}/" in mine
 
@@ -73,7 +79,8 @@ def test_a_bad_file_shows_every_problem_and_stores_nothing(client, demo_dataset,
 
 def test_uploading_needs_an_account(client, demo_dataset):
     response = client.get("/submit/")
-    assert response.status_code == 302 and response.url.startswith("/accounts/login/?next=/submit/")
+    assert response.status_code == 302
+    assert response.url.startswith("/accounts/login/?next=/submit/")
 
 
 def test_private_submissions_are_the_owners_and_withdrawal_keeps_the_data(
@@ -83,7 +90,7 @@ def test_private_submissions_are_the_owners_and_withdrawal_keeps_the_data(
     upload(client, demo_dataset, results(demo_dataset), is_public="")
     submission = Submission.objects.get()
     assert not submission.is_public
-    other = django_user_model.objects.create_user("other")
+    other = UserFactory(username="other")
     client.force_login(other)
     assert client.get(f"/submissions/{submission.pk}/").status_code == 404
     assert client.get(f"/submissions/{submission.pk}/progress.json").status_code == 404
@@ -96,7 +103,8 @@ def test_private_submissions_are_the_owners_and_withdrawal_keeps_the_data(
     assert submission.status == "withdrawn" and not submission.is_public
     assert submission.system.captions.count() == 100
     refused = client.post(f"/submissions/{submission.pk}/visibility/", {"public": "1"}, follow=True)
-    assert refused.status_code == 200 and "a withdrawn submission cannot be made public" in refused.content.decode()
+    assert refused.status_code == 200
+    assert "a withdrawn submission cannot be made public" in refused.content.decode()
     assert not Submission.objects.get().is_public
 
 
@@ -118,10 +126,12 @@ def test_per_caption_scores_download_as_csv(client, demo_dataset, captioner):
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     # One row per caption, each metric a column in points (as the page and the board CSV).
     assert len(rows) == 100 and list(rows[0]) == ["image_id", "caption", "rouge_l", "errors"]
-    assert rows[0]["caption"].startswith("<b>caption</b>") and 0 <= float(rows[0]["rouge_l"]) <= 100
+    assert rows[0]["caption"].startswith("<b>caption</b>")
+    assert 0 <= float(rows[0]["rouge_l"]) <= 100
     response = client.get(f"/submissions/{submission.pk}/scores.csv?layout=long")  # the former layout
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
-    assert len(rows) == 100 and {row["metric"] for row in rows} == {"rouge_l"}
+    assert len(rows) == 100
+    assert {row["metric"] for row in rows} == {"rouge_l"}
     assert float(rows[0]["points"]) == pytest.approx(100 * float(rows[0]["value"]))
 
 
@@ -144,7 +154,8 @@ def test_the_status_page_shows_numbers_first_and_the_metrics_not_computed_here_o
     assert card.index('<tr data-metric="rouge_l">') < card.index('id="results-unavailable"')  # numbers first
     assert page.count("Test: weights absent") == 1  # named once: not a row, not a queued job, not a column
     assert "Not computed on this server:</strong> Test: weights absent (a program it needs is not installed)." in card
-    assert "Still being scored" not in page and "batch(es) ahead" not in page
+    assert "Still being scored" not in page
+    assert "batch(es) ahead" not in page
     assert '<tr data-metric="test_missing_weights">' not in page
     assert '<span class="count">100 of 100</span> scores computed' in page
 
@@ -155,7 +166,8 @@ def test_the_form_keeps_a_submission_private_unless_asked(client, demo_dataset, 
     client.force_login(captioner)
     form = client.get("/submit/").content.decode()
     box = re.search(r'<input[^>]*name="is_public"[^>]*>', form).group(0)
-    assert not re.search(r"\schecked\b", box) and "only you see it" in form
+    assert not re.search(r"\schecked\b", box)
+    assert "only you see it" in form
     client.post(  # the box left as it came (unticked: only the default above is new)
         "/submit/",
         {
@@ -174,9 +186,10 @@ def test_withdrawing_asks_first(client, demo_dataset, captioner, django_user_mod
     mine = client.get("/submissions/mine/").content.decode()
     assert f'href="/submissions/{submission.pk}/withdraw/"' in mine
     asked = client.get(f"/submissions/{submission.pk}/withdraw/")
-    assert asked.status_code == 200 and "cannot be published again" in asked.content.decode()
+    assert asked.status_code == 200
+    assert "cannot be published again" in asked.content.decode()
     assert Submission.objects.get().status != "withdrawn"  # asking changed nothing
-    client.force_login(django_user_model.objects.create_user("someone else"))
+    client.force_login(UserFactory(username="someone else"))
     assert client.get(f"/submissions/{submission.pk}/withdraw/").status_code == 404
     client.force_login(captioner)
     client.post(f"/submissions/{submission.pk}/withdraw/")

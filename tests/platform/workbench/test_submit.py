@@ -14,18 +14,19 @@ from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 
 from catalog.services.candidates import caption_keys
+from catalog.uploads.services import upload_visibility_set, upload_withdraw
 from scoring.models import CorrelationResult, Metric, MetricVersion, Score, SignificanceResult
 from scoring.services.planning import dataset_plan
+from tests.platform.factories import UserFactory
 from tests.platform.scoring.inline import run_jobs
 from workbench.models import MetricSubmission, MetricUpload, UploadedFile
 from workbench.services import (
+    METRICS,
     MetricInfo,
     MetricRefused,
     ScoresFile,
     ScoresRefused,
     metric_submit,
-    metric_visibility_set,
-    metric_withdraw,
     upload_correlate,
 )
 
@@ -79,7 +80,8 @@ def test_a_built_in_metrics_own_scores_reproduce_its_correlations_and_clusters(s
     assert upload.status == MetricUpload.Status.DONE
     slug = upload.metric_version.metric.slug
     mine, theirs = cells(slug), cells("cider_d")
-    assert mine.keys() == theirs.keys() and len(mine) >= 4
+    assert mine.keys() == theirs.keys()
+    assert len(mine) >= 4
     for key, result in theirs.items():
         copy = mine[key]
         assert (copy.value, copy.low, copy.high, copy.n, copy.left_out) == (
@@ -241,7 +243,8 @@ def test_control_characters_in_names_and_texts_are_refused_and_nothing_stored(de
     ):
         with pytest.raises(MetricRefused, match=message):
             metric_submit(owner=captioner, info=info, files=[ScoresFile(demo_dataset, file_name, content)])
-    assert not Metric.objects.filter(family="submitted").exists() and not MetricUpload.objects.exists()
+    assert not Metric.objects.filter(family="submitted").exists()
+    assert not MetricUpload.objects.exists()
     upload = submit(captioner, demo_dataset, content, name="Plain", description="Two lines,\r\nand\ta tab")
     assert upload.metric_version.metric.description == "Two lines,\r\nand\ta tab"
 
@@ -250,9 +253,11 @@ def test_uploading_again_makes_a_new_version_and_the_same_scores_are_refused(sco
     first = submit(captioner, scored, jsonl(builtin_scores(scored, "bleu_4")), name="Mine")
     second = submit(captioner, scored, jsonl(builtin_scores(scored, "cider_d")), name="Mine")
     metric = second.metric_version.metric
-    assert first.metric_version.metric == metric and [v.version for v in metric.versions.all()] == ["1", "2"]
+    assert first.metric_version.metric == metric
+    assert [v.version for v in metric.versions.all()] == ["1", "2"]
     slug = metric.slug
-    assert metric.current_version == second.metric_version and re.fullmatch(r"mine-[0-9a-f]{6}", slug)
+    assert metric.current_version == second.metric_version
+    assert re.fullmatch(r"mine-[0-9a-f]{6}", slug)
     with pytest.raises(MetricRefused, match=f"these scores are {slug} version 2 already"):
         submit(captioner, scored, jsonl(builtin_scores(scored, "cider_d")), name="Mine")
     with pytest.raises(MetricRefused, match="was submitted as higher is better"):
@@ -292,24 +297,27 @@ def test_every_uploaded_slug_carries_a_random_suffix_so_it_tells_nothing_of_othe
     perhaps privately, holds the name: every new metric's slug is its name's and a random suffix.
     A metric stored before with a bare slug keeps it (its address), new versions included."""
     content = jsonl(dict.fromkeys(caption_keys(demo_dataset), 1.0))
-    other = django_user_model.objects.create_user("other")
+    other = UserFactory(username="other")
     first = submit(captioner, demo_dataset, content, name="Hidden gem").metric_version.metric
     second = submit(other, demo_dataset, content, name="Hidden gem").metric_version.metric
     fresh = submit(other, demo_dataset, content, name="Untaken name").metric_version.metric
-    assert re.fullmatch(r"hidden-gem-[0-9a-f]{6}", first.slug) and re.fullmatch(r"hidden-gem-[0-9a-f]{6}", second.slug)
-    assert first.slug != second.slug and re.fullmatch(r"untaken-name-[0-9a-f]{6}", fresh.slug)
+    assert re.fullmatch(r"hidden-gem-[0-9a-f]{6}", first.slug)
+    assert re.fullmatch(r"hidden-gem-[0-9a-f]{6}", second.slug)
+    assert first.slug != second.slug
+    assert re.fullmatch(r"untaken-name-[0-9a-f]{6}", fresh.slug)
     page = submit(captioner, demo_dataset, content, name="All").metric_version.metric
     assert re.fullmatch(r"all-[0-9a-f]{6}", page.slug)  # /metrics/all/ is the index
     legacy = submit(captioner, demo_dataset, content, name="Legacy").metric_version.metric
     Metric.objects.filter(pk=legacy.pk).update(slug="legacy")  # as stored before the suffix was always given
     again = submit(captioner, demo_dataset, jsonl(dict.fromkeys(caption_keys(demo_dataset), 2.0)), name="Legacy")
-    assert again.metric_version.metric.slug == "legacy" and again.metric_version.version == "2"
+    assert again.metric_version.metric.slug == "legacy"
+    assert again.metric_version.version == "2"
 
 
-def test_private_metrics_are_their_owners_alone(scored, captioner, client, django_user_model):
+def test_private_metrics_are_their_owners_alone(fresh_page_memory, scored, captioner, client, django_user_model):
     upload = submit(captioner, scored, jsonl(builtin_scores(scored, "cider_d")), name="Qzhidden metric")
     slug = upload.metric_version.metric.slug
-    stranger = django_user_model.objects.create_user("stranger", password="a long test password")
+    stranger = UserFactory(username="stranger")
     # Its own clusters, apart from the public ones (which do not name it).
     assert not any(slug in r.metrics for r in SignificanceResult.objects.filter(subject__isnull=True))
     assert SignificanceResult.objects.filter(subject__slug=slug).exists()
@@ -333,16 +341,17 @@ def test_private_metrics_are_their_owners_alone(scored, captioner, client, djang
             assert b"Qzhidden" not in response.content and f'"{slug}"'.encode() not in response.content, (viewer, url)
     client.force_login(captioner)
     board = client.get("/metrics/").content.decode()
-    assert "Qzhidden metric" in board and "private: only you" in board
+    assert "Qzhidden metric" in board
+    assert "private: only you" in board
     assert client.get(f"/metrics/{slug}/").status_code == 200
     assert any(m["slug"] == slug for m in client.get("/api/v1/metrics/").json()["results"])
     # Published: everyone sees it, in the public clusters; withdrawn: gone again.
-    metric_visibility_set(submission=upload.submission, is_public=True)
+    upload_visibility_set(upload=upload.submission, is_public=True, kind=METRICS)
     upload_correlate(upload_id=upload.pk)  # on_commit ran the clusters in a task we have no worker for here
     client.logout()
     assert b"Qzhidden metric" in client.get("/metrics/").content
     assert any(slug in r.metrics for r in SignificanceResult.objects.filter(subject__isnull=True))
-    metric_withdraw(submission=upload.submission)
+    upload_withdraw(upload=upload.submission, kind=METRICS)
     from scoring.services.correlations import dataset_significance
 
     dataset_significance(dataset=scored)
@@ -371,18 +380,17 @@ def test_the_command_line_contract(scored, captioner, tmp_path, capsys, workers)
     out = capsys.readouterr().out.splitlines()
     slug = Metric.objects.get(name="My metric").slug
     assert re.fullmatch(r"my-metric-[0-9a-f]{6}", slug)
-    assert out[0].startswith(f"metric {slug} version 1: ") and "candidates scored on demo" in out[0]
+    assert out[0].startswith(f"metric {slug} version 1: ")
+    assert "candidates scored on demo" in out[0]
     lines = [line.split() for line in out[1:]]
     assert lines and all(line[0] == slug and line[1] == "demo" for line in lines)
     theirs = cells("cider_d")
     for line in lines:
         slug, _, protocol, level, dimension, statistic, value, low, high, n, *rest = line
         result = theirs[(protocol, level, dimension, statistic)]
-        assert (
-            value == f"{100 * result.value:.2f}"
-            and low == f"[{100 * result.low:.2f},"
-            and high == f"{100 * result.high:.2f}]"
-        )
+        assert value == f"{100 * result.value:.2f}"
+        assert low == f"[{100 * result.low:.2f},"
+        assert high == f"{100 * result.high:.2f}]"
         if level == "caption":
             assert rest and rest[0].startswith("cluster=")
     candidates = tmp_path / "candidates.jsonl"
@@ -395,7 +403,7 @@ def test_the_command_line_contract(scored, captioner, tmp_path, capsys, workers)
         call_command("metrics", "submit", "demo", str(bad), "--user", "captioner", "--name", "Bad")
 
 
-def test_the_api_loop(scored, captioner, client):
+def test_the_api_loop(fresh_page_memory, scored, captioner, client):
     token = Token.objects.create(user=captioner)
     auth = {"HTTP_AUTHORIZATION": f"Token {token.key}"}
     rows = client.get("/api/v1/datasets/demo/candidates/?format=jsonl", **auth)
@@ -419,11 +427,13 @@ def test_the_api_loop(scored, captioner, client):
     assert response.status_code == 201, response.content
     body = response.json()
     slug = body["metric"]
-    assert re.fullmatch(r"api-metric-[0-9a-f]{6}", slug) and body["uploads"][0]["datasets"][0]["missing"] == 0
+    assert re.fullmatch(r"api-metric-[0-9a-f]{6}", slug)
+    assert body["uploads"][0]["datasets"][0]["missing"] == 0
     upload_correlate(upload_id=body["uploads"][0]["id"])
     board = client.get("/api/v1/leaderboards/metrics/").json()
     row = next(m for m in board["metrics"] if m["metric"] == slug)
-    assert row["submitted"]["owner"] == "captioner" and row["submitted"]["private"] is False
+    assert row["submitted"]["owner"] == "captioner"
+    assert row["submitted"]["private"] is False
     assert all(
         cell is None or (cell["rank"] >= 1 and cell["low"] <= cell["value"] <= cell["high"]) for cell in row["cells"]
     )
@@ -437,7 +447,8 @@ def test_the_api_loop(scored, captioner, client):
         {"name": "Api metric", "dataset": "demo", "scores": SimpleUploadedFile("s.csv", b"caption_id,score\nx,1\n")},
         **auth,
     )
-    assert bad.status_code == 400 and "line 2, field 'caption_id'" in json.dumps(bad.json())
+    assert bad.status_code == 400
+    assert "line 2, field 'caption_id'" in json.dumps(bad.json())
     for name, refusal in (
         ("Evil\x1b]0;t\x07", "field 'name': contains a control character (U+001B"),
         ("BLEU-4", "bleu_4"),
@@ -450,30 +461,58 @@ def test_the_api_loop(scored, captioner, client):
         assert refused.status_code == 400 and refusal in refused.json()["detail"], refused.content
     assert client.post("/api/v1/metric-submissions/", {"name": "x"}).status_code in (401, 403)
     hidden = client.post(f"/api/v1/metric-submissions/{body['id']}/visibility/", {"public": "false"}, **auth)
-    assert hidden.status_code == 200 and hidden.json()["is_public"] is False
+    assert hidden.status_code == 200
+    assert hidden.json()["is_public"] is False
     assert client.get("/api/v1/metric-submissions/").json()["results"] == []  # anonymous: nothing public now
+    withdrawn = client.post(f"/api/v1/metric-submissions/{body['id']}/withdraw/", **auth)
+    assert withdrawn.json()["status"] == "withdrawn"
+    refused = client.post(f"/api/v1/metric-submissions/{body['id']}/visibility/", {"public": "true"}, **auth)
+    assert refused.status_code == 400
+    assert refused.json() == {"detail": "a withdrawn metric cannot be made public"}
 
 
-def test_the_web_form(scored, captioner, client):
+def test_the_web_form(fresh_page_memory, scored, captioner, client):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     client.force_login(captioner)
     page = client.get("/submit/metric/")
-    assert page.status_code == 200 and b"Scores for Demo" in page.content
+    assert page.status_code == 200
+    assert b"Scores for Demo" in page.content
     scores = builtin_scores(scored, "bleu_4")
     refused = client.post(
         "/submit/metric/",
         {"name": "Form metric", "scores_demo": SimpleUploadedFile("s.jsonl", b'{"caption_id": "zz", "score": 1}')},
     )
-    assert refused.status_code == 400 and b"nothing was stored" in refused.content and b"line 1" in refused.content
+    assert refused.status_code == 400
+    assert b"nothing was stored" in refused.content
+    assert b"line 1" in refused.content
     done = client.post(
         "/submit/metric/",
         {"name": "Form metric", "scores_demo": SimpleUploadedFile("s.jsonl", jsonl(scores)), "trained_on": ["demo"]},
     )
-    assert done.status_code == 302 and re.fullmatch(r"/metrics/form-metric-[0-9a-f]{6}/", done["Location"])
+    assert done.status_code == 302
+    assert re.fullmatch(r"/metrics/form-metric-[0-9a-f]{6}/", done["Location"])
     upload_correlate(upload_id=MetricUpload.objects.get().pk)
     page = client.get(done["Location"]).content.decode()
-    assert "Integrity checks" in page and "may have been trained on these judgments" in page
+    assert "Integrity checks" in page
+    assert "may have been trained on these judgments" in page
     assert f"{len(scores)} of {len(scores)} (100.0%)" in page
     mine = client.get("/metric-submissions/mine/").content.decode()
-    assert "Form metric" in mine and "make public" in mine
+    assert "Form metric" in mine
+    assert "make public" in mine
+    # The owner's actions (catalog.uploads.views, the metric kind): publish, withdraw, then no publishing.
+    submission = MetricSubmission.objects.get()
+    published = client.post(f"/metric-submissions/{submission.pk}/visibility/", {"public": "1"})
+    assert published["Location"] == "/metric-submissions/mine/"
+    assert MetricSubmission.objects.get().is_public
+    asked = client.get(f"/metric-submissions/{submission.pk}/withdraw/")
+    assert "A withdrawn metric cannot be published again" in asked.content.decode()
+    withdrawn = client.post(f"/metric-submissions/{submission.pk}/withdraw/", follow=True)
+    assert "“Form metric” was withdrawn; its files and scores are kept." in withdrawn.content.decode()
+    refused = client.post(f"/metric-submissions/{submission.pk}/visibility/", {"public": "1"}, follow=True)
+    assert "a withdrawn metric cannot be made public" in refused.content.decode()
+    submission.refresh_from_db()
+    assert submission.status == MetricSubmission.Status.WITHDRAWN
+    assert not submission.is_public
+    client.force_login(UserFactory())
+    assert client.get(f"/metric-submissions/{submission.pk}/withdraw/").status_code == 404

@@ -14,7 +14,8 @@ def test_greedy_matching_by_hand():
     candidate = np.stack([a, b])
     reference = np.stack([a, c])
     p, r, f = greedy_match(candidate, reference, np.array([0.5, 0.5]), np.array([0.5, 0.5]))
-    assert (p, r) == (0.5, 0.5) and f == pytest.approx(0.5)
+    assert (p, r) == (0.5, 0.5)
+    assert f == pytest.approx(0.5)
     assert greedy_match(candidate, reference, np.zeros(2), np.array([0.5, 0.5])) == (0.0, 0.0, 0.0)
 
 
@@ -114,5 +115,7 @@ def test_out_of_memory_halves_the_batch_and_keeps_it(roberta_store, monkeypatch)
     embedder.batch = 8
     texts = {row.candidate for row in rows()} | {ref for row in rows() for ref in row.references}
     again = BertScore().score(rows()).scores
-    assert embedder.batch == 2 and sizes[:3] == [min(8, len(texts)), 4, 2] and set(sizes[2:]) <= {1, 2}
+    assert embedder.batch == 2
+    assert sizes[:3] == [min(8, len(texts)), 4, 2]
+    assert set(sizes[2:]) <= {1, 2}
     assert again == pytest.approx(expected, abs=1e-6)

@@ -23,7 +23,8 @@ def test_special_tokens_written_in_a_caption_weigh_nothing_as_in_the_package(rob
         CaptionRow("4", "a dog runs on the grass " * 40, ("the cat sleeps on a red sofa " * 30, "a dog")),
     ]
     ids = BertScore().embedder.token_ids([row.candidate for row in special])
-    assert ids[0].count(tokenizer.sep_token_id) == 2 and ids[1].count(tokenizer.cls_token_id) == 2
+    assert ids[0].count(tokenizer.sep_token_id) == 2
+    assert ids[1].count(tokenizer.cls_token_id) == 2
     assert len(ids[4]) == tokenizer.model_max_length  # cut
     result = BertScore().score(special)
     assert prf(result.details) == pytest.approx(prf(package_best(roberta_store, special)), abs=1e-5)
@@ -38,4 +39,5 @@ def test_a_caption_of_special_tokens_only_scores_f_0_as_in_the_package(roberta_s
     row = CaptionRow("0", "</s>", ("a dog runs",))
     assert BertScore().score([row]).details[0] == {"P": 0.0, "R": 0.0, "F": 0.0}
     p, _, f = package_score(roberta_store, [row.candidate], list(row.references))
-    assert np.isnan(p.item()) and f.item() == 0.0
+    assert np.isnan(p.item())
+    assert f.item() == 0.0

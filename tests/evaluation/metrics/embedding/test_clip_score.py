@@ -109,10 +109,12 @@ def test_image_features_are_cached_on_disk_and_identical_texts_encoded_once(mode
     assert encoder.images_encoded == 5
     assert len(list((tmp_path / "features").rglob("*.npy"))) == 5
     again = metric.score(rows(images)).scores  # a new submission on the same images
-    assert encoder.images_encoded == 5 and again == pytest.approx(first, abs=1e-6)
+    assert encoder.images_encoded == 5
+    assert again == pytest.approx(first, abs=1e-6)
     duplicates = [CaptionRow(str(i), "the same caption", (), images[i % 2]) for i in range(6)]
     scores = metric.score(duplicates).scores
-    assert scores[0] == scores[2] == scores[4] and scores[1] == scores[3] == scores[5]
+    assert scores[0] == scores[2] == scores[4]
+    assert scores[1] == scores[3] == scores[5]
 
 
 def test_pac_s_loads_its_checkpoint_over_the_backbone(model_store, images, pac_checkpoint):

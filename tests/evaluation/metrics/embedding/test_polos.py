@@ -160,7 +160,8 @@ def test_polos_equals_the_released_architecture_run_one_pair_at_a_time(model_sto
     assert result.scores == pytest.approx(released_forward(model_store, polos_store, rows(images)), abs=1e-5)
     assert all(0.0 < value < 1.0 for value in result.scores)
     first = result.details[0]
-    assert len(first["per_reference"]) == 3 and max(first["per_reference"]) == result.scores[0]
+    assert len(first["per_reference"]) == 3
+    assert max(first["per_reference"]) == result.scores[0]
     assert first["per_reference"][first["best_reference"]] == result.scores[0]
     assert result.corpus == pytest.approx(np.mean(result.scores))
 
@@ -212,7 +213,8 @@ def test_a_head_that_does_not_fit_the_encoders_is_refused(model_store, polos_sto
 
 def test_new_weights_make_a_new_metric_version(model_store, polos_store):
     before = Polos().config()["weights"]
-    assert before.startswith("polos:") and "sup-simcse-roberta-base" in before
+    assert before.startswith("polos:")
+    assert "sup-simcse-roberta-base" in before
     resave(polos_store, lambda state: state["scalar_mix.gamma"].add_(1.0))
     assert Polos().config()["weights"] != before
 

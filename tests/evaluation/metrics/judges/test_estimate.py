@@ -62,22 +62,26 @@ def test_gveval_estimate_sends_nothing_and_counts_only_what_is_not_cached(judge_
     prompts = [metric.request(row, 0).prompt for row in rows[:2]]
     assert (before.rows, before.unjudgeable, before.requests, before.cached, before.images) == (3, 1, 2, 0, 2)
     assert before.prompt_tokens == sum(text_tokens(p) + 7 + 85 for p in prompts)  # detail "low": 85 a picture
-    assert before.completion_tokens == 300 and before.completion_basis.startswith("assumed: 150")
+    assert before.completion_tokens == 300
+    assert before.completion_basis.startswith("assumed: 150")
     assert before.cost_usd == pytest.approx((before.prompt_tokens * 5 + 300 * 15) / 1e6)
-    assert before.completion_tokens_max is None and before.cost_usd_max is None  # G-VEval sets no max_tokens
+    assert before.completion_tokens_max is None
+    assert before.cost_usd_max is None  # G-VEval sets no max_tokens
 
     judge_server.then(ok(completion(words("Good. The final score is") + [("$", {}), ("80", {"80": 1.0}), ("$", {})])))
     metric.score(rows[:1])
     after = metric.estimate(rows, observed_completion=(42.0, 10))
     assert (after.requests, after.cached) == (2, 1)
     assert after.prompt_tokens == text_tokens(prompts[1]) + 7 + 85
-    assert after.completion_tokens == 42 and "mean 42 per reply over 10 earlier" in after.completion_basis
+    assert after.completion_tokens == 42
+    assert "mean 42 per reply over 10 earlier" in after.completion_basis
 
 
 def test_an_unpriced_model_says_how_to_price_it(judge_server, picture, monkeypatch):
     monkeypatch.setenv("CAPBENCH_JUDGE_MODEL", "some-vllm-model")
     found = get("clair").estimate([CaptionRow("1", "a dog", ("a dog runs",), None)])
-    assert found.cost_usd is None and "set CAPBENCH_JUDGE_PRICE_INPUT and _OUTPUT" in found.price_basis
+    assert found.cost_usd is None
+    assert "set CAPBENCH_JUDGE_PRICE_INPUT and _OUTPUT" in found.price_basis
     assert (found.requests, found.images, found.completion_tokens, found.completion_tokens_max) == (1, 0, 60, 1024)
 
 
@@ -104,8 +108,10 @@ def test_visce2_estimate_counts_one_context_per_image_and_nothing_once_all_is_ca
     metric = get("visce2")
     before = metric.estimate(rows)
     assert (before.requests, before.cached, before.images, before.unjudgeable) == (5, 0, 5, 0)
-    assert before.completion_tokens == 2 * 250 + 3 * 10 and before.completion_tokens_max == 5 * 1024
-    assert before.cost_usd is None and before.price_basis == "a local model: no per-token price"
+    assert before.completion_tokens == 2 * 250 + 3 * 10
+    assert before.completion_tokens_max == 5 * 1024
+    assert before.cost_usd is None
+    assert before.price_basis == "a local model: no per-token price"
     assert before.counting.startswith("exact")
     metric.score(rows)
     after = metric.estimate(rows, cache=ReplyCache())
@@ -119,5 +125,6 @@ def test_an_endpoint_is_estimated_before_it_is_configured(monkeypatch, tmp_path)
     metric = get("clair")
     assert not metric.availability().available  # it cannot score yet …
     found = metric.estimate([CaptionRow("1", "a dog", ("a dog runs",), None)])
-    assert found.requests == 1 and found.cost_usd > 0  # … but what it would cost is known
+    assert found.requests == 1
+    assert found.cost_usd > 0  # … but what it would cost is known
     assert found.price_basis == "OpenAI list price of gpt-4o-2024-05-13"

@@ -36,11 +36,13 @@ def test_gveval_combined_sends_image_and_references_and_reads_the_expectation(ju
     assert result.scores == [pytest.approx(84.0)]
     detail = result.details[0]
     assert detail["distribution"] == pytest.approx({"80": 0.6, "90": 0.4})
-    assert detail["reply"].startswith("Accurate and concise.") and detail["prompt_tokens"] == 120
+    assert detail["reply"].startswith("Accurate and concise.")
+    assert detail["prompt_tokens"] == 120
     content = judge_server.requests[0]["messages"][0]["content"]
     assert "Reference captions:\n'a dog runs'; 'a brown dog\n\nImage is attached" in content[0]["text"]
     assert "Generated captions:\na dog on grass\n" in content[0]["text"]
-    assert content[1]["image_url"]["detail"] == "low" and content[1]["image_url"]["url"].startswith("data:image/jpeg")
+    assert content[1]["image_url"]["detail"] == "low"
+    assert content[1]["image_url"]["url"].startswith("data:image/jpeg")
     assert judge_server.requests[0]["temperature"] == 1.0
 
 
@@ -49,15 +51,18 @@ def test_gveval_ref_only_sends_no_picture_as_a_system_message(judge_server, pict
     result = get("gveval_ref_only").score([CaptionRow("1", "a cat", ("a cat sleeps",), picture)])
     assert result.scores == [70.0]
     [message] = judge_server.requests[0]["messages"]
-    assert message["role"] == "system" and "Reference captions:\n'a cat sleeps" in message["content"]
+    assert message["role"] == "system"
+    assert "Reference captions:\n'a cat sleeps" in message["content"]
 
 
 def test_an_unparseable_reply_is_drawn_again_then_recorded_as_a_failure(judge_server, picture):
     judge_server.default = lambda body: ok(completion(words("I would rather not give a number.")))
     result = get("gveval_ref_free").score([CaptionRow("1", "a cat", (), picture)])
-    assert math.isnan(result.scores[0]) and result.corpus is None
+    assert math.isnan(result.scores[0])
+    assert result.corpus is None
     detail = result.details[0]
-    assert detail["draws"] == 3 and "unparseable reply: the reply has no '$'" in detail["error"]
+    assert detail["draws"] == 3
+    assert "unparseable reply: the reply has no '$'" in detail["error"]
     assert detail["reply"] == "I would rather not give a number."
     assert len(judge_server.requests) == 3
 
@@ -65,15 +70,19 @@ def test_an_unparseable_reply_is_drawn_again_then_recorded_as_a_failure(judge_se
 def test_a_second_draw_that_has_a_number_is_used(judge_server, picture):
     judge_server.then(ok(completion(words("no number"))), ok(scored("The final score is", {"60": 1.0})))
     result = get("gveval_ref_free").score([CaptionRow("1", "a cat", (), picture)])
-    assert result.scores == [60.0] and result.details[0]["draws"] == 2 and "error" not in result.details[0]
+    assert result.scores == [60.0]
+    assert result.details[0]["draws"] == 2
+    assert "error" not in result.details[0]
 
 
 def test_rows_without_what_the_judge_needs_fail_alone(judge_server, picture):
     judge_server.default = lambda body: ok(scored("The final score is", {"50": 1.0}))
     rows = [CaptionRow("1", "a cat", ("a cat",), None), CaptionRow("2", "a dog", ("a dog",), picture)]
     result = get("gveval_combined").score(rows)
-    assert math.isnan(result.scores[0]) and "needs the image" in result.details[0]["error"]
-    assert result.scores[1] == 50.0 and result.corpus == 50.0
+    assert math.isnan(result.scores[0])
+    assert "needs the image" in result.details[0]["error"]
+    assert result.scores[1] == 50.0
+    assert result.corpus == 50.0
 
 
 def test_accr_on_a_video_reads_four_dimensions_from_the_composite(judge_server, tmp_path):
@@ -107,7 +116,8 @@ def test_accr_on_a_video_reads_four_dimensions_from_the_composite(judge_server, 
     )
     assert result.scores == [pytest.approx((90 + 70 + 70 + 100) / 4)]
     image = judge_server.requests[0]["messages"][0]["content"][1]["image_url"]
-    assert image["detail"] == "high" and image["url"].startswith("data:image/png;base64,")
+    assert image["detail"] == "high"
+    assert image["url"].startswith("data:image/png;base64,")
     import base64
     import io
 
@@ -118,9 +128,11 @@ def test_accr_on_a_video_reads_four_dimensions_from_the_composite(judge_server, 
 def test_clair_asks_at_temperature_zero_and_reports_on_0_to_1(judge_server):
     judge_server.then(ok(completion(words('{"score": 65, "reason": "similar scene"}'))))
     result = get("clair").score([CaptionRow("1", "a dog", ("a dog runs", "a puppy"))])
-    assert result.scores == [0.65] and result.details[0]["reason"] == "similar scene"
+    assert result.scores == [0.65]
+    assert result.details[0]["reason"] == "similar scene"
     sent = judge_server.requests[0]
-    assert sent["temperature"] == 0.0 and sent["max_tokens"] == 1024
+    assert sent["temperature"] == 0.0
+    assert sent["max_tokens"] == 1024
     prompt = sent["messages"][0]["content"]  # the released code's layout: a blank line after each list
     assert "Candidate set:\n- a dog\n\nReference set:\n- a dog runs\n- a puppy\n\nOn a precise scale" in prompt
     assert prompt.endswith("with a string value.)\n")
@@ -150,10 +162,13 @@ def test_visce2_extracts_the_context_once_per_image_and_rates_with_it(judge_serv
     assert "Candidate caption:\nCandidate:\na gray square\n" in rating
     assert "Visual Context:\nObject 1: a gray square\n" in rating
     assert result.scores[:2] == [85.0, 85.0]
-    assert result.details[0]["reference_parse"] == 85.0 and result.details[0]["visual_context"].startswith("Object 1")
-    assert math.isnan(result.scores[2]) and "outside 0–100" in result.details[2]["error"]
+    assert result.details[0]["reference_parse"] == 85.0
+    assert result.details[0]["visual_context"].startswith("Object 1")
+    assert math.isnan(result.scores[2])
+    assert "outside 0–100" in result.details[2]["error"]
     assert result.details[2]["visual_context"].startswith("Object 1")  # kept for a failure too (the item page)
-    assert judge_server.requests[1]["temperature"] == 0.2 and judge_server.requests[1]["seed"] == 0
+    assert judge_server.requests[1]["temperature"] == 0.2
+    assert judge_server.requests[1]["seed"] == 0
     before = len(judge_server.requests)
     get("visce2").score(rows[:2])  # every reply cached now
     assert len(judge_server.requests) == before

@@ -34,10 +34,12 @@ def test_replies_carry_tokens_logprobs_and_watched_digits_and_batching_changes_n
     together = backend.complete(requests, params)
     alone = [backend.complete([request], params)[0] for request in requests]
     for a, b in zip(together, alone, strict=True):
-        assert a.text == b.text and [t.text for t in a.tokens] == [t.text for t in b.tokens]
+        assert a.text == b.text
+        assert [t.text for t in a.tokens] == [t.text for t in b.tokens]
         assert [t.logprob for t in a.tokens] == pytest.approx([t.logprob for t in b.tokens], abs=1e-4)
     reply = together[0]
-    assert len(reply.tokens) == reply.completion_tokens == 5 and reply.prompt_tokens > 16
+    assert len(reply.tokens) == reply.completion_tokens == 5
+    assert reply.prompt_tokens > 16
     assert all(1 <= len(token.top) <= 3 and token.logprob <= 0 for token in reply.tokens)  # (ids may decode alike)
     assert reply.tokens[0].logprob == pytest.approx(max(reply.tokens[0].top.values()))  # greedy: the top token
     assert len(reply.watched) == 5 and set(reply.watched[0]) == set(DIGITS)
@@ -84,11 +86,13 @@ def test_qwen2_vl_answers_like_llava_and_batching_changes_nothing(qwen_store, pi
     together = backend.complete(requests, params)
     alone = [backend.complete([request], params)[0] for request in requests]
     for a, b, request in zip(together, alone, requests, strict=True):
-        assert a.text == b.text and [t.text for t in a.tokens] == [t.text for t in b.tokens]
+        assert a.text == b.text
+        assert [t.text for t in a.tokens] == [t.text for t in b.tokens]
         assert [t.logprob for t in a.tokens] == pytest.approx([t.logprob for t in b.tokens], abs=1e-4)
         assert a.prompt_tokens == b.prompt_tokens == backend.prompt_tokens(request)
     assert together[0].prompt_tokens > together[2].prompt_tokens  # the picture's merged patches are in the prompt
-    assert len(together[0].watched[0]) == 10 and together[0].model == "Qwen/Qwen2-VL-7B-Instruct"
+    assert len(together[0].watched[0]) == 10
+    assert together[0].model == "Qwen/Qwen2-VL-7B-Instruct"
 
 
 def test_a_judge_runs_on_the_model_its_settings_name(qwen_store, picture, monkeypatch):
@@ -96,7 +100,8 @@ def test_a_judge_runs_on_the_model_its_settings_name(qwen_store, picture, monkey
     metric = get("visce2")
     assert metric.config()["backend"].startswith("transformers:Qwen/Qwen2-VL-7B-Instruct@")
     result = metric.score([CaptionRow("1", "a dog", (), picture)])
-    assert result.details[0]["model"] == "Qwen/Qwen2-VL-7B-Instruct" and result.details[0]["visual_context"] is not None
+    assert result.details[0]["model"] == "Qwen/Qwen2-VL-7B-Instruct"
+    assert result.details[0]["visual_context"] is not None
     monkeypatch.setenv("CAPBENCH_FLEUR_MODEL", "roberta-large")
     fleur = get("fleur")
     availability = fleur.availability()
@@ -125,7 +130,8 @@ def test_out_of_memory_halves_the_batch_keeps_the_size_and_loses_no_request(llav
     monkeypatch.setattr(backend, "_generate", tight)
     params = JudgeParams(max_tokens=3)
     replies = backend.complete(requests, params)
-    assert sizes == [7, 3, 3, 1] and backend.batch == 3  # halved from the 7 that failed, then kept
+    assert sizes == [7, 3, 3, 1]
+    assert backend.batch == 3  # halved from the 7 that failed, then kept
     assert all(
         reply.text == alone.text for reply, alone in zip(replies, [real([r], params)[0] for r in requests], strict=True)
     )
@@ -148,4 +154,5 @@ def test_an_error_other_than_out_of_memory_fails_its_batch_only(llava_store, pic
     monkeypatch.setattr(backend, "_generate", broken_first)
     replies = backend.complete(requests, JudgeParams(max_tokens=2))
     assert [type(reply).__name__ for reply in replies] == ["JudgeFailed", "JudgeFailed", "JudgeReply", "JudgeReply"]
-    assert "RuntimeError: a bad picture" in str(replies[0]) and backend.batch == 2
+    assert "RuntimeError: a bad picture" in str(replies[0])
+    assert backend.batch == 2

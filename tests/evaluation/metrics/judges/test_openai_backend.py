@@ -24,16 +24,20 @@ def test_the_request_carries_the_image_as_a_data_url_and_asks_for_logprobs(judge
     judge, _ = backend(judge_server)
     [reply] = judge.complete([JudgeRequest("rate it", b"\x89PNGfake", "image/png", "low")], PARAMS)
     sent = judge_server.requests[0]
-    assert sent["model"] == "gpt-4o-2024-05-13" and sent["logprobs"] is True and sent["top_logprobs"] == 5
-    assert sent["temperature"] == 1.0 and sent["top_p"] == 1.0 and sent["n"] == 1
+    assert sent["model"] == "gpt-4o-2024-05-13"
+    assert sent["logprobs"] is True
+    assert sent["top_logprobs"] == 5
+    assert sent["temperature"] == 1.0
+    assert sent["top_p"] == 1.0
+    assert sent["n"] == 1
     [message] = sent["messages"]
-    assert message["role"] == "user" and message["content"][0] == {"type": "text", "text": "rate it"}
+    assert message["role"] == "user"
+    assert message["content"][0] == {"type": "text", "text": "rate it"}
     image = message["content"][1]["image_url"]
     assert image["detail"] == "low"
     assert image["url"] == "data:image/png;base64," + base64.b64encode(b"\x89PNGfake").decode()
-    assert reply.text == "The final score is $85" and reply.tokens[-1].top == pytest.approx(
-        {"85": math.log(0.7), "90": math.log(0.3)}
-    )
+    assert reply.text == "The final score is $85"
+    assert reply.tokens[-1].top == pytest.approx({"85": math.log(0.7), "90": math.log(0.3)})
     assert (reply.prompt_tokens, reply.completion_tokens) == (120, 6)
 
 
@@ -49,7 +53,8 @@ def test_rate_limits_wait_for_retry_after_then_succeed(judge_server):
     judge_server.then(limited, (429, {"error": {"message": "again"}}, {}), ok(completion(words("fine"))))
     judge, sleeps = backend(judge_server, backoff=0.5)
     [reply] = judge.complete([JudgeRequest("x")], PARAMS)
-    assert reply.text == "fine" and len(judge_server.requests) == 3
+    assert reply.text == "fine"
+    assert len(judge_server.requests) == 3
     assert sleeps == [2.0, 1.0]  # Retry-After, then exponential backoff (0.5·2)
 
 
@@ -87,7 +92,8 @@ def test_replies_are_cached_by_prompt_model_params_and_draw(judge_server, tmp_pa
     cache = ReplyCache(tmp_path / "cache")
     first = judge.complete([JudgeRequest("a"), JudgeRequest("b")], PARAMS, cache)
     again = judge.complete([JudgeRequest("a"), JudgeRequest("b")], PARAMS, cache)
-    assert [r.text for r in again] == [r.text for r in first] and all(r.cached for r in again)
+    assert [r.text for r in again] == [r.text for r in first]
+    assert all(r.cached for r in again)
     assert len(judge_server.requests) == 2
     judge.complete([JudgeRequest("a", sample=1)], PARAMS, cache)  # another draw: asked
     judge.complete([JudgeRequest("a")], JudgeParams(temperature=0.0), cache)  # other params: asked

@@ -116,7 +116,8 @@ def test_fleur_reads_the_decimals_through_float_as_the_reference():
     tokens = [Token(text, 0, {}) for text in "0.70"]
     first, second = {"7": math.log(0.5), "8": math.log(0.5)}, {"0": math.log(0.6), "5": math.log(0.4)}
     smoothed = fleur_smoothed(tokens, [{}, {}, first, second])
-    assert smoothed.value == pytest.approx(0.1 * (7 * 0.5 + 8 * 0.5)) and len(smoothed.digit_probabilities) == 1
+    assert smoothed.value == pytest.approx(0.1 * (7 * 0.5 + 8 * 0.5))
+    assert len(smoothed.digit_probabilities) == 1
     tokens = [Token(text, 0, {}) for text in "0.705"]
     assert fleur_smoothed(tokens, [{}, {}, first, second, {}]).value == pytest.approx(0.75 + 0.01 * 5 * 0.4)
     one = [Token(text, 0, {}) for text in "1.00"]

@@ -265,5 +265,6 @@ def test_llava_sees_both_steps_inside_its_conversation_with_the_picture_padded(l
     assert recorder.texts == expected_texts
     assert len(recorder.images) == len(expected_images)
     for ours, expected in zip(recorder.images, expected_images, strict=True):
-        assert ours.size == expected.size and ours.size[0] == ours.size[1]
+        assert ours.size == expected.size
+        assert ours.size[0] == ours.size[1]
         assert np.array_equal(np.asarray(ours), np.asarray(expected))

@@ -29,10 +29,13 @@ def photos(tmp_path):
 def test_each_caption_has_its_own_picture_made_once_whatever_its_batch(vision_store, tmp_path, monkeypatch):
     generator = TextToImage(GenerationSettings.from_environment(), batch=2)
     first = generator.pictures(["a dog on grass", "a red bus", "a dog on grass"])
-    assert generator.generated == 2 and first[0] == first[2] and first[0] != first[1]
+    assert generator.generated == 2
+    assert first[0] == first[2]
+    assert first[0] != first[1]
     assert Image.open(first[0]).size == (64, 64)
     again = generator.pictures(["a red bus"])
-    assert generator.generated == 2 and again == [first[1]]  # from the cache
+    assert generator.generated == 2
+    assert again == [first[1]]  # from the cache
     monkeypatch.setenv("CAPBENCH_GENERATED_DIR", str(tmp_path / "elsewhere"))
     alone = TextToImage(GenerationSettings.from_environment(), batch=1).pictures(["a red bus"])[0]
     difference = np.abs(np.asarray(Image.open(alone), dtype=int) - np.asarray(Image.open(first[1]), dtype=int))
@@ -44,7 +47,8 @@ def test_each_caption_has_its_own_picture_made_once_whatever_its_batch(vision_st
     )
     assert other.key("a red bus") != generator.key("a red bus")  # steps are part of the key
     assert caption_seed("a red bus", 0) == caption_seed("a red bus", 0) != caption_seed("a red bus", 1)
-    assert generated_path("../../etc/passwd") is None and generated_path("0" * 64) is None
+    assert generated_path("../../etc/passwd") is None
+    assert generated_path("0" * 64) is None
 
 
 def test_a_missing_pipeline_says_so_and_how_to_get_it(vision_store, monkeypatch):
@@ -67,13 +71,15 @@ def test_t2i_cycle_is_the_cosine_of_the_two_pictures_image_features(vision_store
         CaptionRow("3", "no picture", (), None),
     ]
     result = get("t2i_cycle").score(rows)
-    assert math.isnan(result.scores[2]) and "no image" in result.details[2]["error"]
+    assert math.isnan(result.scores[2])
+    assert "no image" in result.details[2]["error"]
     spec = CATALOGUE["EVA01-g-14/laion400m_s11b_b41k"]
     model, _, preprocess = open_clip.create_model_and_transforms("EVA01-g-14", pretrained=str(spec.weights()))
     model.eval()
     for row, value, detail in zip(rows[:2], result.scores, result.details, strict=False):
         generated = generated_path(detail["generated_image"])
-        assert generated is not None and detail["seed"] == caption_seed(row.candidate, 0)
+        assert generated is not None
+        assert detail["seed"] == caption_seed(row.candidate, 0)
         with torch.no_grad():
             features = model.encode_image(
                 torch.stack([preprocess(Image.open(p).convert("RGB")) for p in (row.media, generated)])
@@ -97,9 +103,11 @@ def test_camscore_levels_are_kept_with_boxes_and_matches(vision_store, photos):
         CaptionRow("3", "a red bus", (), photos[1]),
     ]
     kept, details = metric.levels(rows, chunk=1)
-    assert kept == [0, 2] and "error" in details[1]
+    assert kept == [0, 2]
+    assert "error" in details[1]
     for row, detail in zip([rows[0], rows[2]], [details[0], details[2]], strict=True):
-        assert set(LEVELS) <= set(detail) and all(math.isfinite(detail[name]) for name in LEVELS)
+        assert set(LEVELS) <= set(detail)
+        assert all(math.isfinite(detail[name]) for name in LEVELS)
         squares = [
             Image.open(p).convert("RGB").resize((512, 512), Image.Resampling.BICUBIC)
             for p in (row.media, generated_path(detail["generated_image"]))
@@ -140,7 +148,8 @@ def test_the_fusion_learns_a_monotone_relation_and_is_applied_with_its_record(vi
     human = np.array([1 / (1 + math.exp(-(2 * row["semantic"] - row["pixel"]))) for row in levels], dtype=np.float32)
     x = fusion_inputs(levels)
     state, report = train_fusion(x[:300], human[:300], x[300:], human[300:], lr=3e-3, max_epochs=200, patience=30)
-    assert report.best_tau > 0.7 and report.best_epoch <= report.epochs
+    assert report.best_tau > 0.7
+    assert report.best_epoch <= report.epochs
     again, same = train_fusion(x[:300], human[:300], x[300:], human[300:], lr=3e-3, max_epochs=200, patience=30)
     assert same.best_tau == report.best_tau  # seeded: the same run twice
     path = CATALOGUE["camscore/fusion.pt"].path
@@ -151,7 +160,8 @@ def test_the_fusion_learns_a_monotone_relation_and_is_applied_with_its_record(vi
         assert metric.config()["fusion"]["trained_on"] == {"dataset": "toy", "split": "train", "items": 300}
         result = metric.score([CaptionRow("1", "a dog on grass", (), photos[0])])
         expected = Fusion.load(path)([{name: result.details[0][name] for name in LEVELS}])
-        assert result.scores == pytest.approx(expected) and 0 < result.scores[0] < 1
+        assert result.scores == pytest.approx(expected)
+        assert 0 < result.scores[0] < 1
     finally:
         path.unlink()
 

@@ -140,7 +140,9 @@ def test_the_captions_are_what_the_test_says(awkward_captions):
     from open_clip.tokenizer import SimpleTokenizer
 
     lengths = [len(SimpleTokenizer().encode(caption)) + 2 for caption in awkward_captions]
-    assert lengths[2] > 77 and lengths[4] > 77 and lengths[0] < 77
+    assert lengths[2] > 77
+    assert lengths[4] > 77
+    assert lengths[0] < 77
     assert any(ord(char) > 127 for char in awkward_captions[1] + awkward_captions[3])
 
 
@@ -220,14 +222,16 @@ def test_camscore_levels_and_fusion_equal_their_definitions(vision_store, mode_p
 
         boxes_a, boxes_b = boxes_of.boxes([original, generated])
         m, n = len(boxes_a), len(boxes_b)
-        assert m > 1 and n > 1  # the random detector finds several objects in both
+        assert m > 1
+        assert n > 1  # the random detector finds several objects in both
         crops_a = features(semantic, preprocess, [original.crop(pixel_box(b)) for b in boxes_a])
         crops_b = features(semantic, preprocess, [generated.crop(pixel_box(b)) for b in boxes_b])
         cost = np.ones((m, max(m, n)))
         cost[:, :n] = 1.0 - crops_a @ crops_b.T
         assert detail["object"] == pytest.approx(optimal_assignment_cost(cost) / m, abs=1e-5)
         pairs = detail["matches"]  # CapBench's assignment: one of the optimal ones (its cost is the optimum above)
-        assert len(pairs) == min(m, n) and len({i for i, _, _ in pairs}) == len({j for _, j, _ in pairs}) == len(pairs)
+        assert len(pairs) == min(m, n)
+        assert len({i for i, _, _ in pairs}) == len({j for _, j, _ in pairs}) == len(pairs)
         assert [c for _, _, c in pairs] == pytest.approx([cost[i, j] for i, j, _ in pairs], abs=1e-4)
         spatial = np.mean([ciou(boxes_b[j] / SIDE, boxes_a[i] / SIDE) for i, j, _ in pairs])
         assert detail["ciou"] == pytest.approx(float(spatial), abs=1e-6)
@@ -253,7 +257,8 @@ def test_the_object_level_pads_and_assigns_as_defined_for_any_counts(m, n):
     cost[:, :n] = 1.0 - unit(a) @ unit(b).T
     value, pairs = object_matching(a, b)
     assert value == pytest.approx(optimal_assignment_cost(cost) / m, abs=1e-12)
-    assert len(pairs) == min(m, n) and sum(c for _, _, c in pairs) + (m - len(pairs)) == pytest.approx(value * m)
+    assert len(pairs) == min(m, n)
+    assert sum(c for _, _, c in pairs) + (m - len(pairs)) == pytest.approx(value * m)
 
 
 def test_a_level_without_objects_is_as_defined():

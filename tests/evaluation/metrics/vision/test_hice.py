@@ -26,14 +26,17 @@ def test_factual_output_is_read_into_triplets_and_phrases():
     text = "( dog , is , brown ) , ( dog , on , grass ) , ( dog ) , ( dog , is , brown ) , ( broken , tuple ) , ( cat"
     assert triplets_from_output(text) == [("dog", "is", "brown"), ("dog", "on", "grass"), ("dog",)]
     assert [phrase(t) for t in triplets_from_output(text)] == ["dog is brown", "dog on grass", "dog"]
-    assert triplets_from_output("") == [] and triplets_from_output("( , , )") == []
+    assert triplets_from_output("") == []
+    assert triplets_from_output("( , , )") == []
 
 
 def test_local_precision_and_recall_by_hand():
     similarity = np.array([[0.2, 0.9], [0.5, 0.1], [0.3, 0.4]])  # 3 phrases × 2 regions
     precision, recall, per_phrase, per_region = local_match(similarity)
-    assert precision == pytest.approx(0.6) and recall == pytest.approx(0.7)
-    assert per_phrase.tolist() == [0.9, 0.5, 0.4] and per_region.tolist() == [0.5, 0.9]
+    assert precision == pytest.approx(0.6)
+    assert recall == pytest.approx(0.7)
+    assert per_phrase.tolist() == [0.9, 0.5, 0.4]
+    assert per_region.tolist() == [0.5, 0.9]
     assert image_text(np.array([0.3, -0.2])).tolist() == pytest.approx([0.75, 0.0])
 
 
@@ -83,7 +86,8 @@ def test_hice_scores_are_the_harmonic_means_of_their_parts(vision_store, photo):
         CaptionRow("2", "no picture", ("a dog",), None),
     ]
     hice = get("hice_s").score(rows)
-    assert math.isnan(hice.scores[1]) and "no image" in hice.details[1]["error"]
+    assert math.isnan(hice.scores[1])
+    assert "no image" in hice.details[1]["error"]
     detail = hice.details[0]
     assert hice.scores[0] == pytest.approx(harmonic_mean([detail["global_itc"], detail["local_itc"]]))
     assert detail["local_itc"] == pytest.approx(harmonic_mean([detail["precision"], detail["recall"]]))

@@ -247,9 +247,12 @@ def test_the_captions_are_what_the_test_says():
     from open_clip.tokenizer import SimpleTokenizer
 
     lengths = [len(SimpleTokenizer().encode(caption)) + 2 for caption in CAPTIONS]
-    assert lengths[2] > CONTEXT and lengths[4] > CONTEXT and lengths[0] < CONTEXT
+    assert lengths[2] > CONTEXT
+    assert lengths[4] > CONTEXT
+    assert lengths[0] < CONTEXT
     assert any(ord(char) > 127 for char in CAPTIONS[1] + CAPTIONS[3])
-    assert len(stand_in_triplets(CAPTIONS[0])) == 4 and stand_in_triplets(CAPTIONS[5]) == []
+    assert len(stand_in_triplets(CAPTIONS[0])) == 4
+    assert stand_in_triplets(CAPTIONS[5]) == []
     assert len(stand_in_triplets(CAPTIONS[4])) == 2  # repeated triplets once
 
 
@@ -303,7 +306,8 @@ def test_hice_s_and_refhice_s_equal_the_published_formula(
     if parser == "stand-in":
         with_triplets = [d for row, d in zip(captions, ours.details, strict=True) if stand_in_triplets(row.candidate)]
         assert all(len(d["phrases"]) > 1 for d in with_triplets)  # several phrases each
-    assert min(ours.scores) > 0 and min(ours_ref.scores) > 0  # every term carried a value (aligned_store)
+    assert min(ours.scores) > 0
+    assert min(ours_ref.scores) > 0  # every term carried a value (aligned_store)
 
 
 def test_the_harmonic_mean_is_zero_when_a_part_is_not_positive():

@@ -25,7 +25,8 @@ def test_pixel_distance_is_the_rms_difference():
     b = a.copy()
     b[0, 0, 0] = 1.0
     assert pixel_distance(a, b) == pytest.approx(math.sqrt(1 / 12))
-    assert pixel_distance(a, np.ones_like(a)) == 1.0 and pixel_distance(b, b) == 0.0
+    assert pixel_distance(a, np.ones_like(a)) == 1.0
+    assert pixel_distance(b, b) == 0.0
     with pytest.raises(ValueError, match="different shapes"):
         pixel_distance(a, np.zeros((3, 2, 3)))
 
@@ -33,9 +34,11 @@ def test_pixel_distance_is_the_rms_difference():
 def test_a_missing_object_costs_one_and_the_sum_is_over_the_originals():
     e1, e2, e3 = np.eye(3)
     cost, pairs = object_matching(np.stack([e1, e2]), np.stack([e1]))
-    assert cost == pytest.approx(0.5) and pairs == [(0, 0, pytest.approx(0.0))]
+    assert cost == pytest.approx(0.5)
+    assert pairs == [(0, 0, pytest.approx(0.0))]
     cost, pairs = object_matching(np.stack([e1]), np.stack([e2, e1 * 3]))  # an extra generated object is free
-    assert cost == pytest.approx(0.0) and pairs == [(0, 1, pytest.approx(0.0))]
+    assert cost == pytest.approx(0.0)
+    assert pairs == [(0, 1, pytest.approx(0.0))]
     assert object_matching(np.zeros((0, 3)), np.zeros((0, 3))) == (0.0, [])
     assert object_matching(np.zeros((0, 3)), np.stack([e3])) == (1.0, [])
     assert object_matching(np.stack([e1, e2]), np.zeros((0, 3))) == (1.0, [])
@@ -50,7 +53,8 @@ def test_the_matching_is_the_cheapest_of_all_assignments(m, n):
     padded[:, :n] = [[1 - cosine(x, y) for y in b] for x in a]
     best = min(sum(padded[i, p[i]] for i in range(m)) for p in itertools.permutations(range(max(m, n)), m))
     assert cost == pytest.approx(best / m)
-    assert len(pairs) == min(m, n) and len({j for _, j, _ in pairs}) == len(pairs)
+    assert len(pairs) == min(m, n)
+    assert len({j for _, j, _ in pairs}) == len(pairs)
 
 
 def test_ciou_by_hand_and_against_torchvision():
@@ -89,7 +93,8 @@ def test_scale_invariant_log_error_by_hand():
 def test_harmonic_mean():
     assert harmonic_mean([0.5, 1.0]) == pytest.approx(2 / 3)
     assert harmonic_mean([0.4, 0.4, 0.4, 0.4]) == pytest.approx(0.4)
-    assert harmonic_mean([0.5, 0.0]) == 0.0 and harmonic_mean([0.5, -0.1]) == 0.0
+    assert harmonic_mean([0.5, 0.0]) == 0.0
+    assert harmonic_mean([0.5, -0.1]) == 0.0
 
 
 def test_a_degenerate_box_still_has_a_one_pixel_crop():

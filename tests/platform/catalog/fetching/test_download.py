@@ -26,7 +26,8 @@ def test_file_url_download_verifies_renames_and_stamps(tmp_path):
     origin.write_bytes(BODY)
     folder = tmp_path / "downloads"
     result = download(_source(origin.as_uri()), folder)
-    assert (folder / "data.bin").read_bytes() == BODY and not part_path(folder / "data.bin").exists()
+    assert (folder / "data.bin").read_bytes() == BODY
+    assert not part_path(folder / "data.bin").exists()
     assert result.verified and result.received == len(BODY) and result.sha256 == SHA
     assert stamp_path(folder / "data.bin").read_text() == f"{SHA}  {len(BODY)}\n"
     assert present(_source(origin.as_uri()), folder) == SHA
@@ -41,7 +42,8 @@ def test_file_url_resume_seeks_past_the_part_file(tmp_path):
     folder.mkdir()
     part_path(folder / "data.bin").write_bytes(BODY[:1000])
     result = download(_source(origin.as_uri()), folder)
-    assert result.resumed_from == 1000 and result.received == len(BODY) - 1000
+    assert result.resumed_from == 1000
+    assert result.received == len(BODY) - 1000
     assert (folder / "data.bin").read_bytes() == BODY
 
 
@@ -53,7 +55,8 @@ def test_http_resume_reads_only_the_remainder(tmp_path):
         result = download(_source(f"{served.base}/data.bin"), folder)
     assert served.bytes_sent == len(BODY) - 300_000
     assert served.requests == [("/data.bin", "bytes=300000-", 206)]
-    assert result.resumed_from == 300_000 and (folder / "data.bin").read_bytes() == BODY
+    assert result.resumed_from == 300_000
+    assert (folder / "data.bin").read_bytes() == BODY
 
 
 def test_http_200_answer_to_a_range_request_starts_over(tmp_path):
@@ -74,8 +77,11 @@ def test_checksum_mismatch_removes_the_part_file_and_names_both_sums(tmp_path):
         with pytest.raises(FetchError) as error:
             download(_source(url, sha256=wrong), folder)
     message = str(error.value)
-    assert url in message and wrong in message and SHA in message
-    assert not part_path(folder / "data.bin").exists() and not (folder / "data.bin").exists()
+    assert url in message
+    assert wrong in message
+    assert SHA in message
+    assert not part_path(folder / "data.bin").exists()
+    assert not (folder / "data.bin").exists()
 
 
 def test_size_mismatch_is_refused(tmp_path):
@@ -104,7 +110,8 @@ def test_transient_http_errors_are_retried_then_reported(tmp_path, monkeypatch):
     assert pauses == []
     with range_server({}, unavailable=("busy.bin",)) as served, pytest.raises(FetchError, match="gave up after 6"):
         download(_source(f"{served.base}/busy.bin"), tmp_path)  # 503: retried
-    assert pauses == list(downloading.RETRY_DELAYS) and len(served.requests) == 6
+    assert pauses == list(downloading.RETRY_DELAYS)
+    assert len(served.requests) == 6
 
 
 def test_failures_no_retry_can_mend_are_reported_at_once(tmp_path, monkeypatch):
@@ -125,7 +132,8 @@ def test_present_file_with_wrong_content_is_downloaded_again(tmp_path):
     (folder / "data.bin").write_bytes(b"corrupted")
     lines = []
     result = download(_source(origin.as_uri()), folder, say=lines.append)
-    assert result.received == len(BODY) and "downloading again" in lines[0]
+    assert result.received == len(BODY)
+    assert "downloading again" in lines[0]
 
 
 def test_progress_prints_plain_lines_when_not_a_terminal(tmp_path):
@@ -135,7 +143,8 @@ def test_progress_prints_plain_lines_when_not_a_terminal(tmp_path):
     download(_source(origin.as_uri()), tmp_path / "downloads", progress=stream)
     lines = stream.getvalue().splitlines()
     assert lines and "\r" not in stream.getvalue()
-    assert lines[-1].startswith("data.bin: 1.0 MiB of 1.0 MiB (100.0 %)") and lines[-1].endswith("/s")
+    assert lines[-1].startswith("data.bin: 1.0 MiB of 1.0 MiB (100.0 %)")
+    assert lines[-1].endswith("/s")
 
 
 CAP = 256 * 1024  # a quarter of BODY
@@ -153,8 +162,10 @@ def test_a_file_of_unknown_size_is_cut_off_at_the_cap_and_nothing_is_kept(tmp_pa
         with pytest.raises(FetchError, match=r"over|arrived") as error:
             download(_unsized(url), folder, accept_unverified=True, max_bytes=CAP)
     message = str(error.value)
-    assert url in message and "gives no size for data.bin" in message
-    assert f"the {CAP:,}-byte cap (CAPBENCH_FETCH_MAX_BYTES)" in message and "nothing of it was kept" in message
+    assert url in message
+    assert "gives no size for data.bin" in message
+    assert f"the {CAP:,}-byte cap (CAPBENCH_FETCH_MAX_BYTES)" in message
+    assert "nothing of it was kept" in message
     assert (f"the server declares {len(BODY):,} bytes" in message) == send_length
     assert list(folder.rglob("*")) == []
 
@@ -169,10 +180,13 @@ def test_a_local_file_of_unknown_size_and_a_resumed_one_are_capped_too(tmp_path)
     part_path(folder / "data.bin").write_bytes(BODY[:1000])  # an earlier try, resumed: 1000 + the rest
     with range_server({"data.bin": BODY}) as served, pytest.raises(FetchError, match="byte cap"):
         download(_unsized(f"{served.base}/data.bin"), folder, accept_unverified=True, max_bytes=CAP)
-    assert served.requests == [("/data.bin", "bytes=1000-", 206)] and list(folder.rglob("*")) == []
+    assert served.requests == [("/data.bin", "bytes=1000-", 206)]
+    assert list(folder.rglob("*")) == []
 
 
 def test_a_file_of_unknown_size_within_the_cap_arrives(tmp_path):
     with range_server({"data.bin": BODY}, send_length=False) as served:
         result = download(_unsized(f"{served.base}/data.bin"), tmp_path, accept_unverified=True, max_bytes=len(BODY))
-    assert result.size == len(BODY) and result.sha256 == SHA and (tmp_path / "data.bin").read_bytes() == BODY
+    assert result.size == len(BODY)
+    assert result.sha256 == SHA
+    assert (tmp_path / "data.bin").read_bytes() == BODY

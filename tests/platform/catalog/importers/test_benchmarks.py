@@ -24,8 +24,10 @@ def _run(*args) -> str:
 
 
 def _assert_benchmark(bundle, *, modality: str = "image") -> None:
-    assert bundle.info.kind == "benchmark" and bundle.info.modality == modality
-    assert bundle.info.dimensions == [] and bundle.info.rating_scale == {}
+    assert bundle.info.kind == "benchmark"
+    assert bundle.info.modality == modality
+    assert bundle.info.dimensions == []
+    assert bundle.info.rating_scale == {}
     assert not bundle.systems and not bundle.captions and not bundle.judgments and not bundle.pairs
     assert all(item.references for item in bundle.items)
     assert [media.name for media in bundle.media] == [item.media for item in bundle.items]
@@ -66,7 +68,8 @@ def test_coco_style_unknown_image_id_names_the_annotation(tmp_path):
     edited = _edited(tmp_path, source, lambda d: d["annotations"][12].update(image_id=999))
     with pytest.raises(ImportFormatError) as error:
         read_coco(edited)
-    assert error.value.field == "annotations[12].image_id" and "999" in error.value.message
+    assert error.value.field == "annotations[12].image_id"
+    assert "999" in error.value.message
 
 
 @pytest.mark.parametrize(
@@ -220,7 +223,8 @@ def test_msrvtt_default_test_split_from_the_folder():
 @pytest.mark.parametrize(("split", "count"), [("train", 4), ("validate", 2)])
 def test_msrvtt_train_and_validate_come_from_the_train_val_file(split, count):
     bundle = read_bundle("msrvtt", FIXTURES / "msrvtt", split=split)
-    assert bundle.info.slug == f"msrvtt-{split}" and len(bundle.items) == count
+    assert bundle.info.slug == f"msrvtt-{split}"
+    assert len(bundle.items) == count
     assert all(len(item.references) == 3 for item in bundle.items)
     assert bundle.report["videos_in_other_splits"] == 6 - count
 
@@ -257,7 +261,8 @@ def test_msvd_standard_split_by_mapping_number(split, ids):
 def test_msvd_items_name_the_clip_and_keep_every_description():
     bundle = read_bundle("msvd", FIXTURES / "msvd")
     first = bundle.items[0]
-    assert first.media == "-Cv5LsqKUXc_17_25.avi" and first.metadata == {"clip": "-Cv5LsqKUXc_17_25"}
+    assert first.media == "-Cv5LsqKUXc_17_25.avi"
+    assert first.metadata == {"clip": "-Cv5LsqKUXc_17_25"}
     assert first.references == [f"A man is doing activity {k} in clip vid1301." for k in range(3)] + [
         "a woman slices an onion"
     ]
@@ -270,7 +275,8 @@ def test_msvd_mapping_clip_without_description_is_located(tmp_path):
         handle.write("nodescription_1_5 vid1500\n")
     with pytest.raises(ImportFormatError, match="no description") as error:
         read_bundle("msvd", folder)
-    assert error.value.path.endswith("youtube_mapping.txt") and error.value.line == 8
+    assert error.value.path.endswith("youtube_mapping.txt")
+    assert error.value.line == 8
 
 
 def test_msvd_mapping_number_outside_the_standard_split_is_located(tmp_path):
@@ -299,7 +305,9 @@ def test_msvd_mapping_number_outside_the_standard_split_is_located(tmp_path):
 def test_benchmark_import_export_round_trip(tmp_path, fmt, path, split, slug, items):
     _run("import", fmt, str(FIXTURES / path), *(["--split", split] if split else []))
     dataset = Dataset.objects.get(slug=slug)
-    assert dataset.kind == "benchmark" and dataset.dimensions == [] and dataset.rating_scale == {}
+    assert dataset.kind == "benchmark"
+    assert dataset.dimensions == []
+    assert dataset.rating_scale == {}
     assert Item.objects.filter(dataset=dataset).count() == items
     assert Media.objects.filter(dataset=dataset).count() == items
     assert not System.objects.filter(dataset=dataset).exists()
@@ -307,7 +315,8 @@ def test_benchmark_import_export_round_trip(tmp_path, fmt, path, split, slug, it
     _run("export", slug, "--format", "jsonl", "-o", str(exported))
     _run("import", "canonical", str(exported), "--slug", "copy")
     copy = Dataset.objects.get(slug="copy")
-    assert copy.kind == "benchmark" and copy.content_sha256 == dataset.content_sha256
+    assert copy.kind == "benchmark"
+    assert copy.content_sha256 == dataset.content_sha256
     assert Item.objects.filter(dataset=copy).count() == items
     if fmt == "nocaps":
         assert set(Item.objects.filter(dataset=copy).values_list("metadata__domain", flat=True)) == {
@@ -324,7 +333,8 @@ def test_bad_file_stores_nothing(tmp_path):
     )
     with pytest.raises(CommandError, match=r"images\[7\]\.split"):
         _run("import", "karpathy", str(edited))
-    assert not Dataset.objects.exists() and not Item.objects.exists()
+    assert not Dataset.objects.exists()
+    assert not Item.objects.exists()
 
 
 @pytest.mark.django_db

@@ -50,14 +50,16 @@ def _copy(name: str, tmp_path: Path) -> Path:
 
 def test_polaris_counts_and_protocol():
     bundle = read_bundle("polaris", FIXTURES / "polaris")
-    assert bundle.info.slug == "polaris" and bundle.info.kind == "rating"
+    assert bundle.info.slug == "polaris"
+    assert bundle.info.kind == "rating"
     assert bundle.counts() == {"systems": 1, "media": 3, "items": 4, "captions": 6, "judgments": 6, "pairs": 0}
     assert {j.dimension for j in bundle.judgments} == {"overall"}
     assert [j.value for j in bundle.judgments] == [0.75, 0.0, 1.0, 0.5, 0.875, 0.625]
     # The image whose second record names other references becomes a second item.
     assert bundle.report == {"images": 3, "images_with_several_reference_lists": 1}
     second = next(item for item in bundle.items if item.external_id == "dog_park.jpg#2")
-    assert second.media == "dog_park.jpg" and second.references == ["a dog running on the grass.", "two dogs play"]
+    assert second.media == "dog_park.jpg"
+    assert second.references == ["a dog running on the grass.", "two dogs play"]
     first = next(item for item in bundle.items if item.external_id == "dog_park.jpg")
     assert first.references[2] == "a puppy's run in the park"
     # A quoted multi-line candidate is one caption, whitespace-normalised; the index column is named.
@@ -67,7 +69,8 @@ def test_polaris_counts_and_protocol():
 
 def test_polaris_split_chooses_the_file_and_the_slug():
     bundle = read_bundle("polaris", FIXTURES / "polaris", split="val")
-    assert bundle.info.slug == "polaris-val" and len(bundle.captions) == 2
+    assert bundle.info.slug == "polaris-val"
+    assert len(bundle.captions) == 2
     with pytest.raises(ImportFormatError, match="polaris_train.csv: file not found"):
         read_bundle("polaris", FIXTURES / "polaris", split="train")
 
@@ -262,7 +265,8 @@ def test_composite_without_thoroughness_files_has_one_dimension(tmp_path):
     for file in folder.glob("*_throughness.csv"):
         file.unlink()
     bundle = read_bundle("composite", folder)
-    assert bundle.info.dimensions == ["correctness"] and len(bundle.judgments) == 15
+    assert bundle.info.dimensions == ["correctness"]
+    assert len(bundle.judgments) == 15
 
 
 def test_composite_names_the_missing_reference_file(tmp_path):
@@ -374,7 +378,8 @@ def test_round_trip_through_the_canonical_format(format, folder, slug, tmp_path)
     _run("import", format, str(FIXTURES / folder))
     original = Dataset.objects.get(slug=slug)
     assert original.content_sha256 == bundle.fingerprint()
-    assert original.kind == bundle.info.kind and original.modality == bundle.info.modality
+    assert original.kind == bundle.info.kind
+    assert original.modality == bundle.info.modality
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     _run("export", slug, "-o", str(first))
     _run("import", "canonical", str(first), "--slug", f"{slug}-copy")
@@ -392,7 +397,8 @@ def test_foil_pairs_in_the_database():
     _run("import", "foil", str(FIXTURES / "foil"))
     dataset = Dataset.objects.get(slug="foil")
     pairs = PairJudgment.objects.filter(dataset=dataset)
-    assert pairs.count() == 4 and set(pairs.values_list("winner", flat=True)) == {"a"}
+    assert pairs.count() == 4
+    assert set(pairs.values_list("winner", flat=True)) == {"a"}
     assert all(pair.caption_a.system.slug == "coco-original" for pair in pairs)
     assert all(len(pair.references) == 1 for pair in pairs)
 
@@ -434,7 +440,8 @@ def test_vatex_eval_malicious_pickle_stores_nothing(tmp_path):
     (folder / "gts_list.pkl").write_bytes(pickle.dumps(_Marker(tmp_path / "ran")))
     with pytest.raises(CommandError, match="nothing was imported: .*gts_list.pkl: refused"):
         _run("import", "vatex-eval", str(folder))
-    assert _table_counts() == before and not (tmp_path / "ran").exists()
+    assert _table_counts() == before
+    assert not (tmp_path / "ran").exists()
 
 
 def test_nebula_corrected_scores_replace_the_first_release_by_image_and_candidate(tmp_path):
@@ -450,14 +457,17 @@ def test_nebula_corrected_scores_replace_the_first_release_by_image_and_candidat
     texts = {caption.key: caption.text for caption in corrected.captions}
     values = {texts[j.caption]: j.value for j in corrected.judgments}
     before = {texts[j.caption]: j.value for j in first.judgments}
-    assert values["a giraffe eating from a tall tree"] == 0.5 and before["a giraffe eating from a tall tree"] == 0.95
+    assert values["a giraffe eating from a tall tree"] == 0.5
+    assert before["a giraffe eating from a tall tree"] == 0.95
     assert values["two children playing soccer on a field"] == before["two children playing soccer on a field"]
-    assert corrected.report["corrected_scores"] == 1 and corrected.report["records_without_a_correction"] == 2
+    assert corrected.report["corrected_scores"] == 1
+    assert corrected.report["records_without_a_correction"] == 2
     assert "2 of 4 test records have no record in the corrected release" in corrected.warnings[0]
     assert (corrected.info.slug, corrected.info.title) == ("nebula-test-corrected", "Nebula (corrected scores)")
     assert corrected.info.protocol_version == "nebula-1-corrected" != first.info.protocol_version
     for info in (first.info, corrected.info):  # both versions are named on the dataset's page
-        assert "'test'" in info.protocol_notes and "'test-corrected'" in info.protocol_notes
+        assert "'test'" in info.protocol_notes
+        assert "'test-corrected'" in info.protocol_notes
     (folder / "nebula_test_corrected.json").write_text(json.dumps([*records, {**records[0], "score": 0.7}]))
     with pytest.raises(ImportFormatError, match="scores 'a giraffe eating from a tall tree'.*twice"):
         read_bundle("nebula", folder, split="test-corrected")
@@ -470,7 +480,8 @@ def test_reproduce_judges_the_nebula_table_only_on_the_corrected_scores(tmp_path
     call_command(
         "reproduce", "nebula", str(folder), "--split", "test", "--metrics", "bleu_4", "--replicates", "20", stdout=out
     )  # fmt: skip
-    assert "(published on split test-corrected)" in out.getvalue() and " n/a" in out.getvalue()
+    assert "(published on split test-corrected)" in out.getvalue()
+    assert " n/a" in out.getvalue()
     # Four candidates cannot reproduce the paper: on the corrected split the table is judged, and fails.
     with pytest.raises(CommandError, match="differ from the papers"):
         call_command("reproduce", "nebula", str(folder), "--split", "test-corrected", "--metrics", "bleu_4",

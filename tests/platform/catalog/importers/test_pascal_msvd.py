@@ -41,7 +41,8 @@ def test_pascal_pair_captions_belong_to_the_pair_item(pascal):
 
 def test_msvd_eval_protocol(judgment_data):
     bundle = read_bundle("msvd-eval", judgment_data / "msvd_eval")
-    assert len(bundle.items) == 197 and len(bundle.captions) == 197
+    assert len(bundle.items) == 197
+    assert len(bundle.captions) == 197
     rows = {(j.caption, j.annotator) for j in bundle.judgments}
     assert len(rows) == 394
     assert Counter(j.dimension for j in bundle.judgments) == {

@@ -43,13 +43,16 @@ def thumb_dir(tmp_path):
 
 def test_thumb_crossed_design(thumb_dir):
     bundle = read_bundle("thumb", thumb_dir)
-    assert len(bundle.items) == 3 and len(bundle.captions) == 15 and len(bundle.systems) == 5
+    assert len(bundle.items) == 3
+    assert len(bundle.captions) == 15
+    assert len(bundle.systems) == 5
     assert {s.slug: s.kind for s in bundle.systems}["human"] == "human"
     assert {s.slug for s in bundle.systems} >= {"up-down", "vinvl-large"}
     assert all(len(item.references) == 4 for item in bundle.items)
     assert len(bundle.judgments) == 45
     totals = [j for j in bundle.judgments if j.dimension == "total" and j.caption.system == "up-down"]
-    assert totals[0].value == 3.0 and totals[0].detail == {"fluency": -0.5, "inclusive": 0.0, "conciseness": 0.0}
+    assert totals[0].value == 3.0
+    assert totals[0].detail == {"fluency": -0.5, "inclusive": 0.0, "conciseness": 0.0}
     assert not bundle.warnings
 
 
