@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: run dev test check format install install-dev lint clean-state browser
+.PHONY: run dev test check types format install install-dev lint clean-state browser
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -44,21 +44,28 @@ browser:
 
 LINTED := platform evaluation tests bench client
 
-# Style, format and import order (ruff). The import contracts and types run as tests
-# (tests/platform/test_architecture.py, tests/test_types.py), so both targets below check them.
+# Style, format, import order and complexity (ruff; C901 at 10, [tool.ruff.lint] in pyproject.toml).
+# The import contracts run as a test (tests/platform/test_architecture.py).
 lint: $(VENV)/.installed-dev
 	$(PY) -m ruff check $(LINTED)
 	$(PY) -m ruff format --check $(LINTED)
 
+# Types ([tool.mypy] in pyproject.toml). django-stubs imports the settings, which read DATABASE_URL
+# and REDIS_URL without connecting: any address will do where none is set.
+types: $(VENV)/.installed-dev
+	DJANGO_SETTINGS_MODULE=capbench.settings.test \
+	DATABASE_URL=$${DATABASE_URL:-postgresql://localhost/capbench} REDIS_URL=$${REDIS_URL:-redis://localhost:6379/0} \
+		$(PY) -m mypy
+
 # Every test (what CI runs). DATABASE_URL / REDIS_URL when set, else embedded PostgreSQL and Valkey
 # in .capbench/test.
-test: $(VENV)/.installed-dev browser lint
+test: $(VENV)/.installed-dev browser lint types
 	DJANGO_SETTINGS_MODULE=capbench.settings.test \
 		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest $(PYTEST_ARGS)
 
 # The developer's loop: lint, import contracts, types and every test not marked slow (those start
 # real workers, servers or a browser, crawl every URL, or read the full human-judgment datasets in tests/data).
-check: $(VENV)/.installed-dev lint
+check: $(VENV)/.installed-dev lint types
 	DJANGO_SETTINGS_MODULE=capbench.settings.test \
 		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -m "not slow" -q $(PYTEST_ARGS)
 
