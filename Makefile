@@ -57,17 +57,24 @@ types: $(VENV)/.installed-dev
 	DATABASE_URL=$${DATABASE_URL:-postgresql://localhost/capbench} REDIS_URL=$${REDIS_URL:-redis://localhost:6379/0} \
 		$(PY) -m mypy
 
+# pytest-xdist workers: `make test PYTEST_WORKERS=3` runs the suite on three processes (each with its
+# own test database, queues and cache keys). One process by default: on CI's two cores, measured
+# back to back twice (issue 40, a shared machine), 2 or 3 workers were no faster: 30 slow scoring,
+# browser and campaign tests took 596 and 579 s in one process, 545 and 544 s on two, 562 and 588 s
+# on three; 112 leaderboards tests 223 and 267 s, 254 and 301 s, 267 and 250 s.
+PYTEST_WORKERS ?= 0
+
 # Every test (what CI runs). DATABASE_URL / REDIS_URL when set, else embedded PostgreSQL and Valkey
 # in .capbench/test.
 test: $(VENV)/.installed-dev browser lint types
 	DJANGO_SETTINGS_MODULE=capbench.settings.test \
-		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest $(PYTEST_ARGS)
+		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # The developer's loop: lint, import contracts, types and every test not marked slow (those start
 # real workers, servers or a browser, crawl every URL, or read the full human-judgment datasets in tests/data).
 check: $(VENV)/.installed-dev lint types
 	DJANGO_SETTINGS_MODULE=capbench.settings.test \
-		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -m "not slow" -q $(PYTEST_ARGS)
+		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow" -q $(PYTEST_ARGS)
 
 # Applies the formatter and the import order.
 format: $(VENV)/.installed-dev
