@@ -134,6 +134,7 @@ def test_meteor_statistics_are_kept_short_and_aggregate_as_printed():
     assert meteor.aggregate(result.scores, result.statistics) == pytest.approx(result.corpus, abs=1e-15)
 
 
+@pytest.mark.slow
 def test_meteor_from_summed_statistics_is_meteors_own_aggregate():
     """A system's METEOR (and each bootstrap replicate of it) is computed from summed statistics in
     numpy, never by the JVM: equal to Meteor's own EVAL over the same lines, rows and subsets alike,

@@ -80,6 +80,7 @@ def test_uploads_are_binary_multipart_and_writes_answer_their_own_shape():
     assert {"protocol", "level", "family", "reference"} <= declared
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)  # the WSGI handler closes the connection after each request
 def test_every_answer_conforms_to_the_schema(
     fresh_page_memory, fresh_rate_limits, world, demo_pictures, django_user_model, settings

@@ -20,6 +20,7 @@ from tests.platform.factories import submit
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.slow
 def test_rating_tasks_are_balanced_completed_and_never_repeated(make_campaign, make_user, submitted):
     campaign = make_campaign(ratings_wanted=2, gold_rate=0, rubric_name="thumb")
     people = [make_user(name) for name in ("ann", "ned", "eve")]
@@ -218,6 +219,7 @@ def test_an_open_task_holds_its_caption_for_half_an_hour_then_gives_it_back(make
     assert held["stale"].caption_id in _answered_by(stale, make_user("pip"))
 
 
+@pytest.mark.slow
 def test_a_flagged_annotators_answers_leave_their_captions_to_others(make_campaign, make_user):
     campaign = make_campaign(ratings_wanted=1, gold_rate=0, gold_minimum=1)
     spammer = make_user("spammer")

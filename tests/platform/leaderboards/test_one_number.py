@@ -248,6 +248,7 @@ def _cli_board(text: str, names: dict[str, str], slug: str) -> Numbers:
     return found
 
 
+@pytest.mark.slow
 def test_every_surface_shows_the_boards_number_with_its_interval(
     client, live_server, scored, capsys, monkeypatch, tmp_path
 ):

@@ -20,6 +20,7 @@ from tests.platform.scoring.pictures import attach_images
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.mark.slow
 def test_embedding_metrics_score_a_submission_through_the_engine(
     model_store, roberta_store, polos_store, demo_dataset, captioner, tmp_path, settings
 ):

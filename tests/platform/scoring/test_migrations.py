@@ -75,6 +75,7 @@ def _old_rows(apps) -> dict[str, list[int]]:
 EXPECTED = [("paper", "1"), ("canonical", "2"), ("paper", "10"), ("", "")]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_0006_fills_protocol_name_and_version_from_existing_rows_and_back(migrated_back):
     created = _old_rows(migrated_back)

@@ -85,6 +85,7 @@ def test_an_unpriced_model_says_how_to_price_it(judge_server, picture, monkeypat
     assert (found.requests, found.images, found.completion_tokens, found.completion_tokens_max) == (1, 0, 60, 1024)
 
 
+@pytest.mark.slow
 def test_local_prompt_tokens_are_exactly_what_the_model_is_given(llava_store, picture):
     backend = LocalVLM(CATALOGUE["llava-hf/llava-1.5-13b-hf"])
     for request in [
