@@ -7,8 +7,8 @@ from capbench.settings.base import CACHE_OPTIONS, REDIS_URL, STATE_DIR
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-# pytest-xdist's workers (gw0, gw1, …; processes the tests start inherit the variable) each keep their
-# own file store: a test deletes a content-addressed file that another worker's test may hold too.
+# pytest-xdist's workers (gw0, gw1, …) each keep their own file store beside their own test database,
+# so what a test finds there is its worker's; the processes a test starts inherit the variable.
 MEDIA_ROOT = STATE_DIR / "test-media" / os.environ.get("PYTEST_XDIST_WORKER", "")
 # Tests render pages without running collectstatic first: plain names (make run's test checks the hashed ones).
 STORAGES = {
