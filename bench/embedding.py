@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.backbones.clip import clip_encoder, token_memo
-from evaluation.metrics import CaptionRow
-from evaluation.metrics.embedding.clip_score import ClipScore
+from capbench_eval.backbones.clip import clip_encoder, token_memo
+from capbench_eval.metrics import CaptionRow
+from capbench_eval.metrics.embedding.clip_score import ClipScore
 
 
 def make_store(root: Path, architecture: str) -> None:

@@ -26,7 +26,7 @@ def english_corpus() -> list[str]:
     files = [
         ROOT / "README.md",
         *sorted((ROOT / "docs").glob("*.md")),
-        *sorted((ROOT / "evaluation" / "metrics" / "judges" / "prompts").rglob("*.txt")),
+        *sorted((ROOT / "evaluation" / "capbench_eval" / "metrics" / "judges" / "prompts").rglob("*.txt")),
     ]
     lines = [line.strip() for path in files for line in path.read_text(encoding="utf-8").splitlines()]
     return [line for line in lines if len(line) > 20] or ["a dog runs on the grass"]

@@ -16,7 +16,7 @@ export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error TQDM_DIS
 python=${PYTHON:-python3}
 # The scripts import the project as an installed package: install it (editable, no dependencies:
 # a GPU machine without network has them or gets them as wheels) where it is not yet.
-(cd / && "$python" -c "import evaluation") 2>/dev/null || "$python" -m pip install -q --no-deps --no-build-isolation -e . \
+(cd / && "$python" -c "import capbench_eval") 2>/dev/null || "$python" -m pip install -q --no-deps --no-build-isolation -e . \
     || { echo "cannot install the project into $python: pip install -e . first"; exit 2; }
 run() {  # name, seconds, command...
     local name=$1 limit=$2

@@ -23,11 +23,11 @@ import numpy as np
 
 from bench import fullsize
 from bench.vision import timed  # GPU-synchronised seconds of one call
-from evaluation.backbones.catalogue import HfModel
-from evaluation.metrics.judges.backends import JudgeFailed, JudgeRequest, LocalVLM
-from evaluation.metrics.judges.fleur import Fleur
-from evaluation.metrics.judges.prompts import fill, prompt_text
-from evaluation.metrics.judges.visce2 import CONTEXT_PROMPT, RATING_PROMPT, VisCE2
+from capbench_eval.backbones.catalogue import HfModel
+from capbench_eval.metrics.judges.backends import JudgeFailed, JudgeRequest, LocalVLM
+from capbench_eval.metrics.judges.fleur import Fleur
+from capbench_eval.metrics.judges.prompts import fill, prompt_text
+from capbench_eval.metrics.judges.visce2 import CONTEXT_PROMPT, RATING_PROMPT, VisCE2
 
 NAMES = {"7b": "llava-hf/llava-1.5-7b-hf", "13b": "llava-hf/llava-1.5-13b-hf", "tiny": "llava-hf/llava-1.5-7b-hf"}
 

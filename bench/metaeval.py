@@ -41,9 +41,15 @@ from types import ModuleType
 import numpy as np
 from scipy import stats
 
-from evaluation.metaeval import significance, system_level
-from evaluation.metaeval.bootstrap import cluster_weights, forget_draws
-from evaluation.metaeval.protocols import RATING_STATISTICS, Protocol, protocol, rating_cells, rating_cells_with_draws
+from capbench_eval.metaeval import significance, system_level
+from capbench_eval.metaeval.bootstrap import cluster_weights, forget_draws
+from capbench_eval.metaeval.protocols import (
+    RATING_STATISTICS,
+    Protocol,
+    protocol,
+    rating_cells,
+    rating_cells_with_draws,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 REPLICATES, TARGET_SECONDS, SCIPY_SAMPLE = 1000, 5.0, 20
@@ -63,9 +69,9 @@ def main() -> int:
 
 
 def flickr8k() -> int:
+    from capbench_eval.metrics import get
     from catalog.importers.judgment_rows import judgment_rows
     from catalog.importers.registry import read_bundle
-    from evaluation.metrics import get
     from tests.judgment_data import judgment_data  # the Flickr8k files, decompressed once
 
     table = judgment_rows(read_bundle("flickr8k-expert", judgment_data() / "flickr8k"))
@@ -123,13 +129,13 @@ def old_modules(commit: str = OLD_COMMIT) -> dict[str, ModuleType]:
     (folder / "__init__.py").write_text("")
     for name in OLD_MODULES:
         source = subprocess.run(
-            ["git", "show", f"{commit}:evaluation/metaeval/{name}.py"],
+            ["git", "show", f"{commit}:evaluation/capbench_eval/metaeval/{name}.py"],
             cwd=ROOT,
             capture_output=True,
             text=True,
             check=True,
         ).stdout
-        (folder / f"{name}.py").write_text(source.replace("evaluation.metaeval.", "metaeval_old."))
+        (folder / f"{name}.py").write_text(source.replace("capbench_eval.metaeval.", "metaeval_old."))
     spec = importlib.util.spec_from_file_location(
         "metaeval_old", folder / "__init__.py", submodule_search_locations=[str(folder)]
     )

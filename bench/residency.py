@@ -32,8 +32,8 @@ def main() -> int:
     fullsize.open_clip_weights(store, "ViT-B-32-quickgelu")
     fullsize.pac_checkpoint(store)
     fullsize.roberta(store / "hf" / "roberta-large", fullsize.ROBERTA_LARGE)
-    from evaluation.backbones.residency import GIB, RESIDENCY
-    from evaluation.metrics import get
+    from capbench_eval.backbones.residency import GIB, RESIDENCY
+    from capbench_eval.metrics import get
 
     clip, pac, bert = get("clip_s").encoder, get("pac_s").encoder, get("bertscore").embedder
 

@@ -43,8 +43,8 @@ import numpy as np  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
+from capbench_eval.metaeval.protocols import protocol  # noqa: E402
 from catalog.models import Dataset, Item, System  # noqa: E402
-from evaluation.metaeval.protocols import protocol  # noqa: E402
 from leaderboards.snapshots import board_refresh  # noqa: E402
 from scoring.models import CorrelationResult, EvaluationJob, Metric, MetricVersion, SystemScore  # noqa: E402
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from bench import fullsize
 from bench.vision import timed  # GPU-synchronised seconds of one call
-from evaluation.metrics import CaptionRow, get
+from capbench_eval.metrics import CaptionRow, get
 
 SUBJECTS = [
     "a dog",
@@ -130,7 +130,7 @@ def bertscore(rows: list[CaptionRow], store: Path, naive_count: int) -> None:
 
 def scored_with(embedder, rows: list[CaptionRow]):
     """BERTScore's result with another token embedder in place of the metric's own."""
-    from evaluation.metrics.embedding.bertscore import BertScore
+    from capbench_eval.metrics.embedding.bertscore import BertScore
 
     class WithEmbedder(BertScore):
         @property
@@ -144,7 +144,7 @@ def half_precision(rows: list[CaptionRow], fp32_scores: list[float], fp32_second
     """What bigger batches, bf16 or fp16 weights would change: time and the F1 difference to fp32."""
     import torch
 
-    from evaluation.metrics.embedding.bertscore import LAYER, MODEL, TokenEmbedder
+    from capbench_eval.metrics.embedding.bertscore import LAYER, MODEL, TokenEmbedder
 
     if not torch.cuda.is_available():
         return
@@ -178,7 +178,7 @@ def polos(rows: list[CaptionRow], store: Path, naive_count: int) -> None:
 
 
 def clip_family(rows: list[CaptionRow], store: Path) -> None:
-    from evaluation.backbones import clip
+    from capbench_eval.backbones import clip
 
     fullsize.open_clip_weights(store, "ViT-B-32-quickgelu")
     fullsize.pac_checkpoint(store)

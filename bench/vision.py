@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.metrics import CaptionRow, get
+from capbench_eval.metrics import CaptionRow, get
 
 T2I = {"sd15": "stable-diffusion-v1-5/stable-diffusion-v1-5", "sdxl": "stabilityai/stable-diffusion-xl-base-1.0"}
 WORDS = ["a dog", "two children", "a red bus", "an old man", "a cat", "a woman", "a bike", "a boat"]
@@ -305,7 +305,7 @@ def main() -> None:
 
     import torch
 
-    from evaluation.backbones.t2i import GenerationSettings, TextToImage
+    from capbench_eval.backbones.t2i import GenerationSettings, TextToImage
 
     store = args.work / "models"
     started = time.perf_counter()
@@ -370,7 +370,7 @@ def main() -> None:
         f"(our generation is ×{batched / floor:.2f} of it: seeding, PNG writing, cache keys)"
     )
 
-    from evaluation.backbones import t2i
+    from capbench_eval.backbones import t2i
 
     t2i.text_to_image.cache_clear()
     cycle = get("t2i_cycle")
@@ -418,8 +418,8 @@ def hice_stages(rows: list[CaptionRow], store: Path) -> float:
     The random proposer runs at no threshold, so every picture gets the metric's cap of 32 regions."""
     from PIL import Image
 
-    from evaluation.backbones.alpha_clip import AlphaClip
-    from evaluation.metrics.vision.hice import ALPHA, BACKBONE
+    from capbench_eval.backbones.alpha_clip import AlphaClip
+    from capbench_eval.metrics.vision.hice import ALPHA, BACKBONE
 
     full_size_hice(store)
     metric = get("hice_s")

@@ -171,14 +171,22 @@ class Client:
 
     def candidate_rows(self, dataset: str) -> Iterator[JSON]:
         """The same candidates, one dict each."""
-        rest = b""
-        for chunk in self.candidates(dataset, "jsonl"):
-            *lines, rest = (rest + chunk).split(b"\n")
-            yield from (json.loads(line) for line in lines if line.strip())
-        if rest.strip():
-            yield json.loads(rest)
+        return _json_lines(self.candidates(dataset, "jsonl"))
+
+    def references(self, dataset: str) -> Iterator[bytes]:
+        """A dataset's items in its order, for scoring locally (item, image, position, references;
+        references null on a hidden test set), streamed as JSON Lines bytes."""
+        return self.http.lines(f"{API}/datasets/{dataset}/references/", accept="application/x-ndjson")
+
+    def reference_rows(self, dataset: str) -> Iterator[JSON]:
+        """The same items, one dict each."""
+        return _json_lines(self.references(dataset))
 
     # Metrics
+
+    def metric(self, slug: str) -> JSON:
+        """One metric (slug, name, family, higher_is_better, available, …)."""
+        return self.http.json("GET", f"{API}/metrics/{slug}/")
 
     def upload_metric_scores(
         self,
@@ -239,3 +247,13 @@ def _flag(value: bool) -> str:
 
 def _board_query(sort: str | None, order: str | None, domain: str | None) -> dict[str, str | int]:
     return {key: value for key, value in (("sort", sort), ("order", order), ("domain", domain)) if value}
+
+
+def _json_lines(chunks: Iterable[bytes]) -> Iterator[JSON]:
+    """A streamed JSON Lines download's objects, one a line."""
+    rest = b""
+    for chunk in chunks:
+        *lines, rest = (rest + chunk).split(b"\n")
+        yield from (json.loads(line) for line in lines if line.strip())
+    if rest.strip():
+        yield json.loads(rest)

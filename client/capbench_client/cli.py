@@ -1,5 +1,6 @@
-"""`capbench`: sign in, submit a results file and watch it scored, read results, boards and scores,
-download candidates and upload a metric's scores (docs/client.md has an example of each).
+"""`capbench`: sign in, submit a results file (or lmms-eval's samples) and watch it scored, read
+results, boards and scores, download candidates and upload a metric's scores, download a dataset's
+references and score a results file on this machine (docs/client.md has an example of each).
 
 The server is `--url`, else $CAPBENCH_URL, else the saved one (`capbench login`), else
 http://127.0.0.1:8000; the token `--token`, else $CAPBENCH_TOKEN, else the saved one when the server
@@ -14,20 +15,25 @@ import getpass
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from capbench_client import config
+from capbench_client import config, local
 from capbench_client.api import Client
 from capbench_client.errors import CapBenchError, Conflict, NotFound, WaitTimedOut
+from capbench_client.problems import FileError
 from capbench_client.progress import ProgressDisplay
+from capbench_client.references import ReferenceSet, reference_set
+from capbench_client.results import FORMATS, Matched, matched_results, results_format
 from capbench_client.tables import board_text, progress_text, results_text, table
 from capbench_client.terminal import SafeBytes, SafeText, shown
 from capbench_client.version import VERSION
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 PROGRAM = "capbench"
+SKIP_HELP = "leave out (and count) lines whose image is not the dataset's (lmms-eval's Flickr30k runs all 31,783)"
 
 
 class Failed(Exception):
@@ -73,7 +79,11 @@ def parser() -> argparse.ArgumentParser:
     login.add_argument("--username", help="the account's name (asked for when not given)")
     command("logout", _logout, "forget the saved token")
 
-    submit = command("submit", _submit, "upload a results file (JSON, JSON Lines or CSV of image_id, caption)")
+    submit = command(
+        "submit",
+        _submit,
+        "upload a results file (JSON, JSON Lines or CSV of image_id, caption; or lmms-eval's samples)",
+    )
     submit.add_argument("dataset", help="the dataset's slug")
     submit.add_argument("file", type=Path, help="the results file")
     submit.add_argument("--name", help="the method's name (default: the file's name without its extension)")
@@ -85,6 +95,20 @@ def parser() -> argparse.ArgumentParser:
     submit.add_argument("--wait", action="store_true", help="show the progress, then the results")
     submit.add_argument("--timeout", type=float, metavar="SECONDS", help="with --wait: give up waiting after this long")
     submit.add_argument("--poll", type=float, default=2.0, help=argparse.SUPPRESS)
+    submit.add_argument(
+        "--format",
+        choices=["auto", "lmms-eval"],
+        default="auto",
+        help="lmms-eval: lmms-eval's --log_samples output, mapped to the dataset's images here (auto: "
+        "when the file is one; else uploaded as it is)",
+    )
+    submit.add_argument(
+        "--references",
+        type=Path,
+        metavar="FILE",
+        help="with lmms-eval: the dataset's references file (default: downloaded)",
+    )
+    submit.add_argument("--skip-unmatched", action="store_true", help=SKIP_HELP)
 
     results = command("results", _results, "a submission's results: value, 95%% interval and rank per metric")
     results.add_argument("submission", type=int)
@@ -123,6 +147,28 @@ def parser() -> argparse.ArgumentParser:
     upload.add_argument("--lower-is-better", action="store_true")
     upload.add_argument("--reference-free", action="store_true")
     upload.add_argument("--public", action="store_true")
+
+    references = command(
+        "references", _references, "a dataset's items in order with their references, to score locally"
+    )
+    references.add_argument("dataset")
+    references.add_argument("-o", "--output", type=Path, help="write to this file (default: stdout)")
+
+    evaluate = command(
+        "eval", _eval, "score a results file here with capbench-eval: the board's numbers and signatures"
+    )
+    evaluate.add_argument("dataset", help="the dataset's slug")
+    evaluate.add_argument("file", type=Path, help="the results file (the formats submit takes, or lmms-eval's samples)")
+    evaluate.add_argument(
+        "--metric", action="append", required=True, metavar="SLUG[,SLUG]", help="the metrics to score (repeat)"
+    )
+    evaluate.add_argument(
+        "--references", type=Path, metavar="FILE", help="the dataset's references file (default: downloaded)"
+    )
+    evaluate.add_argument("--format", choices=FORMATS, default="auto", help="the results file's format (auto)")
+    evaluate.add_argument("--media", type=Path, metavar="DIR", help="the dataset's images, for metrics that look")
+    evaluate.add_argument("--skip-unmatched", action="store_true", help=SKIP_HELP)
+    evaluate.add_argument("--json", action="store_true", help="the numbers as JSON")
 
     command("datasets", _datasets, "the datasets")
     command("metrics", _metrics, "the metrics")
@@ -183,11 +229,41 @@ def _submit(args: argparse.Namespace) -> int:
     file: Path = args.file
     if not file.is_file():
         raise Failed(f"{file}: no such file")
+    with tempfile.TemporaryDirectory(prefix="capbench-") as folder:
+        upload = file
+        if results_format(file, args.format) == "lmms-eval":
+            upload = _lmms_eval_results(client, args, Path(folder))
+        return _upload(client, args, upload)
+
+
+def _lmms_eval_results(client: Client, args: argparse.Namespace, folder: Path) -> Path:
+    """lmms-eval's samples mapped to the dataset's images, as a results file in `folder`; nothing
+    is submitted when a sample maps to no image, or an image has no sample."""
+    file: Path = args.file
+    try:
+        matched = matched_results(file, _references_of(client, args), "lmms-eval", skip_unmatched=args.skip_unmatched)
+    except FileError as error:
+        raise Failed(f"{error}\nnothing was submitted") from None
+    _say_skipped(matched, file)
+    if matched.missing:
+        raise Failed(
+            f"{file.name}: {_missing_words(matched)}; a submission gives one caption per image (did lmms-eval "
+            "run with --limit?): nothing was submitted"
+        )
+    converted = folder / f"{file.stem}.json"
+    converted.write_bytes(matched.results_json())
+    print(
+        f"{len(matched.captions):,} lmms-eval samples of {file.name} matched to the dataset's images.", file=sys.stderr
+    )
+    return converted
+
+
+def _upload(client: Client, args: argparse.Namespace, file: Path) -> int:
     try:
         submission = client.submit(
             args.dataset,
             file,
-            method_name=args.name or file.stem,
+            method_name=args.name or args.file.stem,
             description=args.description,
             paper_url=args.paper_url,
             code_url=args.code_url,
@@ -285,6 +361,85 @@ def _metric_upload(args: argparse.Namespace) -> int:
     for upload in submission.get("uploads") or []:
         _say(f"  version {upload.get('version')}: {upload.get('status')}")
     return 0
+
+
+def _references(args: argparse.Namespace) -> int:
+    chunks = _client(args).references(args.dataset)
+    size = 0
+    with _opened_binary(args.output) as out:
+        for chunk in chunks:
+            out.write(chunk)
+            size += len(chunk)
+    if args.output:
+        print(f"Wrote {size:,} bytes to {args.output}.", file=sys.stderr)
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    metrics = [slug.strip() for given in args.metric for slug in given.split(",") if slug.strip()]
+    if not metrics:
+        raise Failed("--metric: name at least one metric's slug")
+    if not args.file.is_file():
+        raise Failed(f"{args.file}: no such file")
+    if args.media is not None and not args.media.is_dir():
+        raise Failed(f"--media {args.media}: no such folder")
+    try:
+        local.library()  # before any download: say at once when capbench-eval is missing
+    except local.LibraryMissing as error:
+        raise Failed(str(error)) from None
+    client = None if args.references else _client(args)
+    references = _references_of(client, args)
+    matched = matched_results(args.file, references, args.format, skip_unmatched=args.skip_unmatched)
+    _say_skipped(matched, args.file)
+    if matched.missing:
+        print(
+            f"{PROGRAM}: warning: {args.file.name}: {_missing_words(matched)}; the board refuses such a file, "
+            f"and these numbers are over the {len(matched.captions):,} images it has",
+            file=sys.stderr,
+        )
+    outcomes = local.evaluate(matched, references, metrics, media=args.media)
+    if client is not None:
+        outcomes = local.with_board_signatures(outcomes, _board_signatures(client, metrics))
+    source = str(args.references) if args.references else f"the references from {client.url if client else ''}"
+    if args.json:
+        _say(local.outcome_json(outcomes, matched, references))
+    else:
+        _say(local.outcome_text(outcomes, matched, references, source))
+    return 1 if any(outcome.error for outcome in outcomes) else 0
+
+
+def _references_of(client: Client | None, args: argparse.Namespace) -> ReferenceSet:
+    """The dataset's references: the file `--references` names, else downloaded."""
+    if args.references is not None:
+        if not args.references.is_file():
+            raise Failed(f"{args.references}: no such file")
+        with args.references.open("rb") as lines:
+            return reference_set(args.dataset, lines, args.references.name)
+    assert client is not None
+    return reference_set(args.dataset, b"".join(client.references(args.dataset)).splitlines(), "the download")
+
+
+def _board_signatures(client: Client, metrics: list[str]) -> dict[str, str | None]:
+    """Each metric's signature as the server gives it (None where it gives none, or no such metric)."""
+    found: dict[str, str | None] = {}
+    for slug in metrics:
+        try:
+            signature = client.metric(slug).get("signature")
+        except CapBenchError:
+            signature = None
+        found[slug] = signature if isinstance(signature, str) else None
+    return found
+
+
+def _say_skipped(matched: Matched, file: Path) -> None:
+    if matched.skipped:
+        print(f"{file.name}: left out {matched.skipped:,} lines of images the dataset does not have.", file=sys.stderr)
+
+
+def _missing_words(matched: Matched) -> str:
+    shown = ", ".join(repr(item) for item in matched.missing[:5])
+    total = len(matched.missing) + len(matched.captions)
+    return f"no caption for {len(matched.missing):,} of the dataset's {total:,} images (e.g. {shown})"
 
 
 def _datasets(args: argparse.Namespace) -> int:

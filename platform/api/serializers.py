@@ -14,6 +14,7 @@ from leaderboards.exports import CORRELATION_POINTS
 from scoring.models import CorrelationResult, Metric, Score
 from scoring.selectors import CaptionScores
 from scoring.shown import Shown
+from scoring.signatures import version_signature
 from submissions.cards import Gap, PendingLine, ResultsCard
 from submissions.models import Submission
 from submissions.services import NAME_MAX_CHARS, URL_MAX_CHARS
@@ -121,6 +122,7 @@ class MetricSerializer(StaffOnlyErrors, serializers.ModelSerializer):
             "version",
             "config_hash",
             "config",
+            "signature",
             "available",
             "unavailable_reason",
             "citation",
@@ -132,10 +134,21 @@ class MetricSerializer(StaffOnlyErrors, serializers.ModelSerializer):
 
     submitted = serializers.SerializerMethodField(help_text="for a submitted metric: owner, links, visibility")
     bibtex = serializers.SerializerMethodField(help_text="the metric's citation as BibTeX (its .bib download's text)")
+    signature = serializers.SerializerMethodField(
+        help_text="the current version's readable signature (docs/library.md, Signatures); null before it has one"
+    )
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_bibtex(self, metric: Metric) -> str:
         return metric_bibtex(metric)
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_signature(self, metric: Metric) -> str | None:
+        version = metric.current_version
+        if version is None:
+            return None
+        version.metric = metric  # (the same row: no query of its own)
+        return version_signature(version)
 
     def get_submitted(self, metric: Metric) -> dict | None:
         submission = getattr(metric, "submission", None)
@@ -229,6 +242,7 @@ class CorrelationSerializer(serializers.ModelSerializer):
     dataset = serializers.CharField(source="dataset.slug")
     metric = serializers.CharField(source="metric_version.metric.slug")
     metric_version = serializers.CharField(source="metric_version.config_hash")
+    signature = serializers.SerializerMethodField(help_text="the metric version's readable signature")
     points = serializers.SerializerMethodField()
     low_points = serializers.SerializerMethodField()
     high_points = serializers.SerializerMethodField()
@@ -238,6 +252,7 @@ class CorrelationSerializer(serializers.ModelSerializer):
         fields = [
             "metric",
             "metric_version",
+            "signature",
             "dataset",
             "dimension",
             "statistic",
@@ -257,6 +272,10 @@ class CorrelationSerializer(serializers.ModelSerializer):
 
     def _shown(self, result: CorrelationResult) -> Shown:
         return Shown(result.value, result.low, result.high, CORRELATION_POINTS)
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_signature(self, result: CorrelationResult) -> str:
+        return version_signature(result.metric_version)
 
     @extend_schema_field(NULLABLE_FLOAT)
     def get_points(self, result: CorrelationResult) -> float | None:

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
+from capbench_eval.metaeval.protocols import CORPUS_WORDS, dataset_protocols_of
 from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System, blinded_system_ids, ranked_q
 from catalog.pictures import showable_q
 from catalog.visibility import caption_q, is_staff, references_visible, visible_q
-from evaluation.metaeval.protocols import CORPUS_WORDS, dataset_protocols_of
 
 
 def dataset_list_public(*, viewer=None) -> QuerySet[Dataset]:

@@ -28,6 +28,7 @@ class Cell:
     low: float | None = None  # the 95% interval (images resampled), on the value's scale
     high: float | None = None
     scale: float = 1.0  # what the value is multiplied by where people read it (the column's points)
+    signature: str = ""  # its metric version's, where not its column's (scoring.signatures)
 
     @property
     def sort_value(self) -> float | None:

@@ -27,6 +27,7 @@ from plumbing.errors import ApplicationError
 from plumbing.spreadsheets import spreadsheet_row
 from scoring.models import CorrelationResult, Metric
 from scoring.shown import Shown
+from scoring.signatures import version_signature
 
 NOTE_MAX_CHARS = 2000
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # (a NUL is no text PostgreSQL stores)
@@ -123,14 +124,20 @@ def _dataset_provenance(dataset: Dataset) -> dict:
 
 
 def _metric_versions(slugs) -> dict:
+    """Per metric its current version, configuration hash and signature (scoring.signatures; a
+    snapshot frozen before signatures has none: its page and downloads read it as absent)."""
     found = Metric.objects.filter(slug__in=set(slugs)).select_related("current_version").order_by("slug")
-    return {
-        metric.slug: {
-            "version": metric.current_version.version if metric.current_version else None,
-            "config_hash": metric.current_version.config_hash if metric.current_version else None,
+    versions = {}
+    for metric in found:
+        current = metric.current_version
+        if current is not None:
+            current.metric = metric  # (its signature reads the metric: no query of its own)
+        versions[metric.slug] = {
+            "version": current.version if current else None,
+            "config_hash": current.config_hash if current else None,
+            "signature": version_signature(current) if current else None,
         }
-        for metric in found
-    }
+    return versions
 
 
 def shown_payload(snapshot: CitableSnapshot) -> dict:
@@ -168,13 +175,18 @@ def shown_payload(snapshot: CitableSnapshot) -> dict:
             "metrics": [
                 _metric_owner_now(row, metric_owners[row["metric"]])
                 if row["metric"] in metric_owners
-                else {**row, "metric": WITHDRAWN, "submitted": None, "withdrawn": True}
+                else {**_unsigned(row), "metric": WITHDRAWN, "submitted": None, "withdrawn": True}
                 for row in found["metrics"]
             ],
         }
         for found in payload["boards"]
     ]
     return {"boards": boards}
+
+
+def _unsigned(row: dict) -> dict:
+    """A metric board row without its signature (which begins with the metric's slug)."""
+    return {key: value for key, value in row.items() if key != "signature"}
 
 
 def _owner_now(row: dict, key: str, owner: str | None) -> dict:

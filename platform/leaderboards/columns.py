@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from scoring.models import Metric
+from scoring.signatures import version_signature
 from workbench.models import MetricSubmission
 
 
@@ -19,7 +20,7 @@ class Column:
     description: str
     citation: str
     reference_free: bool
-    points: float = 100.0  # shown ×points (evaluation.metrics.base.Metric.points)
+    points: float = 100.0  # shown ×points (capbench_eval.metrics.base.Metric.points)
     aggregation: str = "mean"  # how a system's number is formed: "mean" or "corpus" (Metric.aggregation)
     available: bool = True  # the registry can compute it on this deployment
     submitted_by: str = ""  # a submitted metric's owner (its scores were uploaded, not computed here)
@@ -27,6 +28,7 @@ class Column:
     code_url: str = ""
     private: bool = False  # a submitted metric the public does not see (unpublished or withdrawn)
     trained_on: tuple[int, ...] = ()  # dataset ids it may have been fitted on
+    signature: str = ""  # its current version's (scoring.signatures); "" before it has one
 
     @property
     def arrow(self) -> str:
@@ -43,7 +45,8 @@ class Column:
 
 
 def metric_columns() -> list[Column]:
-    return [_column(m) for m in Metric.objects.filter(is_registered=True).order_by("family", "slug")]
+    found = Metric.objects.filter(is_registered=True).select_related("current_version").order_by("family", "slug")
+    return [_column(m) for m in found]
 
 
 def metric_board_columns(*, extra: Iterable[str] = ()) -> list[Column]:
@@ -56,7 +59,8 @@ def metric_board_columns(*, extra: Iterable[str] = ()) -> list[Column]:
         .select_related("owner")
         .prefetch_related("trained_on")
     }
-    return [_column(m, submissions.get(m.pk)) for m in shown.distinct().order_by("family", "slug")]
+    found = shown.distinct().select_related("current_version").order_by("family", "slug")
+    return [_column(m, submissions.get(m.pk)) for m in found]
 
 
 def _column(m: Metric, submission: MetricSubmission | None = None) -> Column:
@@ -72,6 +76,9 @@ def _column(m: Metric, submission: MetricSubmission | None = None) -> Column:
         m.aggregation,
         m.available,
     )
+    if m.current_version is not None:
+        m.current_version.metric = m  # (its signature reads the metric: no query of its own)
+        column.signature = version_signature(m.current_version)
     if submission is not None:
         column.submitted_by = submission.owner.username
         column.paper_url, column.code_url = submission.paper_url, submission.code_url

@@ -2,7 +2,7 @@
 it (its value and 95% interval), and the paired difference a − b formed the same way (the mean of
 per-caption scores, or a corpus metric's statistic of its summed statistics: scoring.services.numbers)
 over the images both captioned, with a paired bootstrap interval and p-value
-(evaluation.metaeval.system_value); and the images where the two differ most or where a metric
+(capbench_eval.metaeval.system_value); and the images where the two differ most or where a metric
 disagrees with people about which caption is better."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db.models import Avg
 
+from capbench_eval.metaeval.paired import PairedDifference, image_weights
+from capbench_eval.metaeval.system_value import ImageTotals, paired_system_difference
 from catalog.models import Caption, Dataset, Item, Judgment, System
-from evaluation.metaeval.paired import PairedDifference, image_weights
-from evaluation.metaeval.system_value import ImageTotals, paired_system_difference
 from leaderboards.caching import deployment_digest, kept_get, kept_set
 from leaderboards.columns import Column
 from leaderboards.snapshots import board_payload, digest_of

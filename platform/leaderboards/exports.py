@@ -39,6 +39,7 @@ def board_json(page: CaptionerBoardPage, *, staff: bool = False) -> dict:
                 "higher_is_better": c.higher_is_better,
                 "points": c.points,
                 "aggregation": c.aggregation,
+                "signature": c.signature,
             }
             for c in page.columns
         ],
@@ -84,6 +85,7 @@ def cell_json(cell: Cell, *, staff: bool) -> dict:
         "state": cell.state,
         **({"rank": cell.rank} if cell.rank is not None else {}),
         **({"note": cell.note} if cell.note and staff else {}),
+        **({"signature": cell.signature} if cell.signature and cell.state == "value" else {}),
     }
 
 
@@ -120,6 +122,7 @@ def metric_board_page_json(page: MetricBoardPage) -> dict:
             {
                 "metric": row.column.slug,
                 "family": row.column.family,
+                "signature": row.column.signature,
                 "submitted": None
                 if not row.column.submitted_by
                 else {
@@ -151,8 +154,11 @@ CORRELATION_POINTS = 100.0  # a correlation or accuracy as the metric board show
 
 def board_csv_text(board: dict) -> str:
     """One row per system: rank, names, then per metric its number in points, as the page shows it,
-    and its interval's ends (empty where it has none); the people column where shown. Text cells
-    are neutralised against formula injection; numbers are written as numbers."""
+    and its interval's ends (empty where it has none); the people column where shown; last, per
+    metric, `<slug>_signature`: the signature of the metric version its number was computed with
+    (empty without a number). Those come after every other column, so that readers by name or by
+    position of the columns before keep working; a snapshot frozen before boards carried signatures
+    has none. Text cells are neutralised against formula injection; numbers are written as numbers."""
     out = io.StringIO()
     writer = csv.writer(out)
     people = board.get("people_dimension")
@@ -162,6 +168,9 @@ def board_csv_text(board: dict) -> str:
         head += [f"people_{named}", f"people_{named}_low", f"people_{named}_high"]
     for metric in board["metrics"]:
         head += [metric["slug"], f"{metric['slug']}_low", f"{metric['slug']}_high"]
+    signed = any("signature" in metric for metric in board["metrics"])
+    if signed:
+        head += [f"{metric['slug']}_signature" for metric in board["metrics"]]
     writer.writerow(spreadsheet_row(head))
     for system in board["systems"]:
         line = [system["rank"], system["system"], system["name"], system["kind"], system["baseline"]]
@@ -169,6 +178,8 @@ def board_csv_text(board: dict) -> str:
             line += _cell(system.get("people"), 1)
         for metric in board["metrics"]:
             line += _cell(system["scores"].get(metric["slug"]), metric["points"])
+        if signed:
+            line += [_signature(system["scores"].get(metric["slug"]), metric) for metric in board["metrics"]]
         writer.writerow(spreadsheet_row(line))
     return out.getvalue()
 
@@ -183,6 +194,14 @@ def _cell(cell: dict | None, scale: float) -> list:
         number = cell.get(displayed) if displayed in cell else _times(cell.get(native), scale)
         shown.append("" if number is None else round(number, 4))
     return shown
+
+
+def _signature(cell: dict | None, metric: dict) -> str:
+    """The signature of the version a cell's number was computed with: its own where it has one
+    (a number of the previous version, shown while the current one is computed), else its column's."""
+    if cell is None or cell.get("value") is None or cell.get("state") != "value":
+        return ""
+    return cell.get("signature") or metric.get("signature") or ""
 
 
 def _times(value: float | None, scale: float) -> float | None:

@@ -17,8 +17,8 @@ from django.db import connection
 from campaigns.models import Campaign
 from campaigns.selectors import campaign_of_protocol
 from campaigns.services.results import MEAN, campaign_protocol
+from capbench_eval.metaeval.published import published_value
 from catalog.models import Dataset
-from evaluation.metaeval.published import published_value
 from leaderboards.columns import Column, metric_board_columns
 from plumbing.errors import ApplicationError, NotFound
 from scoring.models import CorrelationResult, Metric, MetricVersion, ResultsRevision, SignificanceResult
@@ -94,7 +94,7 @@ ColumnKey = tuple[int, str, str, str]  # a metric board column: (dataset id, pro
 class MetricBoardHeader(NamedTuple):
     """A metric board column: its dataset, dimension and statistic under one protocol (its key);
     a live column's campaign (None otherwise); whether its statistic is the protocol's headline one
-    (the first its papers report: evaluation/metaeval/protocols.py)."""
+    (the first its papers report: evaluation/capbench_eval/metaeval/protocols.py)."""
 
     dataset: Dataset
     dimension: str

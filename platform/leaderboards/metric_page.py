@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from leaderboards.caching import kept_fragment
 from leaderboards.charts import MetricOnDataset
 from leaderboards.metric_board import metric_board_version
 from scoring.models import CorrelationResult, EvaluationJob, Metric, MetricVersion, Score
+from scoring.signatures import version_signature
 from workbench.selectors import SubmittedMetric, submitted_metric
 
 
@@ -93,6 +95,26 @@ class MetricPage:
     def trained_on(self) -> set[int]:
         """The datasets a submitted metric's authors say it may have been fitted on."""
         return {c.dataset.pk for c in self.submitted.checks if c.trained_on} if self.submitted else set()
+
+    @property
+    def signature(self) -> str:
+        """The current version's signature (scoring.signatures), "" before it has one."""
+        version = self.metric.current_version
+        if version is None:
+            return ""
+        version.metric = self.metric  # (the same row: no query of its own)
+        return version_signature(version)
+
+    @cached_property
+    def result_signatures(self) -> dict[int, str]:
+        """Per metric version of the correlations shown, its signature (a version column's tooltip)."""
+        signatures = {}
+        for result in self.results:
+            version = result.metric_version
+            if version.pk not in signatures:
+                version.metric = self.metric
+                signatures[version.pk] = version_signature(version)
+        return signatures
 
     @property
     def config_text(self) -> str:

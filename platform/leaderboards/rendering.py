@@ -47,6 +47,8 @@ def cell_html(cell: Cell | None, scale: float, *, staff: bool, extra: str = "") 
         interval = ""  # (none where fewer than two images were drawn from: the system page says so)
         if cell.low is not None and cell.high is not None:
             interval = f'<small class="interval">{points(cell.low, scale)}–{points(cell.high, scale)}</small>'
+        if cell.signature:  # a number of another version than its column's (being replaced)
+            extra += f' title="computed with {escape(cell.signature)}"'
         return f'<td class="num state-value"{extra}>{points(cell.value, scale)}{interval}</td>'
     text, words = STATE_WORDS.get(cell.state, (cell.state, cell.state))
     title = cell.note if staff and cell.note else words
@@ -161,6 +163,8 @@ def _header(
         title += f"; a system's number: the {column.formed}"
         if column.points != 1:
             title += f" (shown ×{column.points:g})"
+        if column.signature:
+            title += f"; signature: {column.signature}"
     elif not title:
         title = f"mean human rating ({dimension}) of the system's captions, with its 95% interval"
     return Header(

@@ -18,13 +18,14 @@ from django.core.cache import cache
 from django.db.models import F, Q
 
 from campaigns.selectors import board_people
+from capbench_eval.metaeval.agreement import krippendorff_alpha_interval
 from catalog.models import Dataset, Judgment, System
-from evaluation.metaeval.agreement import krippendorff_alpha_interval
 from leaderboards.columns import metric_columns
 from leaderboards.models import BoardSnapshot
 from scoring.models import EvaluationJob
 from scoring.selectors import system_values_shown
 from scoring.services.numbers import mean_interval
+from scoring.signatures import version_signatures
 
 
 @overload
@@ -44,8 +45,8 @@ def board_payload(dataset: Dataset, *, with_version: bool = False) -> dict | tup
 
 # What a snapshot's payload holds changes with this number: one stored under an older one is built
 # again when it is read (2: the people column's source, `people_source`; columns' `aggregation`;
-# 3: a submission's submitter, date and integrity flags).
-FORMAT = 3
+# 3: a submission's submitter, date and integrity flags; 4: columns' and cells' metric `signature`).
+FORMAT = 4
 
 
 def board_refresh(*, dataset_id: int) -> dict:
@@ -131,10 +132,7 @@ def board_build(dataset: Dataset) -> dict:
         for row in targets:
             if slug in row["cells"]:
                 row["cells"][slug].update(state=status, note=error)
-    for (system_id, slug), (_, value, low, high) in system_values_shown(dataset=dataset).items():
-        shown = rows.get(system_id)
-        if shown and slug in shown["cells"] and value is not None and not math.isnan(value):
-            shown["cells"][slug].update(value=value, state="value", note="", low=low, high=high)
+    _numbers_shown(dataset, rows, {column.slug: column.signature for column in columns})
     people, source = _people(dataset, list(rows))
     for system_id, cell in people.items():
         rows[system_id]["people"] = cell
@@ -144,6 +142,20 @@ def board_build(dataset: Dataset) -> dict:
         "rows": list(rows.values()),
         **source,
     }
+
+
+def _numbers_shown(dataset: Dataset, rows: dict[int, dict], signatures: dict[str, str]) -> None:
+    """Each row's numbers (scoring.selectors.system_values_shown). A number of another metric version
+    than its column's (the previous version's, shown while the current one is computed) carries
+    that version's `signature`; the others read the column's."""
+    shown = system_values_shown(dataset=dataset)
+    versions = version_signatures({found.metric_version_id for found in shown.values()})
+    for (system_id, slug), (version_id, value, low, high) in shown.items():
+        row = rows.get(system_id)
+        if row and slug in row["cells"] and value is not None and not math.isnan(value):
+            row["cells"][slug].update(value=value, state="value", note="", low=low, high=high)
+            if versions.get(version_id, "") != signatures[slug]:
+                row["cells"][slug]["signature"] = versions.get(version_id, "")
 
 
 def _people(dataset: Dataset, system_ids: list[int]) -> tuple[dict[int, dict], dict]:

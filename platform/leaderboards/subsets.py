@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import copy
 
+from capbench_eval.metaeval.system_value import system_number
 from catalog.models import Dataset, Item
 from catalog.selectors import SUBSET_FIELD
-from evaluation.metaeval.system_value import system_number
 from leaderboards.caching import deployment_digest, kept_get, kept_set
 from leaderboards.snapshots import digest_of, payload_digests
 from scoring.models import Score

@@ -29,7 +29,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage, storages
 
-from evaluation.files import atomic_path
+from capbench_eval.files import atomic_path
 
 CHUNK = 1 << 20
 

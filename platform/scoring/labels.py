@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from scoring.models import protocol_parts
 
-# Families as evaluation/metrics/*/ declare them. "ngram" holds METEOR too (unigram matches with
+# Families as evaluation/capbench_eval/metrics/*/ declare them. "ngram" holds METEOR too (unigram matches with
 # stems and synonyms), so it is named for word overlap, not for n-grams alone.
 FAMILIES = {
     "ngram": "Word overlap (n-grams, METEOR)",
@@ -19,7 +19,7 @@ FAMILIES = {
     "submitted": "Submitted by their authors",
 }
 
-# The protocols' datasets (evaluation/metaeval/protocols.py, by importer format) as their papers write them.
+# The protocols' datasets (evaluation/capbench_eval/metaeval/protocols.py, by importer format) as their papers write them.
 PROTOCOL_DATASETS = {
     "flickr8k-expert": "Flickr8k-Expert",
     "flickr8k-cf": "Flickr8k-CF",

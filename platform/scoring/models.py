@@ -106,6 +106,14 @@ class MetricVersion(models.Model):
     version = models.CharField(max_length=40)
     config_hash = models.CharField(max_length=16)
     config = models.JSONField(default=dict)
+    library_version = models.CharField(
+        max_length=40,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="the capbench-eval release that computed its scores (capbench_eval.version.VERSION); "
+        "empty for uploaded scores, which no library computed",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

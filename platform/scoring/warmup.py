@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from evaluation import metrics as registry
+from capbench_eval import metrics as registry
 from plumbing import heartbeat
 from scoring.queues import KINDS, queue_name
 

@@ -22,9 +22,9 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from capbench_eval.metrics import UnknownMetric, slugs
 from catalog.models import Caption, Dataset, Item, System
 from catalog.uploads.services import UploadKind
-from evaluation.metrics import UnknownMetric, slugs
 from plumbing import storage
 from plumbing.errors import ApplicationError, TooManyRequests
 from scoring.models import EvaluationJob

@@ -20,12 +20,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from capbench_eval.metrics import get as registered
+from capbench_eval.metrics import slugs as registered_slugs
 from catalog.models import Dataset
 from catalog.services.candidates import caption_keys, is_meta_evaluation
 from catalog.uploads.services import UploadKind
 from catalog.visibility import references_visible
-from evaluation.metrics import get as registered
-from evaluation.metrics import slugs as registered_slugs
 from plumbing.errors import ApplicationError, Problem
 from scoring.models import EvaluationJob, Metric, MetricVersion, Score
 from scoring.queues import enqueue

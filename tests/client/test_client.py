@@ -537,7 +537,7 @@ def test_client_builds_alone_with_requests_its_only_dependency_and_runs_without_
         "Requires-Dist: requests>=2.31"
     ]
     assert "capbench = capbench_client.cli:main" in entry_points
-    blocked = ["django", "rest_framework", "celery", "capbench", "evaluation", "catalog", "scoring", "submissions"]
+    blocked = ["django", "rest_framework", "celery", "capbench", "capbench_eval", "catalog", "scoring", "submissions"]
     run = (
         f"import sys; sys.modules.update(dict.fromkeys({blocked!r})); "  # None: `import django` raises ImportError
         "import capbench_client, capbench_client.cli as cli; "
@@ -558,7 +558,7 @@ def test_the_client_imports_no_django(repo_root):
     check = (
         "import capbench_client, capbench_client.cli, sys; "
         "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules), 'django imported'; "
-        "assert not any(m.split('.')[0] in {'rest_framework', 'celery', 'evaluation', 'capbench'} for m in sys.modules)"
+        "assert not any(m.split('.')[0] in {'rest_framework', 'celery', 'capbench_eval', 'capbench'} for m in sys.modules)"
     )
     environment = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
     result = subprocess.run(

@@ -1,4 +1,4 @@
-"""`python -m evaluation`: listing metrics and scoring a JSONL file, as a separate process."""
+"""`python -m capbench_eval`: listing metrics and scoring a JSONL file, as a separate process."""
 
 import json
 import subprocess
@@ -6,12 +6,12 @@ import sys
 
 import pytest
 
-from evaluation import cli, metrics
-from evaluation.metrics import CaptionRow, Metric, MetricResult, get
+from capbench_eval import cli, metrics
+from capbench_eval.metrics import CaptionRow, Metric, MetricResult, get
 
 
 def _run(repo_root, *args):
-    return subprocess.run([sys.executable, "-m", "evaluation", *args], cwd=repo_root, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "capbench_eval", *args], cwd=repo_root, capture_output=True, text=True)
 
 
 def test_metrics_list_names_each_metric_and_its_availability(repo_root):

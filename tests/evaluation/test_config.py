@@ -1,4 +1,4 @@
-"""evaluation/config.py declares each CAPBENCH_* variable the library reads once, read as typed
+"""evaluation/capbench_eval/config.py declares each CAPBENCH_* variable the library reads once, read as typed
 attributes of `config.env`; the README's library table is generated from it. (The platform's table,
 and the check that every name anywhere is declared by one side: tests/platform/capbench/test_config_defaults.py.)"""
 
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import config
+from capbench_eval import config
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = re.compile(r"CAPBENCH_[A-Z0-9_]*[A-Z0-9]\b")
 BEGIN, END = "<!-- config:begin -->", "<!-- config:end -->"
-REGENERATE = "python -m evaluation.config --markdown (paste it between the config markers of README.md)"
+REGENERATE = "python -m capbench_eval.config --markdown (paste it between the config markers of README.md)"
 KINDS = (config.STR, config.INT, config.FLOAT, config.BOOL, config.PATH, config.LIST)
 
 
@@ -24,7 +24,7 @@ def library_code() -> dict[Path, str]:
     return {
         path: path.read_text(encoding="utf-8")
         for path in sorted((ROOT / "evaluation").rglob("*.py"))
-        if path != ROOT / "evaluation" / "config.py"
+        if path != ROOT / "evaluation" / "capbench_eval" / "config.py"
     }
 
 
@@ -32,7 +32,7 @@ def test_every_name_the_library_names_is_declared_in_it():
     declared = {item.name for item in config.Library.variables()}
     named = {name: str(path.relative_to(ROOT)) for path, text in library_code().items() for name in NAME.findall(text)}
     undeclared = {name: path for name, path in named.items() if name not in declared}
-    assert undeclared == {}, "declare these in evaluation/config.py (Library)"
+    assert undeclared == {}, "declare these in evaluation/capbench_eval/config.py (Library)"
 
 
 def test_every_declared_variable_is_read_as_an_attribute():
@@ -40,7 +40,7 @@ def test_every_declared_variable_is_read_as_an_attribute():
     unread = [
         item.name for item in config.Library.variables() if not re.search(rf"\b(env|Library)\.{item.attribute}\b", code)
     ]
-    assert unread == [], "no code reads these any more: remove them from evaluation/config.py"
+    assert unread == [], "no code reads these any more: remove them from evaluation/capbench_eval/config.py"
 
 
 @pytest.mark.parametrize("item", config.Library.variables(), ids=lambda item: item.name)
@@ -62,7 +62,11 @@ def test_the_readme_table_is_the_generated_one():
 
 def test_the_command_prints_the_table():
     done = subprocess.run(
-        [sys.executable, "-m", "evaluation.config", "--markdown"], capture_output=True, text=True, cwd=ROOT, check=True
+        [sys.executable, "-m", "capbench_eval.config", "--markdown"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
     )
     assert done.stdout == config.Library.markdown()
     assert "| `CAPBENCH_MODEL_DIR` | ~/.cache/capbench/models |" in done.stdout

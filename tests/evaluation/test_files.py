@@ -1,4 +1,4 @@
-"""evaluation/files.py: whole-or-nothing writes and file hashes."""
+"""evaluation/capbench_eval/files.py: whole-or-nothing writes and file hashes."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.backbones.catalogue import folder_sha256
-from evaluation.files import atomic_path, atomic_write_bytes, atomic_write_text, file_sha256
+from capbench_eval.backbones.catalogue import folder_sha256
+from capbench_eval.files import atomic_path, atomic_write_bytes, atomic_write_text, file_sha256
 
 
 def test_writes_land_whole_and_leave_nothing_beside(tmp_path):

@@ -6,11 +6,11 @@ import sys
 
 def test_evaluation_imports_without_django(repo_root):
     code = (
-        "import sys, evaluation, pkgutil, importlib\n"
-        "for m in pkgutil.walk_packages(evaluation.__path__, 'evaluation.'):\n"
+        "import sys, capbench_eval, pkgutil, importlib\n"
+        "for m in pkgutil.walk_packages(capbench_eval.__path__, 'capbench_eval.'):\n"
         "    if not m.name.endswith('__main__'):  # the CLI entry point runs when imported\n"
         "        importlib.import_module(m.name)\n"
-        "assert 'evaluation.metrics.ngram.meteor' in sys.modules\n"
+        "assert 'capbench_eval.metrics.ngram.meteor' in sys.modules\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in {'django', 'rest_framework', 'celery'}]\n"
         "assert not bad, bad\n"
     )

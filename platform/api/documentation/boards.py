@@ -15,6 +15,11 @@ class BoardCell(Number):
         required=False, help_text="its rank by this column, where the board is sorted by it"
     )
     note = serializers.CharField(required=False, help_text="the job's error (staff only)")
+    signature = serializers.CharField(
+        required=False,
+        help_text="the signature of the metric version this number was computed with, where it is not its "
+        "column's (the previous version's number, shown while the current one is computed)",
+    )
 
 
 class BoardMetric(Schema):
@@ -27,6 +32,11 @@ class BoardMetric(Schema):
         choices=["mean", "corpus"],
         help_text="a system's number: the mean of its per-caption scores, or the corpus statistic of their summed "
         "statistics (BLEU, METEOR)",
+    )
+    signature = serializers.CharField(
+        allow_blank=True,
+        help_text="the readable signature of the metric version the column's numbers are computed with "
+        "(docs/library.md, Signatures); empty before the metric has a version",
     )
 
 
@@ -177,6 +187,7 @@ class SubmittedBy(Schema):
 class MetricBoardRow(Schema):
     metric = serializers.CharField()
     family = serializers.CharField()
+    signature = serializers.CharField(allow_blank=True, help_text="the metric's current version's signature")
     submitted = SubmittedBy(allow_null=True)
     cells = serializers.ListField(child=MetricBoardCell(allow_null=True), help_text="one per column")
 

@@ -4,6 +4,7 @@ systems and metrics, each as far as the caller may see them (catalog.visibility)
 from __future__ import annotations
 
 from django.http import StreamingHttpResponse
+from django.utils.cache import patch_vary_headers
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -19,6 +20,8 @@ from catalog.importers.registry import read_upload
 from catalog.models import Dataset, Item, System
 from catalog.services.candidates import FORMATS as CANDIDATE_FORMATS
 from catalog.services.imports import dataset_import
+from catalog.services.reference_file import CONTENT_TYPE as REFERENCES_TYPE
+from catalog.services.reference_file import reference_lines
 from catalog.views import candidates_response
 from catalog.visibility import references_visible
 from scoring.models import Metric
@@ -104,6 +107,36 @@ class DatasetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     )
     def candidates(self, request: Request, slug: str, format: str | None = None) -> StreamingHttpResponse:
         return candidates_response(self.get_object(), request.accepted_renderer.format)
+
+    @extend_schema(
+        summary="References for local scoring",
+        description=(
+            "Every item of the dataset, one JSON object a line, in the dataset's order (the items' "
+            "primary-key order, in which a board's bootstrap draws images): `item` (the id a results file "
+            "names the image by), `image` (its file name, or null), `position` (0, 1, …: pass it to "
+            "`capbench_eval.score(..., images=)` for the board's interval) and `references` (its reference "
+            "captions). On a hidden test set `references` is null for all but staff. `capbench references` "
+            "and `capbench eval` read it (docs/client.md)."
+        ),
+        parameters=[OpenApiParameter("format", str, enum=["jsonl"], description="jsonl (the only one)")],
+        responses={
+            (200, JsonLinesRenderer.media_type): OpenApiTypes.STR,
+            404: OpenApiResponse(description="no such dataset, or hidden"),
+        },
+    )
+    @action(
+        detail=True,
+        renderer_classes=[JsonLinesRenderer],
+        content_negotiation_class=DownloadNegotiation,
+        pagination_class=None,
+    )
+    def references(self, request: Request, slug: str, format: str | None = None) -> StreamingHttpResponse:
+        dataset = self.get_object()
+        shown = references_visible(dataset, request.user)
+        response = StreamingHttpResponse(reference_lines(dataset, shown=shown), content_type=REFERENCES_TYPE)
+        response["Content-Disposition"] = f'attachment; filename="{dataset.slug}-references.jsonl"'
+        patch_vary_headers(response, ["Cookie", "Authorization"])  # staff read a hidden set's references
+        return response
 
 
 class SystemViewSet(viewsets.ReadOnlyModelViewSet):

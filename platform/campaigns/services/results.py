@@ -34,13 +34,13 @@ from campaigns.rubrics import dimension_of
 from campaigns.selectors import counted_q
 from campaigns.services.identity import pseudonym
 from campaigns.services.quality import annotator_quality
+from capbench_eval.metaeval.agreement import krippendorff_alpha_interval
+from capbench_eval.metaeval.bradley_terry import bradley_terry
+from capbench_eval.metaeval.correlation import pearson
+from capbench_eval.metaeval.kendall import kendall_tau_b
+from capbench_eval.metaeval.protocols import RATING_STATISTICS, Protocol
+from capbench_eval.metaeval.system_level import MIN_SYSTEMS
 from catalog.models import Caption, Judgment
-from evaluation.metaeval.agreement import krippendorff_alpha_interval
-from evaluation.metaeval.bradley_terry import bradley_terry
-from evaluation.metaeval.correlation import pearson
-from evaluation.metaeval.kendall import kendall_tau_b
-from evaluation.metaeval.protocols import RATING_STATISTICS, Protocol
-from evaluation.metaeval.system_level import MIN_SYSTEMS
 from scoring.models import CorrelationResult, Metric, Score
 from scoring.selectors import system_values_shown
 from scoring.services.correlations import (

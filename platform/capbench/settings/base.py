@@ -17,7 +17,7 @@ from capbench.settings.environment import (
 from capbench.settings.files import local_storage, object_storage
 from capbench.settings.mail import mail_transport, sender, site_url
 from capbench.settings.variables import env
-from evaluation.config import ConfigError
+from capbench_eval.config import ConfigError
 
 ROOT_DIR = Path(__file__).resolve().parents[3]
 STATE_DIR = env.state_dir or ROOT_DIR / ".capbench"

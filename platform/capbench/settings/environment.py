@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 import dj_database_url
 
 from capbench.settings.variables import env
-from evaluation.config import BOOL, INT, Kind
-from evaluation.files import atomic_path
+from capbench_eval.config import BOOL, INT, Kind
+from capbench_eval.files import atomic_path
 
 T = TypeVar("T")
 LOCAL_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/capbench"

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from evaluation.config import ConfigError
+from capbench_eval.config import ConfigError
 
 BACKENDS = {
     "smtp": "django.core.mail.backends.smtp.EmailBackend",

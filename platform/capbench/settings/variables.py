@@ -1,6 +1,6 @@
 """The `CAPBENCH_*` environment variables the platform reads (Django settings, gunicorn, `make run`),
 each declared once (its name, type, default and meaning) as an attribute of `Platform`, with the
-library's machinery (evaluation/config.py). The settings modules read them through `env` as they
+library's machinery (evaluation/capbench_eval/config.py). The settings modules read them through `env` as they
 load (`CAPBENCH_BATCH_ATTEMPTS = env.batch_attempts`, an int), so a value of the wrong shape stops
 them naming the variable; the apps read `settings.CAPBENCH_*`.
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from evaluation.config import BOOL, FLOAT, INT, LIST, PATH, STR, Table, declare
+from capbench_eval.config import BOOL, FLOAT, INT, LIST, PATH, STR, Table, declare
 
 MIB = 1024 * 1024
 

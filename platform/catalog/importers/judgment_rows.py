@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capbench_eval.metrics import CaptionRow
 from catalog.importers.bundle import CaptionKey, DatasetBundle
-from evaluation.metrics import CaptionRow
 
 
 @dataclass

@@ -6,10 +6,10 @@ import random
 
 import numpy as np
 
+from capbench_eval.metaeval.pairwise import accuracy_by_category
+from capbench_eval.metaeval.published import published_of
+from capbench_eval.metrics import CaptionRow, get
 from catalog.importers.bundle import DatasetBundle, PairRow
-from evaluation.metaeval.pairwise import accuracy_by_category
-from evaluation.metaeval.published import published_of
-from evaluation.metrics import CaptionRow, get
 
 CATEGORIES = ("HC", "HI", "HM", "MM", "mean")
 

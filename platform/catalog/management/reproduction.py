@@ -1,6 +1,6 @@
 """`manage.py reproduce NAME PATH` for a rating dataset or FOIL: the paper protocol's cells
 recomputed from the source files (no database), each beside its published value where one is known
-(evaluation/metaeval/published.py): ours with its 95% interval, theirs, the difference, whether
+(evaluation/capbench_eval/metaeval/published.py): ours with its 95% interval, theirs, the difference, whether
 theirs lies inside our interval, and whether ours matches it to the printed value's rounding.
 
 A corpus-dependent metric scores the rows in the protocol's corpus (docs/metaeval.md §7.7), the
@@ -15,16 +15,16 @@ from typing import cast
 
 import numpy as np
 
+from capbench_eval.metaeval.bootstrap import Interval, cluster_bootstrap_draws
+from capbench_eval.metaeval.pairwise import pairwise_accuracy
+from capbench_eval.metaeval.protocols import CORPUS_DATASET, CORPUS_ROWS, Protocol, protocol, rating_cells
+from capbench_eval.metaeval.published import Published, published_of
+from capbench_eval.metaeval.system_level import MIN_SYSTEMS, JudgedRows, ScoredRows, system_level_cells
+from capbench_eval.metaeval.system_value import Aggregation
+from capbench_eval.metrics import CaptionRow, Metric
+from capbench_eval.metrics.base import CORPUS
 from catalog.importers.bundle import CaptionKey, DatasetBundle
 from catalog.importers.judgment_rows import JudgmentRows, judgment_rows
-from evaluation.metaeval.bootstrap import Interval, cluster_bootstrap_draws
-from evaluation.metaeval.pairwise import pairwise_accuracy
-from evaluation.metaeval.protocols import CORPUS_DATASET, CORPUS_ROWS, Protocol, protocol, rating_cells
-from evaluation.metaeval.published import Published, published_of
-from evaluation.metaeval.system_level import MIN_SYSTEMS, JudgedRows, ScoredRows, system_level_cells
-from evaluation.metaeval.system_value import Aggregation
-from evaluation.metrics import CaptionRow, Metric
-from evaluation.metrics.base import CORPUS
 
 DEFAULT_METRICS = ("bleu_4", "meteor", "rouge_l", "cider_d")  # where no table names the metrics
 

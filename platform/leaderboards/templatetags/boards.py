@@ -40,7 +40,7 @@ def state_words(state: str) -> str:
 
 @register.filter
 def p_value(difference) -> str:
-    """A bootstrap p-value (evaluation.metaeval.paired.PairedDifference): below what its replicates
+    """A bootstrap p-value (capbench_eval.metaeval.paired.PairedDifference): below what its replicates
     can tell apart (2 / replicates, two-sided) written as "< that"."""
     value = getattr(difference, "p_value", None)
     if value is None or value != value:

@@ -8,7 +8,7 @@
 
 from django.db import migrations, models
 
-# The registry's corpus metrics at this migration (evaluation.metrics: Metric.aggregation "corpus");
+# The registry's corpus metrics at this migration (capbench_eval.metrics: Metric.aggregation "corpus");
 # metrics_sync keeps the column in step from then on. Set here so that a board rebuilt before the
 # first sync already says how their numbers are formed.
 CORPUS_METRICS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor")

@@ -17,8 +17,8 @@ from django.db import connection, models, transaction
 from django.db.models import Func, IntegerField, Q, Sum
 from django.utils import timezone
 
-from evaluation import metrics as registry
-from evaluation.metrics import MetricUnavailable
+from capbench_eval import metrics as registry
+from capbench_eval.metrics import MetricUnavailable
 from plumbing import heartbeat
 from plumbing.logs import bind
 from scoring.events import job_running

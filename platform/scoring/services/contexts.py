@@ -4,20 +4,21 @@ for the batches of one worker process.
 
 Which captions form a corpus is the job's corpus rule (`job_corpus`): a submission's captions are
 one corpus, as COCO's toolkit scores a results file; a dataset's own candidates follow its paper
-protocol (evaluation.metaeval.protocols, CORPORA; docs/metaeval.md §7.7): one corpus of every
+protocol (capbench_eval.metaeval.protocols, CORPORA; docs/metaeval.md §7.7): one corpus of every
 judgment row, one of every candidate, or one per system. A job of several parts keeps a context
 per part (a dict by part name) and scores each caption in its part's."""
 
 from __future__ import annotations
 
+import io
 import pickle
 from collections import OrderedDict
 from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
 
-from evaluation.metaeval.protocols import CORPUS_SYSTEM, dataset_protocols_of
-from evaluation.metrics import Metric, MetricResult
+from capbench_eval.metaeval.protocols import CORPUS_SYSTEM, dataset_protocols_of
+from capbench_eval.metrics import Metric, MetricResult
 from scoring.models import CorpusContext, EvaluationJob
 from scoring.services.rows import JobRow, caption_corpora, caption_rows, context_rule, corpus_parts
 
@@ -58,6 +59,21 @@ def reuse_context(job: EvaluationJob, part: str) -> str:
     return f"{job.context_key}/{part}" if part else job.context_key
 
 
+class _StoredContext(pickle.Unpickler):
+    """A stored context, also one pickled before the metrics library's package was renamed from
+    `evaluation` to `capbench_eval` (issue 41): its classes are looked up under the new name."""
+
+    def find_class(self, module: str, name: str):
+        if module == "evaluation" or module.startswith("evaluation."):
+            module = "capbench_eval" + module.removeprefix("evaluation")
+        return super().find_class(module, name)
+
+
+def stored_context(payload: bytes) -> object:
+    """A CorpusContext's payload read back."""
+    return _StoredContext(io.BytesIO(payload)).load()
+
+
 def job_context(job: EvaluationJob, metric: Metric) -> object:
     """The context of `job.context_key`, building it from every caption of the job if no one has
     (only then are the job's captions read: a batch whose process holds the context asks nothing).
@@ -68,7 +84,7 @@ def job_context(job: EvaluationJob, metric: Metric) -> object:
         return _MEMORY[key]
     stored = CorpusContext.objects.filter(key=key).values_list("payload", flat=True).first()
     if stored is not None:
-        context = pickle.loads(bytes(stored))
+        context = stored_context(bytes(stored))
     else:
         caption_ids = [i for ids in job.batches.order_by("index").values_list("caption_ids", flat=True) for i in ids]
         job_rows = caption_rows(caption_ids, media="media" in metric.needs)

@@ -9,14 +9,14 @@ import random
 import numpy as np
 from django.db import connection, transaction
 
+from capbench_eval.metaeval.bootstrap import cluster_bootstrap_draws
+from capbench_eval.metaeval.kendall import pair_counts
+from capbench_eval.metaeval.pairwise import pairwise_accuracy
+from capbench_eval.metaeval.protocols import Protocol, dataset_protocols_of, rating_cells_with_draws
+from capbench_eval.metaeval.significance import paired_draws_p_values, significance_clusters
+from capbench_eval.metaeval.system_level import MIN_SYSTEMS, JudgedRows, ScoredRows, system_level_cells
+from capbench_eval.metrics.base import CORPUS
 from catalog.models import Caption, Dataset, Judgment, PairJudgment, System
-from evaluation.metaeval.bootstrap import cluster_bootstrap_draws
-from evaluation.metaeval.kendall import pair_counts
-from evaluation.metaeval.pairwise import pairwise_accuracy
-from evaluation.metaeval.protocols import Protocol, dataset_protocols_of, rating_cells_with_draws
-from evaluation.metaeval.significance import paired_draws_p_values, significance_clusters
-from evaluation.metaeval.system_level import MIN_SYSTEMS, JudgedRows, ScoredRows, system_level_cells
-from evaluation.metrics.base import CORPUS
 from scoring.models import (
     CorrelationDraws,
     CorrelationResult,
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 def dataset_protocols(dataset: Dataset) -> list[Protocol]:
     """The protocols of the dataset's source (paper first), or the generic canonical one
-    (evaluation.metaeval.protocols.dataset_protocols_of)."""
+    (capbench_eval.metaeval.protocols.dataset_protocols_of)."""
     return dataset_protocols_of(dataset.source_format, dataset.slug, dataset.kind)
 
 

@@ -13,12 +13,12 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from PIL import Image
 
+from capbench_eval import metrics as registry
+from capbench_eval.metrics import CaptionRow, MetricUnavailable
+from capbench_eval.metrics.judges.backends import OpenAICompatible, ReplyCache
+from capbench_eval.metrics.judges.base import JudgeMetric
+from capbench_eval.metrics.judges.estimate import Estimate, Price, price_of
 from catalog.models import Caption, Dataset
-from evaluation import metrics as registry
-from evaluation.metrics import CaptionRow, MetricUnavailable
-from evaluation.metrics.judges.backends import OpenAICompatible, ReplyCache
-from evaluation.metrics.judges.base import JudgeMetric
-from evaluation.metrics.judges.estimate import Estimate, Price, price_of
 from scoring.models import Score
 from scoring.services.metrics import metric_versions_current
 from scoring.services.rows import caption_rows

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from evaluation import metrics as registry
+from capbench_eval import metrics as registry
+from capbench_eval.version import VERSION as LIBRARY_VERSION
 from scoring.models import Metric, MetricVersion
 
 
@@ -38,7 +39,11 @@ def metrics_sync() -> list[MetricVersion]:
                 version, is_new = MetricVersion.objects.get_or_create(
                     metric=metric,
                     config_hash=config_hash,
-                    defaults={"version": implementation.version, "config": implementation.config()},
+                    defaults={
+                        "version": implementation.version,
+                        "config": implementation.config(),
+                        "library_version": LIBRARY_VERSION,  # (read by its signature: scoring.signatures)
+                    },
                 )
                 if is_new:
                     created.append(version)

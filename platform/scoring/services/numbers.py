@@ -3,7 +3,7 @@ here from the stored per-caption scores, the one way every surface reads (docs/m
 system's number"): the whole board's (stored as SystemScore when a job ends), a subset board's, the
 compare page's paired differences and the system-level correlations.
 
-How the number is formed is the metric's (`evaluation.metrics.base.Metric.aggregation`: the mean
+How the number is formed is the metric's (`capbench_eval.metrics.base.Metric.aggregation`: the mean
 of the per-caption scores, or the corpus statistic of their summed statistics); scores no registered
 metric computed (a researcher's upload) are averaged."""
 
@@ -19,8 +19,8 @@ import numpy as np
 from django.db import transaction
 from django.db.models import QuerySet
 
-from evaluation import metrics as registry
-from evaluation.metaeval.system_value import (
+from capbench_eval import metrics as registry
+from capbench_eval.metaeval.system_value import (
     MEAN_OF_SCORES,
     Aggregation,
     ImageTotals,
@@ -28,7 +28,7 @@ from evaluation.metaeval.system_value import (
     image_totals,
     system_number,
 )
-from evaluation.metrics.base import CORPUS
+from capbench_eval.metrics.base import CORPUS
 from scoring.events import numbers_changed
 from scoring.models import NUMBER_DEFINITION, MetricVersion, Score, SystemScore
 

@@ -1,10 +1,10 @@
 """Pictures a cycle metric generated from captions (T2I cycle, CAMScore): the worker that generated
-one keeps it in its own cache (evaluation/backbones/t2i.py) and publishes it to the file store
+one keeps it in its own cache (evaluation/capbench_eval/backbones/t2i.py) and publishes it to the file store
 before its score is stored, so a web server on any machine can show it (plumbing/storage.py)."""
 
 from __future__ import annotations
 
-from evaluation.backbones.t2i import KEY, generated_path
+from capbench_eval.backbones.t2i import KEY, generated_path
 from plumbing import storage
 
 PICTURE = "generated_image"  # the detail field naming a generated picture's key (leaderboards.items reads it)

@@ -13,9 +13,9 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from capbench_eval import metrics as registry
 from catalog.models import Caption, Dataset, System
 from catalog.visibility import withdrawn_q
-from evaluation import metrics as registry
 from scoring.events import job_ended
 from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion
 from scoring.queues import enqueue_many

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from django.db.models import Count
 from django.db.models.expressions import RawSQL
 
+from capbench_eval.metaeval.protocols import CORPUS_DATASET, CORPUS_ROWS, CORPUS_SYSTEM
+from capbench_eval.metrics import CaptionRow
 from catalog.models import Caption, Judgment, PairJudgment
 from catalog.services.media_urls import media_fetch_for_work
-from evaluation.metaeval.protocols import CORPUS_DATASET, CORPUS_ROWS, CORPUS_SYSTEM
-from evaluation.metrics import CaptionRow
 from plumbing import storage
 from scoring.models import INPUT_KEY_BYTES
 
@@ -69,7 +69,7 @@ def _by_url_fetched(fetched: list[tuple]) -> list[tuple]:
 
 def caption_corpora(caption_ids: list[int], corpus: str) -> list[tuple[str, int]]:
     """Per caption, the corpus it is scored in and how many documents it is there
-    (evaluation.metaeval.protocols, CORPORA; docs/metaeval.md §7.7): under CORPUS_SYSTEM its
+    (capbench_eval.metaeval.protocols, CORPORA; docs/metaeval.md §7.7): under CORPUS_SYSTEM its
     system's corpus (the part named by the system's id), once; under CORPUS_DATASET the one corpus,
     once; under CORPUS_ROWS the one corpus, once per row it stands for in the protocol: its imported
     judgments of one dimension (the most any dimension has: the number of rating dimensions never

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Avg
 
+from capbench_eval.metrics import get
+from capbench_eval.metrics.vision.camscore import FUSION, CamScore
+from capbench_eval.metrics.vision.fusion import LEVELS, fusion_inputs, save_fusion, train_fusion
 from catalog.models import Caption, Dataset
-from evaluation.metrics import get
-from evaluation.metrics.vision.camscore import FUSION, CamScore
-from evaluation.metrics.vision.fusion import LEVELS, fusion_inputs, save_fusion, train_fusion
 from scoring.services.metrics import metrics_sync
 from scoring.services.rows import caption_rows
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from evaluation.backbones.catalogue import OpenClipModel
-from evaluation.backbones.clip import clip_encoder
+from capbench_eval.backbones.catalogue import OpenClipModel
+from capbench_eval.backbones.clip import clip_encoder
 
 MODEL = OpenClipModel("ViT-B-32-quickgelu", "openai")
 
@@ -41,7 +41,7 @@ def test_trimmed_text_encoding_equals_open_clip_on_the_full_77_tokens(model_stor
     import open_clip
     import torch
 
-    from evaluation.backbones.clip import encode_text_trimmed
+    from capbench_eval.backbones.clip import encode_text_trimmed
 
     encoder = clip_encoder(MODEL)
     model = encoder.model()
@@ -65,7 +65,7 @@ def test_images_are_prepared_in_threads_as_in_sequence_also_after_a_fork(model_s
     import torch
     from PIL import Image
 
-    from evaluation.backbones.clip import prepared
+    from capbench_eval.backbones.clip import prepared
 
     _, preprocess, _ = clip_encoder(OpenClipModel("ViT-B-32-quickgelu", "openai"))._load()
     threaded = prepared(images, preprocess)  # the parent's pool now exists
@@ -81,7 +81,7 @@ def test_images_are_prepared_in_threads_as_in_sequence_also_after_a_fork(model_s
 
 
 def test_texts_are_encoded_once_per_process_and_give_the_same_rows(model_store):
-    from evaluation.backbones.clip import ClipEncoder
+    from capbench_eval.backbones.clip import ClipEncoder
 
     encoder = clip_encoder(MODEL)
     first = encoder.encode_texts(["a dog", "a cat"], normalise=False)
@@ -94,7 +94,7 @@ def test_texts_are_encoded_once_per_process_and_give_the_same_rows(model_store):
 
 
 def test_the_text_memo_forgets_the_least_recently_used(model_store, monkeypatch):
-    from evaluation.backbones.clip import ClipEncoder, Memo
+    from capbench_eval.backbones.clip import ClipEncoder, Memo
 
     encoder = ClipEncoder(MODEL)
     encoder._load()  # (a build starts a fresh memo: the weights may have changed)
@@ -113,7 +113,7 @@ def test_the_text_memo_forgets_the_least_recently_used(model_store, monkeypatch)
 def test_encoders_sharing_a_tokenizer_tokenise_each_text_once(model_store, monkeypatch):
     import open_clip
 
-    from evaluation.backbones import clip
+    from capbench_eval.backbones import clip
 
     clip.token_memo.cache_clear()
     calls: list[int] = []

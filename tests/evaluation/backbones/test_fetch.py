@@ -5,9 +5,9 @@ import zipfile
 
 import pytest
 
-from evaluation.backbones.catalogue import Checkpoint
-from evaluation.backbones.fetch import fetch, fetch_checkpoint
-from evaluation.errors import UnknownModel
+from capbench_eval.backbones.catalogue import Checkpoint
+from capbench_eval.backbones.fetch import fetch, fetch_checkpoint
+from capbench_eval.errors import UnknownModel
 
 
 def test_a_zipped_checkpoint_is_unpacked_into_the_store(tmp_path, monkeypatch):

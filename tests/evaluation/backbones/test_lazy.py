@@ -1,4 +1,4 @@
-"""evaluation/backbones/lazy.py: one build per instance, whichever threads ask."""
+"""evaluation/capbench_eval/backbones/lazy.py: one build per instance, whichever threads ask."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from evaluation.backbones.lazy import LazyModel
-from evaluation.metrics.base import MetricUnavailable
+from capbench_eval.backbones.lazy import LazyModel
+from capbench_eval.metrics.base import MetricUnavailable
 
 
 class Counted(LazyModel):
@@ -49,6 +49,6 @@ def test_a_missing_model_says_why_and_is_tried_again_later():
 
 
 def test_the_exception_is_one_class_wherever_it_is_imported_from():
-    from evaluation import errors, metrics
+    from capbench_eval import errors, metrics
 
     assert MetricUnavailable is errors.MetricUnavailable is metrics.MetricUnavailable

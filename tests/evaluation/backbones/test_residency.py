@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from evaluation.backbones import residency
-from evaluation.backbones.lazy import LazyModel, in_use
-from evaluation.backbones.residency import GIB, Residency
+from capbench_eval.backbones import residency
+from capbench_eval.backbones.lazy import LazyModel, in_use
+from capbench_eval.backbones.residency import GIB, Residency
 
 
 class FakeGpu:

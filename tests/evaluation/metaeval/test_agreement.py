@@ -7,8 +7,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from evaluation.metaeval.agreement import LEVELS, krippendorff_alpha, krippendorff_alpha_interval
-from evaluation.metaeval.bootstrap import Interval, cluster_weights
+from capbench_eval.metaeval.agreement import LEVELS, krippendorff_alpha, krippendorff_alpha_interval
+from capbench_eval.metaeval.bootstrap import Interval, cluster_weights
 
 nan = np.nan
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 observers, 12 units.

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from evaluation.metaeval import bootstrap
-from evaluation.metaeval.bootstrap import (
+from capbench_eval.metaeval import bootstrap
+from capbench_eval.metaeval.bootstrap import (
     cluster_bootstrap,
     cluster_bootstrap_blocks,
     cluster_bootstrap_draws,
@@ -12,7 +12,7 @@ from evaluation.metaeval.bootstrap import (
     cluster_index,
     cluster_weights,
 )
-from evaluation.metaeval.kendall import kendall_tau_b
+from capbench_eval.metaeval.kendall import kendall_tau_b
 
 
 def test_rows_of_a_cluster_share_their_weight():

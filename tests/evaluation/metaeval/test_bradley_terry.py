@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from evaluation.metaeval.bootstrap import Interval, cluster_weights
-from evaluation.metaeval.bradley_terry import (
+from capbench_eval.metaeval.bootstrap import Interval, cluster_weights
+from capbench_eval.metaeval.bradley_terry import (
     BradleyTerryResult,
     Comparison,
     bradley_terry,

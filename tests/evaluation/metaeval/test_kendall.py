@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.metaeval.kendall import kendall_tau_b, kendall_tau_c, pair_counts, tau_b_from_counts, tau_c_from_counts
+from capbench_eval.metaeval.kendall import (
+    kendall_tau_b,
+    kendall_tau_c,
+    pair_counts,
+    tau_b_from_counts,
+    tau_c_from_counts,
+)
 
 
 def _data(seed: int, n: int, human_levels: int, metric_levels: int):

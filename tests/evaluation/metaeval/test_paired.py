@@ -4,10 +4,10 @@ images once for both systems, and BLEU's corpus number can be resampled from its
 import numpy as np
 import pytest
 
-from evaluation import metrics as registry
-from evaluation.metaeval.bootstrap import cluster_weights
-from evaluation.metaeval.paired import image_weights, mean_statistic, paired_difference
-from evaluation.metrics import CaptionRow
+from capbench_eval import metrics as registry
+from capbench_eval.metaeval.bootstrap import cluster_weights
+from capbench_eval.metaeval.paired import image_weights, mean_statistic, paired_difference
+from capbench_eval.metrics import CaptionRow
 
 
 def test_a_system_against_itself_differs_by_nothing():

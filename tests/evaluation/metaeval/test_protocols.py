@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.metaeval import bootstrap
-from evaluation.metaeval.bootstrap import cluster_weights
-from evaluation.metaeval.protocols import (
+from capbench_eval.metaeval import bootstrap
+from capbench_eval.metaeval.bootstrap import cluster_weights
+from capbench_eval.metaeval.protocols import (
     PROTOCOLS,
     RATING_STATISTICS,
     Protocol,
@@ -156,7 +156,7 @@ def test_a_per_annotator_protocol_averages_each_annotators_correlation_as_emscor
 
 
 def test_every_protocol_states_its_corpus_rule_and_its_source():
-    from evaluation.metaeval.protocols import CORPORA, CORPUS_ROWS, CORPUS_SYSTEM, Corpus
+    from capbench_eval.metaeval.protocols import CORPORA, CORPUS_ROWS, CORPUS_SYSTEM, Corpus
 
     for chosen in PROTOCOLS.values():
         assert chosen.corpus.rule in CORPORA and chosen.corpus.source

@@ -3,7 +3,7 @@ rounding, and the board shows it only beside a cell of the same rows and data ve
 
 import pytest
 
-from evaluation.metaeval.published import PUBLISHED, SOURCES, Published, published_of, published_value
+from capbench_eval.metaeval.published import PUBLISHED, SOURCES, Published, published_of, published_value
 
 
 def test_every_value_names_a_known_source_and_its_rounding():

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.metaeval import ranked
-from evaluation.metaeval.correlation import pearson_values, spearman_values
-from evaluation.metaeval.kendall import PairCounts, pair_count_block, tau_b_values, tau_c_values
-from evaluation.metaeval.ranked import RankedRows
+from capbench_eval.metaeval import ranked
+from capbench_eval.metaeval.correlation import pearson_values, spearman_values
+from capbench_eval.metaeval.kendall import PairCounts, pair_count_block, tau_b_values, tau_c_values
+from capbench_eval.metaeval.ranked import RankedRows
 
 
 def _brute_counts(human: np.ndarray, metric: np.ndarray, weights: np.ndarray) -> PairCounts:

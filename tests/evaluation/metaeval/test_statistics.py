@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.metaeval.correlation import pearson, spearman
-from evaluation.metaeval.kendall import kendall_tau_b
-from evaluation.metaeval.pairwise import accuracy_by_category, pairwise_accuracy
-from evaluation.metaeval.significance import permutation_p_value, significance_clusters
+from capbench_eval.metaeval.correlation import pearson, spearman
+from capbench_eval.metaeval.kendall import kendall_tau_b
+from capbench_eval.metaeval.pairwise import accuracy_by_category, pairwise_accuracy
+from capbench_eval.metaeval.significance import permutation_p_value, significance_clusters
 
 
 def _data(seed=0, n=400):
@@ -88,7 +88,7 @@ def test_significance_clusters_follow_assign_ranks():
 def test_paired_draws_give_one_sided_p_values_and_clusters():
     import numpy as np
 
-    from evaluation.metaeval.significance import paired_draws_p_values, significance_clusters
+    from capbench_eval.metaeval.significance import paired_draws_p_values, significance_clusters
 
     rng = np.random.default_rng(0)
     shared = rng.normal(0, 0.02, 1000)  # paired draws move together

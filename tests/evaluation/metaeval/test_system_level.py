@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from evaluation.metaeval.bootstrap import cluster_weights
-from evaluation.metaeval.correlation import pearson
-from evaluation.metaeval.kendall import kendall_tau_b
-from evaluation.metaeval.system_level import SYSTEM_STATISTICS, SystemLevel, system_level_intervals, system_means
+from capbench_eval.metaeval.bootstrap import cluster_weights
+from capbench_eval.metaeval.correlation import pearson
+from capbench_eval.metaeval.kendall import kendall_tau_b
+from capbench_eval.metaeval.system_level import SYSTEM_STATISTICS, SystemLevel, system_level_intervals, system_means
 
 
 def test_system_level_intervals_over_item_resamples():

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.metaeval.system_level import system_means
-from evaluation.metaeval.ties import acc_eq, group_pairs, tie_calibrated_acc_eq
+from capbench_eval.metaeval.system_level import system_means
+from capbench_eval.metaeval.ties import acc_eq, group_pairs, tie_calibrated_acc_eq
 
 
 def test_system_level_means_correlation_and_agreement():

@@ -4,19 +4,19 @@ statistic of summed statistics), images resampled, and the system level read fro
 import numpy as np
 import pytest
 
-from evaluation.metaeval.bootstrap import cluster_bootstrap, cluster_weights
-from evaluation.metaeval.correlation import pearson
-from evaluation.metaeval.kendall import kendall_tau_b
-from evaluation.metaeval.paired import image_weights
-from evaluation.metaeval.system_level import JudgedRows, ScoredRows, system_level_cells
-from evaluation.metaeval.system_value import (
+from capbench_eval.metaeval.bootstrap import cluster_bootstrap, cluster_weights
+from capbench_eval.metaeval.correlation import pearson
+from capbench_eval.metaeval.kendall import kendall_tau_b
+from capbench_eval.metaeval.paired import image_weights
+from capbench_eval.metaeval.system_level import JudgedRows, ScoredRows, system_level_cells
+from capbench_eval.metaeval.system_value import (
     MEAN_OF_SCORES,
     image_totals,
     paired_system_difference,
     system_number,
     totals_statistic,
 )
-from evaluation.metrics import CaptionRow, get
+from capbench_eval.metrics import CaptionRow, get
 
 
 def _bleu_rows(count: int, seed: int) -> list[CaptionRow]:

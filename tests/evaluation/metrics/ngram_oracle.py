@@ -21,9 +21,9 @@ from pycocoevalcap.meteor.meteor import Meteor as OracleMeteor
 from pycocoevalcap.rouge.rouge import Rouge as OracleRouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer as OracleTokenizer
 
+from capbench_eval.metrics import CaptionRow
 from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
-from evaluation.metrics import CaptionRow
 
 
 def flickr8k_rows(source_format: str, folder: Path) -> list[CaptionRow]:

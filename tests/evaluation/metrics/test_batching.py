@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from evaluation.metrics import CaptionRow, get
+from capbench_eval.metrics import CaptionRow, get
 
 REFERENCES = [
     ("a dog runs on the grass", "a brown dog running outside", "the dog plays in a field"),

@@ -5,10 +5,10 @@ import random
 import numpy as np
 import pytest
 
-from evaluation.metrics import CaptionRow, get, register, slugs
-from evaluation.metrics.ngram.bleu import bleu_scores, bleu_stats
-from evaluation.metrics.ngram.rouge import lcs_length
-from evaluation.metrics.ngram.tokenizer import ptb_tokenize
+from capbench_eval.metrics import CaptionRow, get, register, slugs
+from capbench_eval.metrics.ngram.bleu import bleu_scores, bleu_stats
+from capbench_eval.metrics.ngram.rouge import lcs_length
+from capbench_eval.metrics.ngram.tokenizer import ptb_tokenize
 
 
 def test_registry_lists_and_refuses_unknown_or_duplicate_slugs():
@@ -100,7 +100,7 @@ def test_bleu_orders_follow_each_new_batch():
 
 
 def test_tokenizer_cache_never_evicts_what_the_current_call_needs(monkeypatch):
-    from evaluation.metrics.ngram import tokenizer
+    from capbench_eval.metrics.ngram import tokenizer
 
     monkeypatch.setattr(tokenizer, "CACHE_SIZE", 3)
     fresh = tokenizer.PTBTokenizer()
@@ -119,7 +119,7 @@ def test_tokenizer_cache_never_evicts_what_the_current_call_needs(monkeypatch):
 def test_meteor_statistics_are_kept_short_and_aggregate_as_printed():
     """Stored on every METEOR score row: "6 4 3 …" instead of "6.0 4.0 3.0 …", and the corpus
     METEOR Meteor computes from them is the one it computes from its own lines."""
-    from evaluation.metrics.ngram.meteor import compact_statistics
+    from capbench_eval.metrics.ngram.meteor import compact_statistics
 
     assert compact_statistics("6.0 4.0 0.0 12.0 3.5 1e3") == "6 4 0 12 3.5 1e3"
     meteor = get("meteor")
@@ -139,7 +139,7 @@ def test_meteor_from_summed_statistics_is_meteors_own_aggregate():
     """A system's METEOR (and each bootstrap replicate of it) is computed from summed statistics in
     numpy, never by the JVM: equal to Meteor's own EVAL over the same lines, rows and subsets alike,
     among them exact matches (Meteor counts no chunk for those), empty and unmatched candidates."""
-    from evaluation.metrics.ngram.meteor import MeteorProcess
+    from capbench_eval.metrics.ngram.meteor import MeteorProcess
 
     draw = random.Random(3)
     words = ["a", "the", "man", "dog", "cat", "runs", "sits", "on", "in", "grass", "water", "red", "ball"]

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from evaluation.metrics import get
+from capbench_eval.metrics import get
 from tests.evaluation.metrics.ngram_oracle import flickr8k_rows
 from tests.judgment_data import ROOT
 

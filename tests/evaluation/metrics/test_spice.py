@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from evaluation.metrics import CaptionRow, MetricUnavailable, get
+from capbench_eval.metrics import CaptionRow, MetricUnavailable, get
 
 ROWS = [CaptionRow("1", "a dog runs on grass", ("a dog is running on the grass",))]
 
@@ -43,6 +43,10 @@ def test_broken_corenlp_jars_fail_loudly_not_with_numbers(tmp_path, monkeypatch)
 def test_metrics_list_reports_spice_unavailable(repo_root, tmp_path):
     env = {"CAPBENCH_MODEL_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
-        [sys.executable, "-m", "evaluation", "metrics", "list"], cwd=repo_root, capture_output=True, text=True, env=env
+        [sys.executable, "-m", "capbench_eval", "metrics", "list"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        env=env,
     ).stdout
     assert "spice\tunavailable: Stanford CoreNLP 3.6.0 is not provisioned" in out

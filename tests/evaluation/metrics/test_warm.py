@@ -7,11 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from evaluation.metrics import CaptionRow, get
-from evaluation.metrics.ngram import corpus as corpus_module
-from evaluation.metrics.ngram.corpus import CorpusMemo
-from evaluation.metrics.ngram.meteor import MeteorProcess
-from evaluation.metrics.ngram.tokenizer import PTBTokenizer
+from capbench_eval.metrics import CaptionRow, get
+from capbench_eval.metrics.ngram import corpus as corpus_module
+from capbench_eval.metrics.ngram.corpus import CorpusMemo
+from capbench_eval.metrics.ngram.meteor import MeteorProcess
+from capbench_eval.metrics.ngram.tokenizer import PTBTokenizer
 
 TEXTS = [
     "A dog runs across the grass.",
@@ -106,7 +106,7 @@ def test_the_corpus_memo_keeps_several_batches(monkeypatch):
 
 @pytest.mark.parametrize("slug", ["bleu_4", "rouge_l", "cider_d", pytest.param("meteor", marks=pytest.mark.slow)])
 def test_the_ngram_metrics_warm_the_shared_tokenizer(slug, monkeypatch):
-    from evaluation.metrics.ngram import tokenizer
+    from capbench_eval.metrics.ngram import tokenizer
 
     fresh = PTBTokenizer()
     monkeypatch.setattr(tokenizer, "_shared", fresh)

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from capbench.settings.mail import mail_transport, sender, site_url, site_url_from_hosts
-from evaluation.config import ConfigError
+from capbench_eval.config import ConfigError
 
 SMTP = "django.core.mail.backends.smtp.EmailBackend"
 NAMES = ["EMAIL_BACKEND", "SITE_URL", "DEFAULT_FROM_EMAIL", "EMAIL_HOST", "EMAIL_PORT", "EMAIL_USE_TLS"]

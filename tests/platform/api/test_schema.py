@@ -169,6 +169,7 @@ def test_every_answer_conforms_to_the_schema(
         Call("get", D + "{slug}/", 404, path_parameters={"slug": "no-such-dataset"}),
         Call("get", D + "{slug}/candidates/", 200, path_parameters={"slug": dataset.slug}, query={"format": "csv"}),
         Call("get", D + "{slug}/items/", 200, path_parameters={"slug": dataset.slug}, query={"limit": 3}),
+        Call("get", D + "{slug}/references/", 200, path_parameters={"slug": dataset.slug}),
         Call("get", "/api/v1/leaderboards/{slug}/", 200, path_parameters={"slug": dataset.slug}),
         Call("get", "/api/v1/leaderboards/{slug}/", 200, path_parameters={"slug": dataset.slug},
              query={"format": "csv", "sort": "bleu_4", "order": "asc"}),

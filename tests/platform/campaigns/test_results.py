@@ -18,9 +18,9 @@ from scipy import stats
 from campaigns.models import Annotation, Campaign, CampaignResults
 from campaigns.selectors import board_people, campaign_results
 from campaigns.services.results import campaign_refresh
+from capbench_eval.metaeval.bradley_terry import bradley_terry
 from catalog.models import Caption, Item, Judgment
 from catalog.uploads.services import upload_visibility_set, upload_withdraw
-from evaluation.metaeval.bradley_terry import bradley_terry
 from scoring.models import CorrelationResult, Metric, MetricVersion, Score
 from submissions.services import SUBMISSIONS, MethodInfo, submission_create
 from tests.platform.campaigns.helpers import in_turns, noisy_rubric

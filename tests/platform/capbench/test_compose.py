@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from capbench.settings.variables import Platform
-from evaluation import config
+from capbench_eval import config
 from scoring.queues import KINDS
 
 ROOT = Path(__file__).resolve().parents[3]

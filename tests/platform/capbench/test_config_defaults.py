@@ -2,7 +2,7 @@
 platform/capbench/settings/variables.py (which gives the type and the default the README's platform
 table shows): no settings module reads one on its own, values set in the environment arrive parsed,
 and a malformed one stops the settings with its name. Every CAPBENCH_* name in the code is declared
-by one side, the library (evaluation/config.py) or the platform, never both."""
+by one side, the library (evaluation/capbench_eval/config.py) or the platform, never both."""
 
 import ast
 import os
@@ -13,12 +13,12 @@ import sys
 import pytest
 
 from capbench.settings.variables import SETTINGS_ONLY, Platform
-from evaluation import config
+from capbench_eval import config
 
 SCANNED = ("platform", "evaluation", "docker", "bench", "Makefile")
 PATTERNS = ("*.py", "*.yaml", "*.yml", "*.sh", "*.toml", "Makefile", "Dockerfile*")
 NAME = re.compile(r"CAPBENCH_[A-Z0-9_]*")
-DECLARATIONS = ("evaluation/config.py", "platform/capbench/settings/variables.py")
+DECLARATIONS = ("evaluation/capbench_eval/config.py", "platform/capbench/settings/variables.py")
 BEGIN, END = "<!-- platform-config:begin -->", "<!-- platform-config:end -->"
 REGENERATE = "python -m capbench.settings.variables --markdown (paste it between the platform-config markers)"
 KINDS = (config.STR, config.INT, config.FLOAT, config.BOOL, config.PATH, config.LIST)
@@ -27,7 +27,7 @@ SETTINGS = ["base.py", "environment.py", "local.py", "production.py", "test.py"]
 
 
 def own_reads(path):
-    """CAPBENCH_* names read without evaluation.config: env_*("CAPBENCH_…"), os.environ.get / getenv,
+    """CAPBENCH_* names read without capbench_eval.config: env_*("CAPBENCH_…"), os.environ.get / getenv,
     or os.environ[...] read (setting one for a child process is not reading it)."""
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
@@ -54,7 +54,7 @@ def test_no_module_reads_a_capbench_variable_past_the_declarations(repo_root):
     found = {
         str(path.relative_to(repo_root)): names
         for path in files
-        if path.name != "config.py" or path.parent.name != "evaluation"
+        if path.name != "config.py" or path.parent.name != "capbench_eval"
         if (names := sorted(set(own_reads(path))))
     }
     assert found == {}
@@ -127,7 +127,9 @@ def test_every_name_in_the_code_is_declared_by_one_side(repo_root):
             family = name.endswith("_")  # prose such as `CAPBENCH_T2I_*` names a family of declared variables
             if not (any(known.startswith(name) for known in declared) if family else name in declared):
                 undeclared.setdefault(name, set()).add(path)
-    assert undeclared == {}, "declare these in evaluation/config.py or platform/capbench/settings/variables.py"
+    assert undeclared == {}, (
+        "declare these in evaluation/capbench_eval/config.py or platform/capbench/settings/variables.py"
+    )
 
 
 def test_no_variable_is_declared_by_both_sides():

@@ -59,7 +59,7 @@ def test_commands_find_the_services_of_the_running_platform(tmp_path):
 
 def test_django_variables_are_parsed_strictly_and_named_when_wrong(monkeypatch):
     from capbench.settings.environment import env_bool, env_int, env_str
-    from evaluation.config import ConfigError
+    from capbench_eval.config import ConfigError
 
     monkeypatch.setenv("DJANGO_SECURE_SSL_REDIRECT", "flase")
     with pytest.raises(ConfigError, match="DJANGO_SECURE_SSL_REDIRECT='flase' is not valid"):

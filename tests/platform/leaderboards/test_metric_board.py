@@ -25,7 +25,7 @@ from scoring.services.metrics import metrics_sync
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_page_memory")]
 
-# tau_c is Flickr8k-Expert's headline statistic under its paper protocol (evaluation/metaeval/protocols.py).
+# tau_c is Flickr8k-Expert's headline statistic under its paper protocol (evaluation/capbench_eval/metaeval/protocols.py).
 FLICKR = {  # metric -> (tau_c, tau_b); SPICE has no tau_c
     "bleu_4": (0.30, 0.60),
     "cider_d": (0.50, 0.20),
@@ -33,7 +33,7 @@ FLICKR = {  # metric -> (tau_c, tau_b); SPICE has no tau_c
     "spice": (None, 0.50),
 }
 POLARIS = {"bleu_4": (0.90, 0.10), "cider_d": (0.10, 0.90)}
-FLICKR_ROWS = 16992  # the rows the papers' Kendall table is over (evaluation/metaeval/published.py)
+FLICKR_ROWS = 16992  # the rows the papers' Kendall table is over (evaluation/capbench_eval/metaeval/published.py)
 TAU_B = "flickr8k-expert:overall:tau_b"
 
 

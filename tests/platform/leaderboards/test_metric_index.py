@@ -10,8 +10,8 @@ import re
 import pytest
 from django.urls import resolve
 
+from capbench_eval.metrics.judges.estimate import price_of
 from catalog.models import Dataset
-from evaluation.metrics.judges.estimate import price_of
 from leaderboards.index import BUILT_IN, NOT_SCORED_YET, metric_index, metrics_without_numbers
 from scoring.models import Metric
 from scoring.services.estimates import cost_per_thousand
@@ -26,9 +26,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # What the server says about an unavailable metric: a path, a setting and a command. Staff only.
 SERVER_REASON = (
     "checkpoint /srv/capbench/models/polos/reprod.ckpt is missing: "
-    "set CAPBENCH_MODEL_DIR or run `python -m evaluation models fetch polos`"
+    "set CAPBENCH_MODEL_DIR or run `python -m capbench_eval models fetch polos`"
 )
-SERVER_WORDS = ("/srv/capbench", "CAPBENCH_MODEL_DIR", "python -m evaluation", "reprod.ckpt")
+SERVER_WORDS = ("/srv/capbench", "CAPBENCH_MODEL_DIR", "python -m capbench_eval", "reprod.ckpt")
 
 
 def override() -> None:

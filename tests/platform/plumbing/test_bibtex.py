@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from capbench_eval.metrics import registry
 from catalog.fetching.builtin import builtin_entries
-from evaluation.metrics import registry
 from plumbing import bibtex
 from tests.platform.plumbing.bibcheck import parse_bib
 
@@ -24,7 +24,7 @@ BLEU = "K. Papineni, S. Roukos, T. Ward and W.-J. Zhu (2002). BLEU. ACL."
 
 def _module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[1:] if parts[0] == "platform" else parts)
+    return ".".join(parts[1:] if parts[0] in ("platform", "evaluation") else parts)  # the two source roots
 
 
 def _value(node: ast.expr, module) -> str | None:

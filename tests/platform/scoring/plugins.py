@@ -8,8 +8,8 @@ import os
 import time
 from pathlib import Path
 
-from evaluation.metrics import Metric, MetricResult, register
-from evaluation.metrics.base import Availability
+from capbench_eval.metrics import Metric, MetricResult, register
+from capbench_eval.metrics.base import Availability
 
 
 @register("test_words")

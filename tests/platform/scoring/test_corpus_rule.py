@@ -12,11 +12,11 @@ import pytest
 from pycocoevalcap.cider.cider import Cider as OracleCider
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer as OracleTokenizer
 
+from capbench_eval.metaeval.protocols import CANDIDATES, PROTOCOLS
+from capbench_eval.metrics import CaptionRow, get
 from catalog.importers.registry import read_bundle
 from catalog.models import Caption, Judgment
 from catalog.services.imports import dataset_import
-from evaluation.metaeval.protocols import CANDIDATES, PROTOCOLS
-from evaluation.metrics import CaptionRow, get
 from scoring.models import CorrelationResult, Score
 from scoring.services.planning import dataset_plan, versions_rescore
 from tests.platform.scoring.inline import run_jobs

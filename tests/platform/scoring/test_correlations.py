@@ -6,11 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from capbench_eval.metaeval.pairwise import pairwise_accuracy
+from capbench_eval.metaeval.published import published_of
 from catalog.importers.registry import read_bundle
 from catalog.models import PairJudgment
 from catalog.services.imports import dataset_import
-from evaluation.metaeval.pairwise import pairwise_accuracy
-from evaluation.metaeval.published import published_of
 from scoring.models import CorrelationResult, Score
 from scoring.services.planning import dataset_plan
 from tests.platform.scoring.inline import run_jobs

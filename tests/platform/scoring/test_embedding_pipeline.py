@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from capbench_eval.metrics import CaptionRow
+from capbench_eval.metrics.embedding.bertscore import BertScore
+from capbench_eval.metrics.embedding.clip_score import ClipScore, RefClipScore
+from capbench_eval.metrics.embedding.polos import Polos
 from catalog.models import Caption, Item
-from evaluation.metrics import CaptionRow
-from evaluation.metrics.embedding.bertscore import BertScore
-from evaluation.metrics.embedding.clip_score import ClipScore, RefClipScore
-from evaluation.metrics.embedding.polos import Polos
 from scoring.models import EvaluationJob, Score
 from submissions.services import MethodInfo, submission_create, submission_plan
 from tests.platform.scoring.inline import run_jobs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.metaeval.protocols import PROTOCOLS
+from capbench_eval.metaeval.protocols import PROTOCOLS
 from scoring.labels import PROTOCOL_DATASETS, family_label, protocol_label, protocol_name_label, statistic_label
 
 

@@ -7,9 +7,9 @@ import pytest
 from django.utils import timezone
 
 import tests.platform.scoring.plugins  # noqa: F401  (registers the test metrics here)
+from capbench_eval.metrics import CaptionRow, get
 from catalog.models import Caption, Item
 from catalog.uploads.services import upload_withdraw
-from evaluation.metrics import CaptionRow, get
 from plumbing import heartbeat
 from scoring.models import CorpusContext, EvaluationJob, JobBatch, Metric, MetricVersion, Score, SystemScore
 from scoring.selectors import system_values_shown
@@ -323,8 +323,8 @@ def test_a_metric_gone_from_the_code_fails_planning_instead_of_retrying(demo_dat
 def test_corpus_and_mean_numbers_both_get_their_resampled_interval(demo_dataset, captioner):
     """Corpus BLEU from the captions' summed counts, its interval from the counts of each draw of
     images; ROUGE-L the mean of its captions' scores, its interval likewise (scoring.services.numbers)."""
+    from capbench_eval import metrics as registry
     from catalog.models import Caption
-    from evaluation import metrics as registry
     from scoring.models import NUMBER_DEFINITION
 
     submission = submit_planned(

@@ -8,8 +8,8 @@ import json
 import pytest
 
 import tests.platform.scoring.plugins  # noqa: F401  (registers the test metrics here)
-from evaluation.metrics import MetricResult, get
-from evaluation.metrics.base import Availability
+from capbench_eval.metrics import MetricResult, get
+from capbench_eval.metrics.base import Availability
 from scoring.models import EvaluationJob, JobBatch, Metric, MetricVersion, Score
 from scoring.services.lifecycle import job_end
 from scoring.services.metrics import metrics_sync

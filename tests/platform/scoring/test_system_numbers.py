@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from capbench_eval.metaeval.correlation import pearson
+from capbench_eval.metaeval.protocols import Protocol
 from catalog.models import Caption, Judgment
-from evaluation.metaeval.correlation import pearson
-from evaluation.metaeval.protocols import Protocol
 from leaderboards.metric_board import metric_board
 from leaderboards.models import BoardSnapshot
 from leaderboards.snapshots import board_refresh

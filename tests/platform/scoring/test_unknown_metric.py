@@ -7,9 +7,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-import evaluation.metrics
-from evaluation.metrics import UnknownMetric, get, slugs
-from evaluation.metrics.registry import UnknownMetric as RegistryUnknownMetric
+import capbench_eval.metrics
+from capbench_eval.metrics import UnknownMetric, get, slugs
+from capbench_eval.metrics.registry import UnknownMetric as RegistryUnknownMetric
 from scoring.management.commands import scoring as scoring_command
 from scoring.services.metrics import metric_versions_current
 from submissions import services as submission_services
@@ -19,7 +19,7 @@ from tests.platform.scoring.inline import submit_planned
 
 def test_get_raises_unknown_metric_naming_the_known_slugs():
     assert UnknownMetric is RegistryUnknownMetric
-    assert "UnknownMetric" in evaluation.metrics.__all__
+    assert "UnknownMetric" in capbench_eval.metrics.__all__
     with pytest.raises(UnknownMetric) as raised:
         get("nope")
     assert isinstance(raised.value, KeyError)

@@ -16,9 +16,9 @@ from moto import mock_aws
 from PIL import Image
 
 from capbench.settings.files import object_storage
+from capbench_eval.backbones.t2i import generated_path
+from capbench_eval.metrics.vision.levels import harmonic_mean
 from catalog.models import Caption, Dataset, Item, Judgment, Media, System
-from evaluation.backbones.t2i import generated_path
-from evaluation.metrics.vision.levels import harmonic_mean
 from plumbing import storage
 from scoring.models import Metric, Score
 from scoring.services.pictures import picture_name
@@ -143,8 +143,8 @@ def test_camscore_is_trained_on_one_split_and_then_scores_through_the_engine(vis
     assert record["split_rule"].startswith("sha256")
     Caption.objects.exclude(item__in=Item.objects.filter(dataset=rated).order_by("id")[:3]).delete()
     run_jobs(dataset_plan(dataset=rated, slugs=["camscore"]))
-    from evaluation.backbones.catalogue import CATALOGUE
-    from evaluation.metrics.vision.fusion import LEVELS, Fusion
+    from capbench_eval.backbones.catalogue import CATALOGUE
+    from capbench_eval.metrics.vision.fusion import LEVELS, Fusion
 
     stored = list(Score.objects.filter(metric_version=metric.current_version))
     fusion = Fusion.load(CATALOGUE["camscore/fusion.pt"].path)

@@ -13,10 +13,10 @@ import redis
 from celery.concurrency.prefork import TaskPool as PreforkPool
 from django.conf import settings
 
-from evaluation import metrics as registry
-from evaluation.metrics import MetricUnavailable
-from evaluation.metrics.ngram import tokenizer
-from evaluation.metrics.ngram.meteor import MeteorProcess
+from capbench_eval import metrics as registry
+from capbench_eval.metrics import MetricUnavailable
+from capbench_eval.metrics.ngram import tokenizer
+from capbench_eval.metrics.ngram.meteor import MeteorProcess
 from plumbing import heartbeat
 from scoring import signals, warmup
 from scoring.warmup import metrics_warm, process_warm, served_kinds

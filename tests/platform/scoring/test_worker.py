@@ -12,8 +12,8 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
+from capbench_eval.metrics import CaptionRow, get
 from catalog.models import Caption, Item
-from evaluation.metrics import CaptionRow, get
 from scoring.models import EvaluationJob, JobBatch, Score, SystemScore
 from submissions.models import Submission
 from submissions.services import submissions_dispatch_pending

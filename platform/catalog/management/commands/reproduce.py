@@ -2,7 +2,7 @@
 its source files (the files `datasets fetch` brings, or the format its importer reads; no database),
 each cell with its 95% interval beside the published value where one is known: ours, theirs, the
 difference, whether theirs lies inside our interval and whether ours matches it to the printed
-value's rounding (evaluation/metaeval/published.py; docs/datasets.md §3)."""
+value's rounding (evaluation/capbench_eval/metaeval/published.py; docs/datasets.md §3)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from capbench_eval.metaeval.protocols import PROTOCOLS
+from capbench_eval.metaeval.published import NO_TABLE, SOURCES, published_of
+from capbench_eval.metrics import MetricUnavailable, UnknownMetric, get
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.registry import read_bundle
 from catalog.management.pascal import pascal_accuracy
 from catalog.management.reproduction import HEADER, foil_cells, metric_slugs, rating_cells_of, timed
-from evaluation.metaeval.protocols import PROTOCOLS
-from evaluation.metaeval.published import NO_TABLE, SOURCES, published_of
-from evaluation.metrics import MetricUnavailable, UnknownMetric, get
 
 DATASETS = tuple(sorted({p.dataset for p in PROTOCOLS.values() if p.name == "paper"}))
 

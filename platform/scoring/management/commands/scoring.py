@@ -7,8 +7,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from capbench_eval.metrics import UnknownMetric
 from catalog.models import Dataset
-from evaluation.metrics import UnknownMetric
 from scoring.models import EvaluationJob, Metric
 from scoring.services.estimates import NotEstimated, dataset_estimate
 from scoring.services.metrics import metrics_sync

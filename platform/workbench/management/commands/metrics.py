@@ -12,8 +12,8 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from capbench_eval.metrics import MetricUnavailable
 from catalog.models import Dataset
-from evaluation.metrics import MetricUnavailable
 from scoring.models import CorrelationResult, SignificanceResult
 from scoring.services.training import SPLITS, camscore_train
 from submissions.services import QuotaExceeded

@@ -4,8 +4,8 @@ greedy matching by hand, and the bert-score package as the oracle on the same mo
 import numpy as np
 import pytest
 
-from evaluation.metrics import CaptionRow, MetricUnavailable
-from evaluation.metrics.embedding.bertscore import BASELINE, BertScore, greedy_match, token_embedder
+from capbench_eval.metrics import CaptionRow, MetricUnavailable
+from capbench_eval.metrics.embedding.bertscore import BASELINE, BertScore, greedy_match, token_embedder
 from tests.evaluation.metrics.embedding.bertscore_oracle import package_best, prf
 
 

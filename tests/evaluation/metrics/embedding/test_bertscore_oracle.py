@@ -5,8 +5,8 @@ length and outside ASCII."""
 import numpy as np
 import pytest
 
-from evaluation.metrics import CaptionRow
-from evaluation.metrics.embedding.bertscore import BASELINE, BertScore
+from capbench_eval.metrics import CaptionRow
+from capbench_eval.metrics.embedding.bertscore import BASELINE, BertScore
 from tests.evaluation.metrics.embedding.bertscore_oracle import package_best, package_score, prf
 
 

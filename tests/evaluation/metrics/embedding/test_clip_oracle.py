@@ -11,8 +11,8 @@ ASCII."""
 import numpy as np
 import pytest
 
-from evaluation.metrics import CaptionRow
-from evaluation.metrics.embedding.clip_score import PREFIX, ClipScore, PacScore, RefClipScore, RefPacScore
+from capbench_eval.metrics import CaptionRow
+from capbench_eval.metrics.embedding.clip_score import PREFIX, ClipScore, PacScore, RefClipScore, RefPacScore
 
 MEAN, STD = (0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711)  # CLIP's, in its transform
 CONTEXT = 77
@@ -148,7 +148,7 @@ def test_pac_s_and_refpac_s_equal_the_reference_pipeline_on_every_picture_mode(
 def test_converting_on_opening_would_differ_for_transparency_and_palettes(model_store, mode_pictures):
     """What the fix is about: RGB_ON_OPENING (Polos's order) gives other features for the RGBA and
     palette mode_pictures, the same for RGB and grey ones; and the two orders are cached apart."""
-    from evaluation.backbones.clip import RGB_AFTER_CROP, RGB_ON_OPENING
+    from capbench_eval.backbones.clip import RGB_AFTER_CROP, RGB_ON_OPENING
 
     encoder = ClipScore().encoder
     after = encoder.encode_images(mode_pictures, cache=encoder.feature_cache(RGB_AFTER_CROP), rgb=RGB_AFTER_CROP)

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.metrics import CaptionRow, MetricUnavailable
-from evaluation.metrics.embedding.clip_score import (
+from capbench_eval.metrics import CaptionRow, MetricUnavailable
+from capbench_eval.metrics.embedding.clip_score import (
     PREFIX,
     ClipScore,
     PacScore,
@@ -134,7 +134,7 @@ def test_without_a_checkpoint_pac_s_refuses_and_says_why(model_store, images):
 
 
 def test_without_any_weights_every_clip_metric_refuses(tmp_path, monkeypatch, images):
-    from evaluation.backbones.clip import clip_encoder
+    from capbench_eval.backbones.clip import clip_encoder
 
     monkeypatch.setenv("CAPBENCH_MODEL_DIR", str(tmp_path / "empty"))
     clip_encoder.cache_clear()

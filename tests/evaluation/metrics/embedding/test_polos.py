@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from evaluation.metrics import CaptionRow, MetricUnavailable
-from evaluation.metrics.embedding.polos import (
+from capbench_eval.metrics import CaptionRow, MetricUnavailable
+from capbench_eval.metrics.embedding.polos import (
     CHECKPOINT,
     CLIP_MODEL,
     PREFIX,
@@ -223,7 +223,7 @@ def test_the_checkpoint_is_read_without_unpickling_arbitrary_objects(model_store
     saved = torch.load(polos_store, weights_only=False)
     saved["hyper_parameters"] = fractions.Fraction(1, 3)  # a global the loader does not allow
     torch.save(saved, polos_store)
-    from evaluation.metrics.embedding.polos import read_checkpoint
+    from capbench_eval.metrics.embedding.polos import read_checkpoint
 
     with pytest.raises(Exception, match="Unsupported global|weights_only"):
         read_checkpoint(polos_store)
@@ -245,7 +245,7 @@ def test_polos_converts_on_opening_as_released_on_every_picture_mode(model_store
     """The released code converts to RGB on opening (unlike CLIP-S, which converts after the crop):
     the same numbers on grey, RGBA and palette pictures and on captions over CLIP's 77 tokens and
     outside ASCII; and CLIP-S scoring the same files in between serves Polos no feature of its order."""
-    from evaluation.metrics.embedding.clip_score import ClipScore
+    from capbench_eval.metrics.embedding.clip_score import ClipScore
 
     long = "a dog runs on the grass and " * 14  # over 77 CLIP tokens
     batch = [

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from evaluation.backbones.catalogue import CATALOGUE
-from evaluation.metrics import CaptionRow, get
-from evaluation.metrics.judges.backends import JudgeRequest, LocalVLM, ReplyCache
-from evaluation.metrics.judges.estimate import image_tokens, price_of, text_tokens
+from capbench_eval.backbones.catalogue import CATALOGUE
+from capbench_eval.metrics import CaptionRow, get
+from capbench_eval.metrics.judges.backends import JudgeRequest, LocalVLM, ReplyCache
+from capbench_eval.metrics.judges.estimate import image_tokens, price_of, text_tokens
 from tests.fixtures.fake_openai import completion, ok, words
 
 

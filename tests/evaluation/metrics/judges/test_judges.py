@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from evaluation.metrics import CaptionRow, MetricUnavailable, get
-from evaluation.metrics.judges.gveval import references_text
+from capbench_eval.metrics import CaptionRow, MetricUnavailable, get
+from capbench_eval.metrics.judges.gveval import references_text
 from tests.fixtures.fake_openai import completion, ok, words
 
 
@@ -196,12 +196,12 @@ def test_without_an_endpoint_the_api_judges_refuse_and_say_why(monkeypatch, tmp_
 
 
 def test_editing_a_prompt_or_the_model_makes_a_new_version(monkeypatch):
-    from evaluation.metrics.judges import prompts
+    from capbench_eval.metrics.judges import prompts
 
     before = get("gveval_combined").config_hash()
     monkeypatch.setenv("CAPBENCH_JUDGE_MODEL", "gpt-4o-mini")
     assert get("gveval_combined").config_hash() != before
     monkeypatch.delenv("CAPBENCH_JUDGE_MODEL")
     monkeypatch.setattr(prompts, "prompt_sha", lambda name: "edited")
-    monkeypatch.setattr("evaluation.metrics.judges.base.prompt_sha", lambda name: "edited")
+    monkeypatch.setattr("capbench_eval.metrics.judges.base.prompt_sha", lambda name: "edited")
     assert get("gveval_combined").config_hash() != before

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from evaluation.backbones.catalogue import CATALOGUE
-from evaluation.metrics import CaptionRow, MetricUnavailable, get
-from evaluation.metrics.judges.backends import JudgeParams, JudgeRequest, LocalVLM, ReplyCache
+from capbench_eval.backbones.catalogue import CATALOGUE
+from capbench_eval.metrics import CaptionRow, MetricUnavailable, get
+from capbench_eval.metrics.judges.backends import JudgeParams, JudgeRequest, LocalVLM, ReplyCache
 
 DIGITS = tuple("0123456789")
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from evaluation.metrics.judges.backends import JudgeFailed, JudgeParams, JudgeRequest, OpenAICompatible, ReplyCache
+from capbench_eval.metrics.judges.backends import JudgeFailed, JudgeParams, JudgeRequest, OpenAICompatible, ReplyCache
 from tests.fixtures.fake_openai import completion, ok, words
 
 PARAMS = JudgeParams(temperature=1.0, top_logprobs=5)

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from evaluation.metrics.judges.parsing import (
+from capbench_eval.metrics.judges.parsing import (
     Token,
     Unparseable,
     accr_scores,

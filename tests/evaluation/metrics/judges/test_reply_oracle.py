@@ -13,12 +13,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from evaluation.metrics import CaptionRow
-from evaluation.metrics.judges.backends import JudgeReply
-from evaluation.metrics.judges.clair import Clair
-from evaluation.metrics.judges.fleur import Fleur
-from evaluation.metrics.judges.gveval import GVEvalAccr, GVEvalCombined
-from evaluation.metrics.judges.parsing import Token, Unparseable
+from capbench_eval.metrics import CaptionRow
+from capbench_eval.metrics.judges.backends import JudgeReply
+from capbench_eval.metrics.judges.clair import Clair
+from capbench_eval.metrics.judges.fleur import Fleur
+from capbench_eval.metrics.judges.gveval import GVEvalAccr, GVEvalCombined
+from capbench_eval.metrics.judges.parsing import Token, Unparseable
 
 ROW = CaptionRow("1", "a dog", ("a dog runs",), "unused.jpg")
 

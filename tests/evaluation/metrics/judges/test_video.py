@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from evaluation.metrics.judges.video import composite, frame_indices, read_frames, video_composite_png
+from capbench_eval.metrics.judges.video import composite, frame_indices, read_frames, video_composite_png
 
 
 def test_frame_indices_are_the_first_three_of_four_evenly_spaced():

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from evaluation.metrics import CaptionRow, get
-from evaluation.metrics.judges.backends import Backend, JudgeReply
-from evaluation.metrics.judges.parsing import Unparseable
+from capbench_eval.metrics import CaptionRow, get
+from capbench_eval.metrics.judges.backends import Backend, JudgeReply
+from capbench_eval.metrics.judges.parsing import Unparseable
 
 DESC_TASK = (
     "\nOn a precise scale from 0 to 100, rate whether the candidate caption is appropriate for the given image.\n"
@@ -122,7 +122,7 @@ class ScriptedBackend(Backend):
 
 
 def test_both_steps_send_the_released_prompts_with_the_picture(mode_pictures, tmp_path, monkeypatch):
-    from evaluation.metrics.judges.visce2 import VisCE2
+    from capbench_eval.metrics.judges.visce2 import VisCE2
 
     monkeypatch.setenv("CAPBENCH_JUDGE_CACHE_DIR", str(tmp_path / "judge-cache"))
     files = {path: Path(path).read_bytes() for path in mode_pictures}
@@ -178,7 +178,7 @@ def test_the_rating_is_the_released_one_wherever_it_is_a_rating_in_0_to_100():
     equals it when the reply's first number is a plain integer within 0–100; otherwise it is what
     metrics.md §14 documents instead: the decimal itself (7.5, not 7), or a failure (a negative number,
     one above 100, no number at all, where the released parse gives the digits or 0)."""
-    from evaluation.metrics.judges.visce2 import VisCE2
+    from capbench_eval.metrics.judges.visce2 import VisCE2
 
     metric, row = VisCE2(), CaptionRow("1", "a dog", (), "unused.png")
     generator = random.Random(14)
@@ -240,11 +240,11 @@ def test_llava_sees_both_steps_inside_its_conversation_with_the_picture_padded(l
     """Both requests VisCE² builds, through the local LLaVA-1.5 backend (its processor given llava-hf's
     template): the chat text is the released llava_v1 prompt, and each picture (opened and converted
     to RGB) is expand2square'd with the processor's mean colour, so the processor's crop keeps it all."""
-    from evaluation.backbones.catalogue import CATALOGUE
-    from evaluation.metrics.judges.backends import JudgeRequest, LocalVLM
-    from evaluation.metrics.judges.base import image_bytes
-    from evaluation.metrics.judges.prompts import prompt_text
-    from evaluation.metrics.judges.visce2 import CONTEXT_PROMPT, VisCE2
+    from capbench_eval.backbones.catalogue import CATALOGUE
+    from capbench_eval.metrics.judges.backends import JudgeRequest, LocalVLM
+    from capbench_eval.metrics.judges.base import image_bytes
+    from capbench_eval.metrics.judges.prompts import prompt_text
+    from capbench_eval.metrics.judges.visce2 import CONTEXT_PROMPT, VisCE2
 
     backend = LocalVLM(CATALOGUE["llava-hf/llava-1.5-13b-hf"])
     recorder = Recorder(backend.processor(), LLAVA_HF_TEMPLATE)

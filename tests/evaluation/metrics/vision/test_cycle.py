@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from evaluation.backbones.catalogue import CATALOGUE
-from evaluation.backbones.t2i import GenerationSettings, TextToImage, caption_seed, generated_path
-from evaluation.metrics import CaptionRow, MetricUnavailable, get
-from evaluation.metrics.vision.fusion import LEVELS, Fusion, fusion_inputs, save_fusion, train_fusion
-from evaluation.metrics.vision.levels import pixel_distance
+from capbench_eval.backbones.catalogue import CATALOGUE
+from capbench_eval.backbones.t2i import GenerationSettings, TextToImage, caption_seed, generated_path
+from capbench_eval.metrics import CaptionRow, MetricUnavailable, get
+from capbench_eval.metrics.vision.fusion import LEVELS, Fusion, fusion_inputs, save_fusion, train_fusion
+from capbench_eval.metrics.vision.levels import pixel_distance
 
 
 @pytest.fixture
@@ -94,7 +94,7 @@ def test_camscore_levels_are_kept_with_boxes_and_matches(vision_store, photos):
     import torch
     from transformers import AutoImageProcessor, AutoModelForDepthEstimation
 
-    from evaluation.metrics.vision.levels import scale_invariant_log_error
+    from capbench_eval.metrics.vision.levels import scale_invariant_log_error
 
     metric = get("camscore")
     rows = [
@@ -168,7 +168,7 @@ def test_the_fusion_learns_a_monotone_relation_and_is_applied_with_its_record(vi
 
 def test_camscore_and_the_t2i_cycle_share_one_generation_per_caption(vision_store, photos):
     """The cycle metrics of one worker draw each caption's picture once: the second finds it stored."""
-    from evaluation.backbones.t2i import GenerationSettings, text_to_image
+    from capbench_eval.backbones.t2i import GenerationSettings, text_to_image
 
     generator = text_to_image(GenerationSettings.from_environment())
     rows = [CaptionRow("1", "a dog on grass", (), photos[0]), CaptionRow("2", "a red bus", (), photos[1])]

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from evaluation.metrics import CaptionRow, get
+from capbench_eval.metrics import CaptionRow, get
 
 SIDE = 512
 
@@ -121,7 +121,7 @@ def pixel_box(box):
 def open_clip_model(name):
     import open_clip
 
-    from evaluation.backbones.catalogue import CATALOGUE
+    from capbench_eval.backbones.catalogue import CATALOGUE
 
     model, _, preprocess = open_clip.create_model_and_transforms(
         name.split("/")[0], pretrained=str(CATALOGUE[name].weights())
@@ -152,8 +152,8 @@ def test_t2i_cycle_equals_the_cosine_of_the_two_pictures_and_its_mean(
     import torch
     from diffusers import StableDiffusionPipeline
 
-    from evaluation.backbones.catalogue import CATALOGUE
-    from evaluation.backbones.t2i import generated_path
+    from capbench_eval.backbones.catalogue import CATALOGUE
+    from capbench_eval.backbones.t2i import generated_path
     from tests.fixtures.vision import T2I
 
     monkeypatch.setenv("CAPBENCH_T2I_SEED", "7")
@@ -190,11 +190,11 @@ def test_camscore_levels_and_fusion_equal_their_definitions(vision_store, mode_p
     import torch
     from transformers import AutoImageProcessor, AutoModelForDepthEstimation
 
-    from evaluation.backbones.catalogue import CATALOGUE
-    from evaluation.backbones.detector import detector
-    from evaluation.backbones.t2i import generated_path
-    from evaluation.metrics.vision.camscore import FUSION, YOLO
-    from evaluation.metrics.vision.fusion import fusion_network, save_fusion
+    from capbench_eval.backbones.catalogue import CATALOGUE
+    from capbench_eval.backbones.detector import detector
+    from capbench_eval.backbones.t2i import generated_path
+    from capbench_eval.metrics.vision.camscore import FUSION, YOLO
+    from capbench_eval.metrics.vision.fusion import fusion_network, save_fusion
 
     torch.manual_seed(11)
     network = fusion_network(32)
@@ -249,7 +249,7 @@ def test_camscore_levels_and_fusion_equal_their_definitions(vision_store, mode_p
 def test_the_object_level_pads_and_assigns_as_defined_for_any_counts(m, n):
     """The detector above finds as many boxes in both pictures; other counts on random crop features
     (m > n: the m×m padding with cost 1; m < n: extra generated objects cost nothing)."""
-    from evaluation.metrics.vision.levels import object_matching
+    from capbench_eval.metrics.vision.levels import object_matching
 
     rng = np.random.default_rng(m * 100 + n)
     a, b = rng.normal(size=(m, 16)) * rng.uniform(0.5, 3, size=(m, 1)), rng.normal(size=(n, 16))
@@ -265,7 +265,7 @@ def test_a_level_without_objects_is_as_defined():
     """§11's cases without boxes, against CapBench's functions: no object in the original (0 or 1 by
     whether any was generated), none generated (every original costs 1), no pair (spatial 1, or 0
     when neither picture has any)."""
-    from evaluation.metrics.vision.levels import mean_ciou_loss, object_matching
+    from capbench_eval.metrics.vision.levels import mean_ciou_loss, object_matching
 
     some = np.random.default_rng(0).normal(size=(3, 8))
     assert object_matching(np.zeros((0, 8)), np.zeros((0, 8)))[0] == 0.0

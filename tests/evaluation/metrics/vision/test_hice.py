@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from evaluation.backbones.alpha_clip import ALPHA_MEAN, ALPHA_STD, alpha_clip
-from evaluation.backbones.scene_graph import phrase, triplets_from_output
-from evaluation.metrics import CaptionRow, MetricUnavailable, get
-from evaluation.metrics.vision.hice import ALPHA, BACKBONE, image_text, local_match
-from evaluation.metrics.vision.levels import harmonic_mean
+from capbench_eval.backbones.alpha_clip import ALPHA_MEAN, ALPHA_STD, alpha_clip
+from capbench_eval.backbones.scene_graph import phrase, triplets_from_output
+from capbench_eval.metrics import CaptionRow, MetricUnavailable, get
+from capbench_eval.metrics.vision.hice import ALPHA, BACKBONE, image_text, local_match
+from capbench_eval.metrics.vision.levels import harmonic_mean
 
 
 @pytest.fixture
@@ -112,8 +112,8 @@ def test_hice_scores_are_the_harmonic_means_of_their_parts(vision_store, photo):
 
 
 def test_regions_come_from_the_proposer_and_sam(vision_store, photo):
-    from evaluation.backbones.segmenter import segmenter
-    from evaluation.metrics.vision.hice import PROPOSER, SAM
+    from capbench_eval.backbones.segmenter import segmenter
+    from capbench_eval.metrics.vision.hice import PROPOSER, SAM
 
     found = segmenter(PROPOSER, SAM, 0.0001).regions(Image.open(photo).convert("RGB"))
     assert len(found.masks) == len(found.boxes) and found.masks
@@ -124,7 +124,7 @@ def test_regions_come_from_the_proposer_and_sam(vision_store, photo):
 def test_a_missing_alpha_clip_checkpoint_says_where_to_get_it(vision_store, photo):
     ALPHA.path.rename(ALPHA.path.with_suffix(".away"))
     try:
-        from evaluation.backbones.alpha_clip import alpha_clip as cached
+        from capbench_eval.backbones.alpha_clip import alpha_clip as cached
 
         cached.cache_clear()
         availability = get("hice_s").availability()

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from evaluation.metrics import CaptionRow, get
+from capbench_eval.metrics import CaptionRow, get
 
 W = 2.5
 MEAN, STD = (0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711)
@@ -215,7 +215,7 @@ def aligned_store(vision_store, tmp_path, monkeypatch):
 
     import torch
 
-    from evaluation.backbones.alpha_clip import alpha_clip
+    from capbench_eval.backbones.alpha_clip import alpha_clip
 
     store = tmp_path / "aligned-models"
     shutil.copytree(vision_store, store, copy_function=os.symlink)
@@ -264,10 +264,10 @@ def test_the_captions_are_what_the_test_says():
 def test_hice_s_and_refhice_s_equal_the_published_formula(
     aligned_store, mode_pictures, monkeypatch, parser, proposer_confidence, picked
 ):
-    from evaluation.backbones.scene_graph import scene_graph_parser
-    from evaluation.backbones.segmenter import segmenter
-    from evaluation.metrics.vision import hice
-    from evaluation.metrics.vision.hice import FACTUAL, PROPOSER, SAM
+    from capbench_eval.backbones.scene_graph import scene_graph_parser
+    from capbench_eval.backbones.segmenter import segmenter
+    from capbench_eval.metrics.vision import hice
+    from capbench_eval.metrics.vision.hice import FACTUAL, PROPOSER, SAM
 
     monkeypatch.setenv("CAPBENCH_HICE_PROPOSER_CONF", proposer_confidence)
     regions = SharedRegions(segmenter(PROPOSER, SAM, float(proposer_confidence)))
@@ -312,7 +312,7 @@ def test_hice_s_and_refhice_s_equal_the_published_formula(
 
 def test_the_harmonic_mean_is_zero_when_a_part_is_not_positive():
     """The paper's hMean with §10's rule: RefHICE-S is 0 as soon as a raw text–text cosine is ≤ 0."""
-    from evaluation.metrics.vision.levels import harmonic_mean
+    from capbench_eval.metrics.vision.levels import harmonic_mean
 
     rng = np.random.default_rng(0)
     for _ in range(200):

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torchvision.ops import complete_box_iou_loss
 
-from evaluation.metrics.vision.levels import (
+from capbench_eval.metrics.vision.levels import (
     ciou_loss,
     cosine,
     harmonic_mean,
@@ -100,7 +100,7 @@ def test_harmonic_mean():
 def test_a_degenerate_box_still_has_a_one_pixel_crop():
     from PIL import Image
 
-    from evaluation.metrics.vision.camscore import crop
+    from capbench_eval.metrics.vision.camscore import crop
 
     picture = Image.new("RGB", (512, 512))
     assert crop(picture, (10.2, 20.4, 10.3, 20.45)).size == (1, 1)

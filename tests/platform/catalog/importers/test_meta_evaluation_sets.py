@@ -16,12 +16,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from scipy import stats
 
+from capbench_eval.metaeval.pairwise import pairwise_accuracy
+from capbench_eval.metrics import get
 from catalog.importers.errors import ImportFormatError
 from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
 from catalog.models import Caption, Dataset, Item, Judgment, Media, PairJudgment, System
-from evaluation.metaeval.pairwise import pairwise_accuracy
-from evaluation.metrics import get
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "datasets"
 

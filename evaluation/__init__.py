@@ -1,1 +1,0 @@
-"""CapBench evaluation library: metrics and meta-evaluation. Never imports Django."""

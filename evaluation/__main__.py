@@ -1,5 +1,0 @@
-import sys
-
-from evaluation.cli import main
-
-sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from capbench_eval.cli import main
+
+sys.exit(main())

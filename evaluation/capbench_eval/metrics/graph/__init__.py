@@ -1,0 +1,3 @@
+"""Scene-graph metrics."""
+
+from capbench_eval.metrics.graph import spice  # noqa: F401  (registration)

@@ -1,3 +1,0 @@
-"""Embedding metrics: CLIP-S, RefCLIP-S, PAC-S, RefPAC-S, BERTScore, Polos."""
-
-from evaluation.metrics.embedding import bertscore, clip_score, polos  # noqa: F401  (registers)

@@ -1,3 +1,0 @@
-"""Scene-graph metrics."""
-
-from evaluation.metrics.graph import spice  # noqa: F401  (registration)

@@ -1,3 +1,0 @@
-"""Language-model judges: G-VEval, VisCE², CLAIR, FLEUR (metrics.md §13–16)."""
-
-from evaluation.metrics.judges import clair, fleur, gveval, visce2  # noqa: F401  (registers)

@@ -1,4 +1,0 @@
-"""Metrics that look at pictures beyond one CLIP pass: the text-to-image cycle score, CAMScore,
-HICE-S and RefHICE-S."""
-
-from evaluation.metrics.vision import camscore, cycle, hice  # noqa: F401  (registers the metrics)
