@@ -4,7 +4,9 @@ written as JSON: {slug: [per-row scores in row order, corpus score]}.
 test_ngram_oracle.py runs it in its own process while it computes ours (the oracle alone takes
 minutes on Flickr8k-CF), then compares the two.
 
-    python -m tests.evaluation.metrics.ngram_oracle FORMAT FLICKR8K_FOLDER OUT.json
+    python -m tests.evaluation.metrics.ngram_oracle FORMAT FLICKR8K_FOLDER OUT.json [EVERY]
+
+EVERY (default 1): only every EVERY-th judgment row, from the first.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from catalog.importers.judgment_rows import judgment_rows
 from catalog.importers.registry import read_bundle
 
 
-def flickr8k_rows(source_format: str, folder: Path) -> list[CaptionRow]:
-    """One row per judgment, references of the judged item: the CLIPScore/PAC-S protocol."""
-    return judgment_rows(read_bundle(source_format, folder)).rows
+def flickr8k_rows(source_format: str, folder: Path, every: int = 1) -> list[CaptionRow]:
+    """One row per judgment, references of the judged item: the CLIPScore/PAC-S protocol; with
+    `every`, only every every-th row from the first (one corpus on both sides all the same)."""
+    return judgment_rows(read_bundle(source_format, folder)).rows[::every]
 
 
 def oracle(rows: list[CaptionRow]) -> dict[str, tuple[list[float], float]]:
@@ -50,8 +53,8 @@ def oracle(rows: list[CaptionRow]) -> dict[str, tuple[list[float], float]]:
 
 
 def main(argv: list[str]) -> int:
-    source_format, folder, out = argv
-    rows = flickr8k_rows(source_format, Path(folder))
+    source_format, folder, out, *every = argv
+    rows = flickr8k_rows(source_format, Path(folder), int(every[0]) if every else 1)
     with contextlib.redirect_stdout(sys.stderr):  # the PTB tokenizer prints its counts
         scores = oracle(rows)
     partial = Path(out + ".partial")

@@ -60,6 +60,7 @@ def signed_in(username: str = "keeper") -> Client:
     return client
 
 
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_staff_enrol_an_app_from_their_account_page_and_confirm_it_with_a_code(keeper, settings):
     client = signed_in()
     page = client.get("/accounts/").content.decode()

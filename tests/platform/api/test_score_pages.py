@@ -51,6 +51,7 @@ def walk(client, query: dict) -> tuple[list[dict], list[int]]:
     return rows, counts
 
 
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_pages_give_every_score_once_in_caption_order_and_cost_the_same(scored):
     client = APIClient()
     rows, counts = walk(client, {"dataset": scored.slug, "page_size": 7})

@@ -69,6 +69,7 @@ def test_rating_tasks_are_balanced_completed_and_never_repeated(make_campaign, m
         assert task_next(campaign=campaign, annotator=user) is None
 
 
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_arena_pairs_two_systems_with_random_sides_never_twice(demo_dataset, make_campaign, make_user, submitted):
     third = submit(make_user("cyd"), demo_dataset, "Third")
     systems = [s.system for s in submitted] + [third.system]
@@ -202,6 +203,7 @@ def _answered_by(campaign, user) -> set[int]:
     return given
 
 
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_an_open_task_holds_its_caption_for_half_an_hour_then_gives_it_back(make_campaign, make_user, submitted):
     from datetime import timedelta
 

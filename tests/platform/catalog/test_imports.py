@@ -66,6 +66,7 @@ def test_pascal_and_msvd_counts(judgment_data):
     assert Judgment.objects.filter(caption__item__dataset=msvd).count() == 394 * 4
 
 
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_export_import_export_is_identical(judgment_data, tmp_path):
     _run("import", "flickr8k-expert", str(judgment_data / "flickr8k"))
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"

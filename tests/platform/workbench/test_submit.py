@@ -360,6 +360,7 @@ def test_private_metrics_are_their_owners_alone(fresh_page_memory, scored, capti
     assert not any(slug in r.metrics for r in SignificanceResult.objects.filter(subject__isnull=True))
 
 
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_the_command_line_contract(scored, captioner, tmp_path, capsys, workers):
     workers.start("cpu")
     path = tmp_path / "scores.jsonl"

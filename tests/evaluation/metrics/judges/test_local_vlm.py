@@ -95,6 +95,7 @@ def test_qwen2_vl_answers_like_llava_and_batching_changes_nothing(qwen_store, pi
     assert together[0].model == "Qwen/Qwen2-VL-7B-Instruct"
 
 
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_a_judge_runs_on_the_model_its_settings_name(qwen_store, picture, monkeypatch):
     monkeypatch.setenv("CAPBENCH_VISCE2_MODEL", "Qwen/Qwen2-VL-7B-Instruct")
     metric = get("visce2")

@@ -26,6 +26,7 @@ def photos(tmp_path):
     return paths
 
 
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_each_caption_has_its_own_picture_made_once_whatever_its_batch(vision_store, tmp_path, monkeypatch):
     generator = TextToImage(GenerationSettings.from_environment(), batch=2)
     first = generator.pictures(["a dog on grass", "a red bus", "a dog on grass"])
@@ -89,6 +90,7 @@ def test_t2i_cycle_is_the_cosine_of_the_two_pictures_image_features(vision_store
     assert result.corpus == pytest.approx(np.mean(result.scores[:2]))
 
 
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_camscore_levels_are_kept_with_boxes_and_matches(vision_store, photos):
     import open_clip
     import torch
@@ -142,6 +144,7 @@ def test_camscore_levels_are_kept_with_boxes_and_matches(vision_store, photos):
     )
 
 
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_the_fusion_learns_a_monotone_relation_and_is_applied_with_its_record(vision_store, photos):
     rng = np.random.default_rng(0)
     levels = [{name: float(v) for name, v in zip(LEVELS, row, strict=True)} for row in rng.normal(size=(400, 5))]

@@ -186,6 +186,7 @@ def test_t2i_cycle_equals_the_cosine_of_the_two_pictures_and_its_mean(
         assert difference.max() <= 2
 
 
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_camscore_levels_and_fusion_equal_their_definitions(vision_store, mode_pictures, awkward_captions):
     import torch
     from transformers import AutoImageProcessor, AutoModelForDepthEstimation

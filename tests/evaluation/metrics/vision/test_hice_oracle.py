@@ -261,6 +261,7 @@ def test_the_captions_are_what_the_test_says():
     [("stand-in", "0.0001", range(6)), ("factual", "0.0001", [1, 2]), ("stand-in", "0.9999", [2, 3])],
     ids=["many-phrases-many-regions", "factual-phrases", "no-region"],
 )
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_hice_s_and_refhice_s_equal_the_published_formula(
     aligned_store, mode_pictures, monkeypatch, parser, proposer_confidence, picked
 ):
