@@ -5,17 +5,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-# One thread per process for the numeric libraries (torch, OpenMP, OpenBLAS), set before any of them
-# loads, and inherited by the workers, servers and commands the tests start: `make test` runs two
-# pytest-xdist workers on two cores, and each library's thread per core then spin-waits on the other
-# process's (a tiny-LLaVA judge test measured 137 s of CPU with the default threads, 28 s with one).
-for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_threads, "1")
-
 import pytest
 
 from tests import judgment_data as judgment_files
 from tests.judgment_data import ROOT
+
+# One thread per process for the numeric libraries (torch, OpenMP, OpenBLAS), set before the
+# plugins below load them, and inherited by the workers, servers and commands the tests start:
+# `make test` runs two pytest-xdist workers on two cores, and each library's thread per core then
+# spin-waits on the other process's (a tiny-LLaVA judge test measured 137 s of CPU with the default
+# threads, 28 s with one). numpy loads earlier still: the Makefile sets them for the whole run.
+for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")
 
 # model_store, pac_checkpoint, roberta_store, polos_store, llava_store, qwen_store, images; judge_server;
 # vision_store (tiny SD, EVA, B/16 and Alpha-CLIPs, YOLO, Depth Anything, SAM, FACTUAL T5); browser_page,
