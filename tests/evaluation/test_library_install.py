@@ -51,7 +51,9 @@ def demo_captions(repo_root) -> dict:
 
 def test_the_library_installs_alone_and_scores_the_demo_as_the_platform_does(repo_root, tmp_path):
     source = tmp_path / "evaluation"
-    shutil.copytree(repo_root / "evaluation", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    shutil.copytree(
+        repo_root / "evaluation", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    )
     environment = tmp_path / "venv"
     venv.create(environment, with_pip=False)
     python = environment / "bin" / "python"

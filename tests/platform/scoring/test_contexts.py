@@ -9,7 +9,10 @@ from scoring.services.contexts import stored_context
 
 
 def test_a_context_pickled_under_the_old_package_name_reads_back_as_the_same_context():
-    rows = [CaptionRow("a", "a dog runs", ("a dog is running", "the dog runs")), CaptionRow("b", "a cat", ("a cat sits",))]
+    rows = [
+        CaptionRow("a", "a dog runs", ("a dog is running", "the dog runs")),
+        CaptionRow("b", "a cat", ("a cat sits",)),
+    ]
     context = get("cider_d").corpus_context(rows)
     old = pickle.dumps(context, protocol=0).replace(b"capbench_eval.", b"evaluation.")
     assert b"evaluation.metrics" in old
