@@ -11,7 +11,7 @@ PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# The editable install makes evaluation and platform/'s apps importable (no PYTHONPATH); it is
+# The editable install makes capbench_eval (evaluation/), the client and platform/'s apps importable (no PYTHONPATH); it is
 # redone whenever pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e .

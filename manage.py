@@ -2,7 +2,7 @@
 """Django's command-line entry point for CapBench.
 
 `platform/` is deliberately not a Python package (the stdlib has a `platform` module); its apps
-and `evaluation` are importable because `pip install -e .` (`make install`) installs them
+and `capbench_eval` (in evaluation/) are importable because `pip install -e .` (`make install`) installs them
 (pyproject.toml maps each app to its folder under `platform/`).
 """
 

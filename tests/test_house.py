@@ -55,7 +55,7 @@ def test_ruff_checks_complexity_with_no_exception_in_the_product():
 
 
 def test_no_python_file_edits_the_import_path():
-    """The apps, evaluation and the client are installed (pip install -e .); bench scripts run as
+    """The apps, capbench_eval and the client are installed (pip install -e .); bench scripts run as
     `python -m bench.<name>` from the repository root reach tests/judgment_data.py that way; a child
     interpreter is given PYTHONPATH. So no file adds to or rewrites the module search path."""
     edits = [

@@ -41,7 +41,7 @@ from capbench_eval import metrics
 from capbench_eval.metaeval.bootstrap import DEFAULT_REPLICATES, DEFAULT_SEED, Interval
 from capbench_eval.metaeval.protocols import Protocol, dataset_protocols_of, protocol, rating_cells
 from capbench_eval.metaeval.system_value import Aggregation, image_totals, system_number
-from capbench_eval.metrics import CaptionRow, Metric
+from capbench_eval.metrics import CaptionRow, Metric, MetricUnavailable
 from capbench_eval.signatures import signature
 
 __all__ = ["Correlation", "Scores", "correlate", "score"]
@@ -106,7 +106,11 @@ def score(
     chosen = metrics.get(metric) if isinstance(metric, str) else metric
     chosen.require_available()
     rows = _rows(chosen, candidates, references, media)
-    result = chosen.score(rows)
+    try:
+        result = chosen.score(rows)
+    except ModuleNotFoundError as error:  # a package its availability check did not import
+        extra = f"pip install 'capbench-eval[{chosen.extra}]' or " if chosen.extra else ""
+        raise MetricUnavailable(f"{chosen.name} needs the Python package {error.name!r} ({extra}install it)") from error
     values = np.asarray(result.scores, dtype=float)
     finite = np.isfinite(values)
     groups = _aligned(images, [row.id for row in rows], "images") if images is not None else [row.id for row in rows]
@@ -239,4 +243,7 @@ def _protocol(name: str) -> Protocol:
     if name == "canonical":
         return dataset_protocols_of("", "ratings", "rating")[0]
     dataset, _, which = name.partition("/")
-    return protocol(dataset, which or "paper")
+    try:
+        return protocol(dataset, which or "paper")
+    except KeyError as error:
+        raise ValueError(error.args[0]) from None

@@ -18,7 +18,7 @@ from scoring.models import CorrelationResult, Metric
 from scoring.services.estimates import TypicalCost, cost_per_thousand
 from scoring.wording import unavailable_words
 
-BUILT_IN, SUBMITTED = "built-in", "submitted"  # a metric of the evaluation registry, or one a user sent
+BUILT_IN, SUBMITTED = "built-in", "submitted"  # a metric of the capbench_eval registry, or one a user sent
 COMPUTED_HERE = "computed on this site"
 UPLOADED = "scores uploaded by its authors, not computed here"
 NOT_SCORED_YET = "not scored on a public dataset with human judgments yet"

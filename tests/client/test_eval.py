@@ -91,6 +91,7 @@ def test_capbench_eval_gives_the_number_and_interval_the_board_keeps_for_the_sam
         assert local[slug]["board_signature"] is None  # so no note that they differ
 
 
+@pytest.mark.slow  # a live server
 @committed
 @served
 def test_lmms_eval_samples_go_to_the_datasets_images_and_unmatched_ones_submit_nothing(capbench):

@@ -79,6 +79,7 @@ def test_every_number_and_line_is_pycocoevalcaps(oracle, ours):
     assert "computing METEOR score..." in printed
 
 
+@pytest.mark.slow  # the `ours` fixture starts METEOR's JVM: 11 s
 def test_equals_pycocoevalcap_but_meteor_on_the_same_objects(data, ours):
     references, candidates, coco, results = data
     expected, printed = pycocoevalcap_evaluate(coco, results, left_out=("Spice", "Meteor"))

@@ -112,5 +112,5 @@ def test_a_nan_row_is_left_out_and_bad_lengths_are_refused():
     assert found.rows == 3
     with pytest.raises(ValueError, match="3 scores and 2 judgments"):
         correlate([0.1, 0.2, 0.3], [1, 2])
-    with pytest.raises(KeyError, match="no 'paper' protocol for dataset 'nowhere'"):
+    with pytest.raises(ValueError, match="no 'paper' protocol for dataset 'nowhere'"):
         correlate([0.1, 0.2, 0.3], [1, 2, 3], protocol="nowhere/paper")

@@ -12,6 +12,7 @@ import venv
 import pytest
 
 from capbench_eval import score
+from capbench_eval.version import VERSION
 
 pytestmark = pytest.mark.slow
 
@@ -85,4 +86,5 @@ def test_the_library_installs_alone_and_scores_the_demo_as_the_platform_does(rep
         assert (value, low, high) == (here.value, here.low, here.high), slug
         assert low < value < high, slug
         assert signature == here.signature, slug
-        assert signature.startswith(f"{slug}|") and signature.endswith("|capbench-eval:0.1.0")
+        assert signature.startswith(f"{slug}|")
+        assert signature.endswith(f"|capbench-eval:{VERSION}")

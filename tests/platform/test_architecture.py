@@ -1,4 +1,4 @@
-"""The apps depend one way (catalog ← scoring ← submissions ← leaderboards ← api; evaluation below
+"""The apps depend one way (catalog ← scoring ← submissions ← leaderboards ← api; capbench_eval below
 them all, free of Django) and no app has an import cycle: the contracts in .importlinter, checked by
 import-linter (a dev dependency) so that a new cycle fails `make test`."""
 

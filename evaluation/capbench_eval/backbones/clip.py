@@ -17,7 +17,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,9 +24,6 @@ from capbench_eval.backbones.catalogue import Checkpoint, OpenClipModel, file_sh
 from capbench_eval.backbones.device import best_device
 from capbench_eval.backbones.features import FeatureCache, media_sha256
 from capbench_eval.backbones.lazy import LazyModel, in_use
-
-if TYPE_CHECKING:
-    pass
 
 PREPROCESSING_VERSION = "open_clip-val-transform-raw-2"
 # When a picture is converted to RGB (metrics.md §6–8). The CLIPScore and PAC-S references give the

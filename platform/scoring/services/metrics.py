@@ -1,4 +1,4 @@
-"""Metric rows mirror the `evaluation` registry: one Metric per slug, one MetricVersion per
+"""Metric rows mirror the `capbench_eval` registry: one Metric per slug, one MetricVersion per
 (code version, configuration). A changed configuration is a new version; older versions and their
 scores stay until the new scores are complete."""
 
