@@ -325,14 +325,18 @@ def _scores(args: argparse.Namespace) -> int:
 
 
 def _candidates(args: argparse.Namespace) -> int:
-    chunks = _client(args).candidates(args.dataset, args.format)
+    return _download(_client(args).candidates(args.dataset, args.format), args.output)
+
+
+def _download(chunks: Iterable[bytes], output: Path | None) -> int:
+    """A download's bytes to `output` (or standard output), its size said on standard error."""
     size = 0
-    with _opened_binary(args.output) as out:
+    with _opened_binary(output) as out:
         for chunk in chunks:
             out.write(chunk)
             size += len(chunk)
-    if args.output:
-        print(f"Wrote {size:,} bytes to {args.output}.", file=sys.stderr)
+    if output:
+        print(f"Wrote {size:,} bytes to {output}.", file=sys.stderr)
     return 0
 
 
@@ -364,15 +368,7 @@ def _metric_upload(args: argparse.Namespace) -> int:
 
 
 def _references(args: argparse.Namespace) -> int:
-    chunks = _client(args).references(args.dataset)
-    size = 0
-    with _opened_binary(args.output) as out:
-        for chunk in chunks:
-            out.write(chunk)
-            size += len(chunk)
-    if args.output:
-        print(f"Wrote {size:,} bytes to {args.output}.", file=sys.stderr)
-    return 0
+    return _download(_client(args).references(args.dataset), args.output)
 
 
 def _eval(args: argparse.Namespace) -> int:
