@@ -74,6 +74,7 @@ import numpy as np
 from capbench_eval.metrics import CaptionRow, MetricResult, MetricUnavailable, get
 from capbench_eval.metrics.ngram.bleu import SMALL, TINY
 from capbench_eval.metrics.ngram.corpus import shared_corpus
+from capbench_eval.metrics.ngram.meteor import Meteor
 
 __all__ = ["COCOEvalCap", "CaptionSet"]
 
@@ -180,7 +181,14 @@ class COCOEvalCap:
     run (a notice naming why not otherwise), False never, True or MetricUnavailable. `unavailable`
     says which metric was left out and why."""
 
-    def __init__(self, coco: object, cocoRes: object, *, verbose: bool = True, spice: bool | None = None):
+    def __init__(
+        self,
+        coco: object,
+        cocoRes: object,
+        *,
+        verbose: bool = True,
+        spice: bool | None = None,
+    ):
         self.evalImgs: list[dict] = []
         self.eval: dict[str, Any] = {}
         self.imgToEval: dict[Any, dict[str, Any]] = {}
@@ -201,6 +209,9 @@ class COCOEvalCap:
         if self.spice and spice_reason:
             raise MetricUnavailable(f"SPICE was asked for (spice=True) but cannot run here: {spice_reason}")
         self.eval, self.imgToEval, self.unavailable = {}, {}, {}
+        meteor = cast(Meteor, get("meteor"))
+        if meteor.unavailable_reason() is None:  # (otherwise its scoring below says why)
+            meteor.start()  # loading (10 s of CPU here) while the text is tokenised
         self._say("tokenization...")
         shared_corpus.get(rows)  # tokenised once here; every metric below reads the same corpus
         self._say("setting up scorers...")
