@@ -173,6 +173,10 @@ class ScoreSerializer(serializers.ModelSerializer):
         "id", "caption_id", "value", "error", "detail", "caption__text", "caption__item__external_id",
         "caption__system__slug", "metric_version__config_hash", "metric_version__metric__slug",
         "metric_version__metric__points",
+        # what the version's signature reads (scoring.signatures.version_signature)
+        "metric_version__version", "metric_version__config", "metric_version__library_version",
+        "metric_version__metric__needs", "metric_version__metric__aggregation",
+        "metric_version__metric__corpus_dependent", "metric_version__metric__is_registered",
     )  # fmt: skip
 
     caption_id = serializers.IntegerField()
@@ -182,6 +186,7 @@ class ScoreSerializer(serializers.ModelSerializer):
     metric = serializers.CharField(source="metric_version.metric.slug")
     metric_version = serializers.CharField(source="metric_version.config_hash")
     points = serializers.FloatField(allow_null=True, help_text="the value in the metric's points, as pages show it")
+    signature = serializers.CharField(help_text="the metric version's readable signature (docs/library.md, Signatures)")
 
     class Meta:
         model = Score
@@ -195,12 +200,19 @@ class ScoreSerializer(serializers.ModelSerializer):
             "metric_version",
             "value",
             "points",
+            "signature",
             "error",
             "detail",
         ]
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.signatures: dict[int, str] = {}
+
     def to_representation(self, instance: Score) -> dict:
         caption, version = instance.caption, instance.metric_version
+        if version.pk not in self.signatures:  # once per version: a page holds a few
+            self.signatures[version.pk] = version_signature(version)
         return {
             "id": instance.pk,
             "caption_id": instance.caption_id,
@@ -211,6 +223,7 @@ class ScoreSerializer(serializers.ModelSerializer):
             "metric_version": version.config_hash,
             "value": instance.value,
             "points": Shown(instance.value, scale=version.metric.points).points,
+            "signature": self.signatures[version.pk],
             "error": instance.error,
             "detail": instance.detail,
         }
@@ -375,11 +388,15 @@ class MetricUploadCreateSerializer(serializers.Serializer):
 class MetricUploadSerializer(serializers.ModelSerializer):
     metric = serializers.CharField(source="metric_version.metric.slug")
     version = serializers.CharField(source="metric_version.version")
+    signature = serializers.SerializerMethodField(help_text="the uploaded version's readable signature")
     datasets = serializers.SerializerMethodField()
 
     class Meta:
         model = MetricUpload
-        fields = ["id", "metric", "version", "status", "created_at", "finished_at", "datasets"]
+        fields = ["id", "metric", "version", "signature", "status", "created_at", "finished_at", "datasets"]
+
+    def get_signature(self, upload: MetricUpload) -> str:
+        return version_signature(upload.metric_version)
 
     def get_datasets(self, upload: MetricUpload) -> list[dict]:
         return [

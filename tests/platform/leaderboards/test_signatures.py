@@ -15,14 +15,17 @@ from django.test import Client
 import tests.platform.scoring.plugins  # noqa: F401  (test_words)
 from capbench_eval.metrics import get
 from capbench_eval.signatures import signature
+from catalog.services.candidates import caption_keys
 from leaderboards.citable import snapshot_freeze
 from leaderboards.models import CitableSnapshot
 from leaderboards.snapshots import board_refresh
-from scoring.models import EvaluationJob, Metric
+from scoring.models import EvaluationJob, Metric, MetricVersion
 from scoring.services.metrics import metrics_sync
 from scoring.services.planning import dataset_plan
+from scoring.signatures import version_signature
 from tests.platform.factories import UserFactory, submit, words
 from tests.platform.scoring.inline import run_jobs
+from workbench.services import MetricInfo, ScoresFile, metric_submit
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fresh_page_memory")]
 
@@ -115,6 +118,27 @@ def test_the_metric_api_gives_no_signature_before_a_version_exists():
 def test_each_correlation_gives_its_versions_signature(correlated, now):
     found = Client().get("/api/v1/correlations/", {"metric": METRIC, "dataset": correlated.slug}).json()["results"]
     assert {cell["signature"] for cell in found} == {now}
+
+
+def test_each_per_caption_score_gives_its_versions_signature(scored, now, django_assert_max_num_queries):
+    client = Client()
+    with django_assert_max_num_queries(12):  # the version's fields come with the page's rows
+        page = client.get("/api/v1/scores/", {"dataset": scored.slug, "metric": METRIC}).json()
+    assert len(page["results"]) == 100
+    assert {row["signature"] for row in page["results"]} == {now}
+
+
+def test_each_upload_of_a_submitted_metric_gives_its_versions_signature(demo_dataset):
+    owner = UserFactory()
+    keys = caption_keys(demo_dataset)
+    scores = "\n".join(json.dumps({"caption_id": key, "score": len(key) / 10}) for key in keys).encode()
+    upload = metric_submit(owner=owner, info=MetricInfo("Lengthy"), files=[ScoresFile(demo_dataset, "s.jsonl", scores)])
+    client = Client()
+    client.force_login(owner)
+    found = client.get(f"/api/v1/metric-submissions/{upload.submission_id}/").json()
+    expected = version_signature(MetricVersion.objects.select_related("metric").get(pk=upload.metric_version_id))
+    assert expected.startswith(f"{upload.submission.metric.slug}|v:1|uploaded|scores:")
+    assert [entry["signature"] for entry in found["uploads"]] == [expected]
 
 
 def test_the_metric_board_gives_each_metrics_signature(correlated, now):
