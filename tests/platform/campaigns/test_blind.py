@@ -339,16 +339,18 @@ def test_a_decoy_is_never_a_caption_a_search_would_find(arena, demo_pictures, ma
     submit(make_user("cyd"), demo_pictures, "Copycat", caption=lambda item: copy(shifted[item.pk]))
     Campaign.objects.filter(pk=campaign.pk).update(gold_rate=1.0)  # every task a gold check
     campaign.refresh_from_db()
-    decoys = []
+    decoys, tasks = [], []
     for name in ("ann", "ned"):
         user = make_user(name)
         for _ in range(10):
             task = task_next(campaign=campaign, annotator=user)
             Annotation.objects.filter(pk=task.pk).update(status=Annotation.Status.SKIPPED)
             decoys.append(task.decoy)
+            tasks.append(task)
     assert all(decoy is not None for decoy in decoys), [(d and d.system.name) for d in decoys]
     assert {decoy.system_id for decoy in decoys} == {mine.system_id}
-    assert all(decoy.item_id != task.item_id for decoy in decoys)
+    # each decoy is another image's caption than its own task's (it was compared with the last task's)
+    assert [decoy.item_id != task.item_id for decoy, task in zip(decoys, tasks, strict=True)] == [True] * 20
 
 
 def test_the_task_picture_is_its_annotators_alone_while_the_task_is_open(arena, make_user):
