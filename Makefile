@@ -78,10 +78,12 @@ test: $(VENV)/.installed-dev browser lint types
 		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # The developer's loop: lint, import contracts, types and every test not marked slow (those start
-# real workers, servers or a browser, crawl every URL, or read the full human-judgment datasets in tests/data).
+# real workers, servers or a browser, crawl every URL, read the full human-judgment datasets in
+# tests/data, or take over 5 s of CPU). The test database is kept between runs (--reuse-db: migrated
+# forward when a migration is added; `make clean-state` or --create-db starts afresh).
 check: $(VENV)/.installed-dev lint types
 	$(ONE_THREAD) DJANGO_SETTINGS_MODULE=capbench.settings.test \
-		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow" -q $(PYTEST_ARGS)
+		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow" -q --reuse-db $(PYTEST_ARGS)
 
 # Applies the formatter and the import order.
 format: $(VENV)/.installed-dev
