@@ -18,7 +18,7 @@ checkpoint after checkpoint. METEOR runs the same jar doing the same work per ca
 start and warm-up bound the cold ratio, so the jar alone is timed too, in a fresh JVM on the same
 rows, and the ceiling it sets is printed. Measured here (2 cores): the jar alone took 15.3 s of
 pycocoevalcap's 29.0 s (25 s of CPU: its JIT and GC take the second core), a ceiling of 1.9x; two
-JVMs splitting the rows were no faster, warm or cold (issue 41's closing note).
+JVMs splitting the rows were no faster here, warm or cold (the JVM already takes both cores).
 
 Run from the repository root (`-m` puts it first on the import path, so the test data's loader,
 tests/judgment_data.py, imports as `tests.judgment_data`):

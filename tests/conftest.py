@@ -39,15 +39,19 @@ def _deleting_flush(self, style, tables, *, reset_sequences=False, allow_cascade
 
 
 def _superuser(connection) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
-        return bool(cursor.fetchone()[0])
+    """Whether this connection's role is a superuser (asked once per connection)."""
+    if not hasattr(connection, "capbench_superuser"):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+            connection.capbench_superuser = bool(cursor.fetchone()[0])
+    return connection.capbench_superuser
 
 
 _truncating_flush = PostgresOperations.sql_flush
 PostgresOperations.sql_flush = _deleting_flush  # type: ignore[method-assign]
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-django's, whose stable sort then puts transactional tests last
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The modules holding slow tests first, each module's tests kept together and in order: the
     workers then start on the minutes-long oracles, reproductions and crawls and fill the rest of

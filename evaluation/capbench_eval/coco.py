@@ -181,14 +181,7 @@ class COCOEvalCap:
     run (a notice naming why not otherwise), False never, True or MetricUnavailable. `unavailable`
     says which metric was left out and why."""
 
-    def __init__(
-        self,
-        coco: object,
-        cocoRes: object,
-        *,
-        verbose: bool = True,
-        spice: bool | None = None,
-    ):
+    def __init__(self, coco: object, cocoRes: object, *, verbose: bool = True, spice: bool | None = None):
         self.evalImgs: list[dict] = []
         self.eval: dict[str, Any] = {}
         self.imgToEval: dict[Any, dict[str, Any]] = {}

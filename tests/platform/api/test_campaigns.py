@@ -24,7 +24,7 @@ def campaign(demo_dataset, three):
     return found
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_the_list_and_one_campaign_show_only_visible_systems(client, campaign, three):
     hidden = three["later private"].system
     listed = client.get("/api/v1/campaigns/").json()

@@ -128,7 +128,7 @@ def _stored(dataset) -> dict[tuple[str, str], float]:
     return {(system, image): value for system, image, value in rows}
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_thumb_cider_is_scored_per_system_once_per_caption_for_one_or_three_dimensions(thumb_dir):
     three = _imported(thumb_dir, "thumb-three")
     one = _imported(thumb_dir, "thumb-one", keep_dimensions=["total"])
@@ -190,7 +190,7 @@ def test_identical_captions_of_two_systems_are_scored_each_in_its_own_systems_co
     assert abs(first - second) > 1e-3  # the two corpora give the same words other numbers
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_msvd_eval_scores_each_videos_candidate_once_whatever_its_judgments(judgment_data):
     """Two annotators × four ACCR dimensions are 8 judgments per candidate; G-VEval's corpus has
     each video once (one pycocoevalcap id per video), and so does ours."""

@@ -137,7 +137,7 @@ def _columns(table: str) -> list[str]:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.slow
+@pytest.mark.slow  # over 5 s of CPU (issue 40)
 def test_0007_drops_the_job_submission_and_the_system_still_leads_to_it_and_back(migrated_back_to_0006):
     apps = migrated_back_to_0006
     User = apps.get_model("auth", "User")

@@ -20,8 +20,8 @@ import random
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
-from typing import IO, TypeVar
+from collections.abc import Sequence
+from typing import IO
 
 import numpy as np
 
@@ -32,7 +32,6 @@ from capbench_eval.metrics.ngram.tokenizer import warm as tokenizer_warm
 from capbench_eval.metrics.registry import register
 
 JAR = "meteor/meteor-1.5.jar"
-T = TypeVar("T")
 # Made-up rows a warm-up scores: enough for the JVM to compile its hot paths before the first batch
 # (5,000 Flickr8k rows then took 6 to 7 s of the JVM's CPU, against about 8 s after 300 made-up rows).
 WARM_ROWS = 2000
@@ -81,40 +80,32 @@ class MeteorProcess:
     ) -> tuple[list[float], float, list[str]]:
         """Scores of rows `expand[i]` of the distinct rows, the corpus score over them and each
         row's statistics line."""
-        statistics = self.statistics(candidates, references)
-        values, total = self.evaluate([statistics[i] for i in expand])
-        return values, total, [compact_statistics(statistics[i]) for i in expand]
+        with self._lock:
+            try:
+                return self._score(candidates, references, expand)
+            except (BrokenPipeError, ValueError, OSError):
+                self._stop()  # the JVM died or answered garbage: one fresh start, one retry
+                return self._score(candidates, references, expand)
+            except BaseException:
+                self._stop()  # interrupted mid-exchange (a time limit): unread answers would shift the next
+                raise
 
-    def statistics(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> list[str]:
-        """Each row's statistics line, as Meteor prints it (one SCORE line per row)."""
+    def _score(
+        self, candidates: Sequence[str], references: Sequence[Sequence[str]], expand: Sequence[int]
+    ) -> tuple[list[float], float, list[str]]:
+        process = self._running()
         lines = [
             " ||| ".join(("SCORE", " ||| ".join(refs), cand.replace("|||", "").replace("  ", " ")))
             for cand, refs in zip(candidates, references, strict=True)
         ]
-        return self._locked(lambda process: self._exchange(process, lines))
-
-    def evaluate(self, statistics: Sequence[str]) -> tuple[list[float], float]:
-        """Meteor's score of each statistics line and its own aggregate over all of them (a
-        field-wise sum of the printed statistics in Python drifts by ~1e-5 from it, so the corpus
-        number comes from Meteor)."""
-        line = "EVAL ||| " + " ||| ".join(statistics)
-
-        def exchange(process: subprocess.Popen[bytes]) -> list[float]:
-            return [float(answer) for answer in self._exchange(process, [line], expected=len(statistics) + 1)]
-
-        values = self._locked(exchange)
-        return values[:-1], values[-1]
-
-    def _locked(self, exchange: Callable[[subprocess.Popen[bytes]], T]) -> T:
-        with self._lock:
-            try:
-                return exchange(self._running())
-            except (BrokenPipeError, ValueError, OSError):
-                self._stop()  # the JVM died or answered garbage: one fresh start, one retry
-                return exchange(self._running())
-            except BaseException:
-                self._stop()  # interrupted mid-exchange (a time limit): unread answers would shift the next
-                raise
+        stats = self._exchange(process, lines)
+        # Meteor's own aggregation over every row's statistics (a field-wise sum of the printed
+        # statistics in Python drifts by ~1e-5 from it, so the corpus number comes from Meteor).
+        answers = self._exchange(
+            process, ["EVAL ||| " + " ||| ".join(stats[i] for i in expand)], expected=len(expand) + 1
+        )
+        values = [float(answer) for answer in answers]
+        return values[:-1], values[-1], [compact_statistics(stats[i]) for i in expand]
 
     def _exchange(self, process: subprocess.Popen[bytes], lines: list[str], expected: int | None = None) -> list[str]:
         assert process.stdout is not None  # (started with stdout=PIPE)
