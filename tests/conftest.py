@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.db.backends.postgresql.operations import DatabaseOperations as PostgresOperations
 
+from capbench_eval.metrics.ngram.paraphrases import build_index
 from tests import judgment_data as judgment_files
 from tests.judgment_data import ROOT
 
@@ -64,6 +65,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def judgment_data() -> Path:
     """The decompressed human-judgment files: flickr8k/, pascal50s/, msvd_eval/."""
     return judgment_files.judgment_data()
+
+
+@pytest.fixture(scope="session")
+def meteor_index() -> Path:
+    """The index of METEOR's paraphrase table, built if this machine has none (25 s, once): METEOR's
+    JVMs then start on each batch's cut of the table (capbench_eval/metrics/ngram/paraphrases.py)."""
+    return build_index()
 
 
 @pytest.fixture(scope="session")

@@ -203,10 +203,13 @@ class COCOEvalCap:
             raise MetricUnavailable(f"SPICE was asked for (spice=True) but cannot run here: {spice_reason}")
         self.eval, self.imgToEval, self.unavailable = {}, {}, {}
         meteor = cast(Meteor, get("meteor"))
-        if meteor.unavailable_reason() is None:  # (otherwise its scoring below says why)
-            meteor.start()  # loading (10 s of CPU here) while the text is tokenised
+        meteor_runs = meteor.unavailable_reason() is None  # (otherwise its scoring below says why)
+        if meteor_runs:
+            meteor.start()  # the whole paraphrase table loading while the text is tokenised, if it must
         self._say("tokenization...")
         shared_corpus.get(rows)  # tokenised once here; every metric below reads the same corpus
+        if meteor_runs:
+            meteor.start(rows)  # otherwise on these rows' cut of the table, before Python takes the cores
         self._say("setting up scorers...")
         left_out = self.spice is False or spice_reason is not None
         scorers = [entry for entry in SCORERS if entry[0] != "SPICE" or not left_out]

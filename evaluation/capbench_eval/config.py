@@ -163,6 +163,13 @@ class Library(Table):
         "Where LLM-judge replies are cached on disk, keyed by everything that determines them.",
         "`judge-replies` beside the model store",
     )
+    meteor_index_dir = declare(
+        PATH,
+        None,
+        "Where the index of METEOR's paraphrase table is kept (built once, about 250 MB; a JVM scoring a batch "
+        "then loads only the pairs the batch's words can match).",
+        "~/.cache/capbench/meteor-paraphrases",
+    )
     java = declare(
         PATH,
         None,

@@ -162,13 +162,17 @@ def test_meteor_from_summed_statistics_is_meteors_own_aggregate():
         for _ in range(20):
             chosen = [draw.randrange(len(rows)) for _ in range(draw.randint(1, 40))]
             lines = [result.statistics[i] for i in chosen]
-            answers = process._exchange(process._running(), ["EVAL ||| " + " ||| ".join(lines)], len(lines) + 1)
+            answers = process._exchange(
+                process._running(frozenset()), ["EVAL ||| " + " ||| ".join(lines)], len(lines) + 1
+            )
             assert meteor.aggregate([], lines) == pytest.approx(float(answers[-1]), abs=1e-15)
         weights = np.array([[draw.randint(0, 2) for _ in rows] for _ in range(5)])
         drawn = meteor.resampled(np.array(result.scores), result.statistics, weights)
         for weight, value in zip(weights, drawn, strict=True):
             lines = [line for line, times in zip(result.statistics, weight, strict=True) for _ in range(times)]
-            answers = process._exchange(process._running(), ["EVAL ||| " + " ||| ".join(lines)], len(lines) + 1)
+            answers = process._exchange(
+                process._running(frozenset()), ["EVAL ||| " + " ||| ".join(lines)], len(lines) + 1
+            )
             assert value == pytest.approx(float(answers[-1]), abs=1e-15)
     finally:
         process.close()

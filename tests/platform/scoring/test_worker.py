@@ -12,6 +12,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
+import tests.platform.scoring.plugins  # noqa: F401  (registers the test metrics here)
 from capbench_eval.metrics import CaptionRow, get
 from catalog.models import Caption, Item
 from scoring.models import EvaluationJob, JobBatch, Score, SystemScore

@@ -1,5 +1,8 @@
 """METEOR 1.5 through the jar pycocoevalcap ships (metrics.md §2): one long-lived JVM per process
-(`-stdio -l en -norm`), a lock around each batch, restarted once if it died.
+(`-stdio -l en -norm`), a lock around each batch, restarted once if it died. It is started on the
+paraphrase pairs its batch's words can match (paraphrases.py: the same scores, a second to load
+instead of ten), and again on a wider cut for a batch with other words; after CUTS such starts, or
+once warmed up for a worker, on the whole table.
 
 Each distinct (candidate, references) row is aligned once (`SCORE` lines, written by a feeder
 thread while the answers are read, so the pipes never fill up); one `EVAL` over every row's
@@ -17,10 +20,13 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import subprocess
 import tempfile
 import threading
 from collections.abc import Sequence
+from itertools import chain
+from pathlib import Path
 from typing import IO
 
 import numpy as np
@@ -28,10 +34,14 @@ import numpy as np
 from capbench_eval.metrics.base import CORPUS, CaptionRow, Metric, MetricResult, MetricUnavailable
 from capbench_eval.metrics.ngram.corpus import shared_corpus
 from capbench_eval.metrics.ngram.java import coco_resource, java_executable
+from capbench_eval.metrics.ngram.paraphrases import ParaphraseIndex, build_index_soon, paraphrases_for
 from capbench_eval.metrics.ngram.tokenizer import warm as tokenizer_warm
 from capbench_eval.metrics.registry import register
 
 JAR = "meteor/meteor-1.5.jar"
+# JVMs a process starts on a cut of the paraphrase table (about a second to load each) before one with
+# the whole table (10 s), for a process that keeps scoring new text.
+CUTS = 4
 # Made-up rows a warm-up scores: enough for the JVM to compile its hot paths before the first batch
 # (5,000 Flickr8k rows then took 6 to 7 s of the JVM's CPU, against about 8 s after 300 made-up rows).
 WARM_ROWS = 2000
@@ -49,6 +59,16 @@ def compact_statistics(line: str) -> str:
     return " ".join(field[:-2] if field.endswith(".0") and field[:-2].isdigit() else field for field in line.split(" "))
 
 
+def sent(candidate: str) -> str:
+    """A candidate as a SCORE line holds it."""
+    return candidate.replace("|||", "").replace("  ", " ")
+
+
+def batch_tokens(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> frozenset[str]:
+    """The tokens of a batch's SCORE lines, for which a JVM's cut of the paraphrase table is made."""
+    return frozenset(chain.from_iterable(text.split() for text in chain(map(sent, candidates), *references)))
+
+
 class MeteorProcess:
     def __init__(self, heap: str = "2G") -> None:
         self.heap = heap
@@ -56,10 +76,17 @@ class MeteorProcess:
         self._pid = 0  # the process that started the JVM: only it may talk to it
         self._errors: IO[bytes] | None = None
         self._lock = threading.Lock()
+        # The tokens the running JVM's cut of the paraphrase table covers (paraphrases.py), None
+        # for the whole table; how many JVMs were started on a cut; whether warmed (whole from then on).
+        self._tokens: frozenset[str] | None = None
+        self._cuts = 0
+        self._whole_table = False
+        self._table: Path | None = None  # the cut, removed once the JVM has read it
 
     def warm(self, rows: int = WARM_ROWS) -> None:
-        """The JVM started, its resources loaded and its hot paths compiled, on made-up rows whose
-        scores are dropped (each SCORE line is scored on its own: nothing of them stays)."""
+        """The JVM started with the whole paraphrase table (a warm JVM is for whatever comes), its
+        resources loaded and its hot paths compiled, on made-up rows whose scores are dropped
+        (each SCORE line is scored on its own: nothing of them stays)."""
         draw, words = random.Random(0), WARM_TEXT.split()
 
         def sentence() -> str:
@@ -67,13 +94,27 @@ class MeteorProcess:
 
         candidates = [sentence() for _ in range(rows)]
         references = [[sentence() for _ in range(4)] for _ in range(rows)]
+        with self._lock:
+            self._whole_table = True
+            if self._tokens is not None:
+                self._stop()  # a JVM on a cut: replaced by one with the whole table
         self.score(candidates, references, range(rows))
 
-    def start(self) -> None:
-        """The JVM started now, without waiting for it: it loads its resources (about 10 s of CPU,
-        most of it the paraphrase table) while the caller does other work."""
+    def start(self, candidates: Sequence[str] = (), references: Sequence[Sequence[str]] = ()) -> None:
+        """The JVM started now, without waiting for it to load, for the given rows (a JVM started on
+        their cut of the paraphrase table, about a second to load) or, given none, for any text
+        when it must load the whole table (about 10 s of CPU while the caller does other work):
+        given none with the table's index built, nothing is started yet. Nothing if one is running."""
         with self._lock:
-            self._running()
+            if self._process is not None and self._process.poll() is None:
+                return
+            if candidates:
+                self._running(batch_tokens(candidates, references))
+            elif self._whole_table:
+                self._running(None)
+            elif ParaphraseIndex.load() is None:
+                build_index_soon()  # for the runs after this one
+                self._running(None)
 
     def score(
         self, candidates: Sequence[str], references: Sequence[Sequence[str]], expand: Sequence[int]
@@ -93,12 +134,13 @@ class MeteorProcess:
     def _score(
         self, candidates: Sequence[str], references: Sequence[Sequence[str]], expand: Sequence[int]
     ) -> tuple[list[float], float, list[str]]:
-        process = self._running()
+        process = self._running(batch_tokens(candidates, references))
         lines = [
-            " ||| ".join(("SCORE", " ||| ".join(refs), cand.replace("|||", "").replace("  ", " ")))
+            " ||| ".join(("SCORE", " ||| ".join(refs), sent(cand)))
             for cand, refs in zip(candidates, references, strict=True)
         ]
         stats = self._exchange(process, lines)
+        self._drop_table()  # read when the JVM started, before its first answer
         # Meteor's own aggregation over every row's statistics (a field-wise sum of the printed
         # statistics in Python drifts by ~1e-5 from it, so the corpus number comes from Meteor).
         answers = self._exchange(
@@ -130,23 +172,41 @@ class MeteorProcess:
         except (BrokenPipeError, OSError):
             pass  # the reader sees the closed stdout and reports
 
-    def _running(self) -> subprocess.Popen[bytes]:
+    def _running(self, tokens: frozenset[str] | None) -> subprocess.Popen[bytes]:
+        """The JVM for a batch of these tokens (None: any text). It is started on a cut of the
+        paraphrase table (paraphrases.py) when the table's index is built: the batch's tokens and
+        those of the batches before it in this process, so that a batch with a word the running
+        JVM's cut lacks gets a new one; after CUTS of them, or once warmed, the whole table."""
         if self._process is not None and self._pid != os.getpid():
             # Inherited through fork: the parent's JVM. Two processes on one pipe would read each
             # other's answers, so this one starts its own and leaves that one to its parent.
-            self._process, self._errors = None, None
-        if self._process is None or self._process.poll() is not None:
-            jar = coco_resource(JAR)
-            self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process; closed in _stop)
-            self._process = subprocess.Popen(
-                [java_executable(), "-jar", f"-Xmx{self.heap}", jar.name, "-", "-", "-stdio", "-l", "en", "-norm"],
-                cwd=jar.parent,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._errors,
-            )
-            self._pid = os.getpid()
+            self._process, self._errors, self._table = None, None, None
+        process = self._process
+        covered = self._tokens is None or (tokens is not None and tokens <= self._tokens)
+        if process is not None and process.poll() is None and covered:
+            return process
+        if tokens is not None and self._tokens is not None:
+            tokens |= self._tokens  # (the cut it replaces, or that of a JVM that died)
+        jar = coco_resource(JAR)
+        command = [java_executable(), "-jar", f"-Xmx{self.heap}", jar.name, "-", "-", "-stdio", "-l", "en", "-norm"]
+        self._stop()  # (the JVM whose cut fell short, or one that died: its pipes and files)
+        cut = tokens is not None and not self._whole_table and self._cuts < CUTS
+        self._table = paraphrases_for(tokens) if cut and tokens is not None else None
+        self._tokens = tokens if self._table is not None else None
+        if self._table is not None:
+            self._cuts += 1
+            command += ["-a", str(self._table)]
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process; closed in _stop)
+        self._process = subprocess.Popen(
+            command, cwd=jar.parent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors
+        )
+        self._pid = os.getpid()
         return self._process
+
+    def _drop_table(self) -> None:
+        if self._table is not None:
+            shutil.rmtree(self._table.parent, ignore_errors=True)
+            self._table = None
 
     def _error_tail(self) -> str:
         if self._errors is None:
@@ -155,10 +215,14 @@ class MeteorProcess:
         return self._errors.read().decode(errors="replace")[-500:]
 
     def _stop(self) -> None:
-        if self._process is not None and self._pid == os.getpid():  # never the parent's (see _running)
-            self._process.kill()
-            self._process.wait()
-        self._process = None
+        if self._pid == os.getpid():  # never the parent's (see _running)
+            if self._process is not None:
+                self._process.kill()
+                self._process.wait()
+            if self._errors is not None:
+                self._errors.close()
+            self._drop_table()
+        self._process, self._errors, self._table = None, None, None
 
     def close(self) -> None:
         with self._lock:
@@ -185,9 +249,14 @@ class Meteor(Metric):
     def config(self) -> dict:
         return {"jar": "meteor-1.5", "language": "en", "norm": True, "tokenizer": "ptb-corenlp-3.4.1"}
 
-    def start(self) -> None:
-        """The JVM started now, loading while the caller does other work (tokenising, say)."""
-        self.process.start()
+    def start(self, rows: Sequence[CaptionRow] = ()) -> None:
+        """The JVM started now for these rows (MeteorProcess.start), loading while the caller does
+        other work; the rows are tokenised first (kept for their scoring)."""
+        if rows:
+            corpus = shared_corpus.get(rows)
+            self.process.start(corpus.candidates, corpus.references)
+        else:
+            self.process.start()
 
     def warm(self) -> None:
         tokenizer_warm()
