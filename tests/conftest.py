@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from django.db.backends.postgresql.operations import DatabaseOperations as PostgresOperations
 
-from capbench_eval.metrics.ngram.paraphrases import build_index
 from tests import judgment_data as judgment_files
 from tests.judgment_data import ROOT
 
@@ -71,6 +70,8 @@ def judgment_data() -> Path:
 def meteor_index() -> Path:
     """The index of METEOR's paraphrase table, built if this machine has none (25 s, once): METEOR's
     JVMs then start on each batch's cut of the table (capbench_eval/metrics/ngram/paraphrases.py)."""
+    from capbench_eval.metrics.ngram.paraphrases import build_index  # (loads the metric registry)
+
     return build_index()
 
 

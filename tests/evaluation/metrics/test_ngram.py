@@ -135,7 +135,7 @@ def test_meteor_statistics_are_kept_short_and_aggregate_as_printed():
 
 
 @pytest.mark.slow
-def test_meteor_from_summed_statistics_is_meteors_own_aggregate():
+def test_meteor_from_summed_statistics_is_meteors_own_aggregate(meteor_index):
     """A system's METEOR (and each bootstrap replicate of it) is computed from summed statistics in
     numpy, never by the JVM: equal to Meteor's own EVAL over the same lines, rows and subsets alike,
     among them exact matches (Meteor counts no chunk for those), empty and unmatched candidates."""

@@ -7,7 +7,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from urllib.parse import quote, urlsplit
+from collections.abc import Collection
+from urllib.parse import quote, unquote, urlsplit
 
 from django.urls import Resolver404, URLPattern, URLResolver, get_resolver, reverse
 
@@ -70,7 +71,7 @@ def body(response) -> str:
     return f"{response.status_code} {location}\n{text}"
 
 
-def crawl(client, urls: list[str], queries: list[str]) -> dict[str, str]:
+def crawl(client, urls: list[str], queries: list[str], hidden: Collection[str] = ()) -> dict[str, str]:
     """Each URL with each query, masked. A URL whose plain request (the first query, "") is turned
     away before its view could read a query is not asked again with the others; its plain answer is
     still checked, and every query of every other URL. Turned away:
@@ -81,15 +82,23 @@ def crawl(client, urls: list[str], queries: list[str]) -> dict[str, str]:
       values in the path (an id of another kind, a hidden submission's to a stranger). Half of the
       URLs are these, each filled value tried on every route; none answered otherwise with a query
       when they were asked with all of them. A route with nothing in its path that answers 404 is
-      still asked with every query (one that needs a query to find what it shows)."""
+      still asked with every query (one that needs a query to find what it shows), and so is a
+      URL with a `hidden` value (a hidden row's id, slug or key) in its path: a view that served a
+      query's download before checking who may see the row would answer 404 only plainly."""
     seen = {}
     for url in urls:
         for number, query in enumerate(queries):
             response = client.get(url + query)
             seen[url + query] = body(response)
-            if number == 0 and query == "" and (_to_a_login_page(response) or _nothing_at_path(response)):
+            if number == 0 and query == "" and _to_a_login_page(response):
+                break
+            if number == 0 and query == "" and _nothing_at_path(response) and not hidden_in(url, hidden):
                 break
     return seen
+
+
+def hidden_in(url: str, hidden: Collection[str]) -> bool:
+    return any(unquote(segment) in hidden for segment in urlsplit(url).path.split("/"))
 
 
 def _nothing_at_path(response) -> bool:

@@ -235,6 +235,14 @@ def _fillers(world: World) -> dict[str, list[str]]:
     }
 
 
+def _hidden_values(world: World) -> set[str]:
+    """The path values that name a hidden row: URLs holding one are asked with every query."""
+    submissions, metrics = world.hidden, world.metrics[:2]
+    values = {str(s.pk) for s in submissions} | {str(s.system_id) for s in submissions}
+    values |= {s.system.slug for s in submissions} | {str(m.pk) for m in metrics} | {m.metric.slug for m in metrics}
+    return values | set(world.keys)
+
+
 def _urls(world: World, paths: list[str]) -> list[str]:
     # The compare page and API with a hidden system beside the public one (a query only they read).
     pair = f"?a={world.public.system.slug}&b={world.hidden[0].system.slug}"
@@ -268,7 +276,7 @@ def unlimited(settings):
 
 def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited):
     paths = schema_paths(client)
-    urls, queries = _urls(world, paths), _queries(world)
+    urls, queries, hidden = _urls(world, paths), _queries(world), _hidden_values(world)
     print(f"leak crawl: {len(urls)} URLs x {len(queries)} queries x {2} viewers, twice")
     assert any("/api/v1/submissions/" in url for url in urls)
     assert any("/admin/" in url for url in urls)
@@ -283,7 +291,7 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
         client.defaults["REMOTE_ADDR"] = addresses[name]
         if user is not None:
             client.force_login(user)
-        seen[name] = crawl(client, urls, queries)
+        seen[name] = crawl(client, urls, queries, hidden)
         for url, body in seen[name].items():
             shown = [marker for marker in HIDDEN if marker in body and marker not in url.lower()]
             assert not shown, f"{name} sees {shown} at {url}:\n{body[:600]}"
@@ -322,8 +330,10 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
             client.defaults["REMOTE_ADDR"] = addresses[name]
             if user is not None:
                 client.force_login(user)
-            without = crawl(client, urls, queries)
-            assert without.keys() == seen[name].keys(), f"{name}: other URLs were asked (a login gate or a 404 moved)"
+            without = crawl(client, urls, queries, hidden)
+            assert without.keys() == seen[name].keys(), (
+                f"{name}: other URLs were asked: a login gate moved, or a 404 became a 200 or back once the hidden rows were gone (their existence shows)"
+            )
             differs = [url for url in without if without[url] != seen[name][url]]
             assert not differs, (
                 f"{name}: {len(differs)} responses change when the hidden submissions are "

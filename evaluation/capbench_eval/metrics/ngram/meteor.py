@@ -34,7 +34,7 @@ import numpy as np
 from capbench_eval.metrics.base import CORPUS, CaptionRow, Metric, MetricResult, MetricUnavailable
 from capbench_eval.metrics.ngram.corpus import shared_corpus
 from capbench_eval.metrics.ngram.java import coco_resource, java_executable
-from capbench_eval.metrics.ngram.paraphrases import ParaphraseIndex, build_index_soon, paraphrases_for
+from capbench_eval.metrics.ngram.paraphrases import build_index_soon, index_or_none, paraphrases_for
 from capbench_eval.metrics.ngram.tokenizer import warm as tokenizer_warm
 from capbench_eval.metrics.registry import register
 
@@ -112,7 +112,7 @@ class MeteorProcess:
                 self._running(batch_tokens(candidates, references))
             elif self._whole_table:
                 self._running(None)
-            elif ParaphraseIndex.load() is None:
+            elif index_or_none() is None:
                 build_index_soon()  # for the runs after this one
                 self._running(None)
 

@@ -4,15 +4,16 @@ batch's own paraphrase table").
 Meteor 1.5 reads its whole English paraphrase table (5.3 million phrase pairs, 62 MB gzipped) when
 its JVM starts: 9 to 13 s of the 15 s a fresh JVM takes to score 5,664 captions here. A pair can
 only match where both its phrases occur, word for word, in the texts Meteor aligns; Meteor's `-norm`
-lower-cases and cuts a token at punctuation (`mom 's` is aligned as `mom ' s`), so every word it
-aligns is a piece of one of the input tokens or punctuation alone. The table given to a fresh JVM
-(`-a`) therefore keeps each pair whose every word is a substring of an input token (lower-cased or
-as given) or has no letter or digit: a superset of the pairs that can match, in the table's order,
+lower-cases, cuts a token at punctuation (`mom 's` is aligned as `mom ' s`), drops the dots of
+abbreviations and dashes (`u.s.` is aligned as `us`) and writes every quote as ', so every word it
+aligns is a piece of one of the input tokens so rewritten (`forms`) or punctuation alone. The table
+given to a fresh JVM (`-a`) therefore keeps each pair whose every word is a substring of one of a
+token's forms or has no letter or digit: a superset of the pairs that can match, in the table's order,
 so Meteor's alignments and scores are the same as with the whole table, to the last digit
 (tests/evaluation/metrics/test_paraphrases.py compares them on every shipped human-judgment set).
 
 The table is read once into an index kept in CAPBENCH_METEOR_INDEX_DIR (default
-~/.cache/capbench/meteor-paraphrases; about 240 MB, 25 s and 1 GB of memory to build), keyed by the
+~/.cache/capbench/meteor-paraphrases; about 250 MB, 25 s and 1 GB of memory to build), keyed by the
 table file's size and gzip trailer. The first batch that would have been cut without it gets the
 whole table, as before, and starts the build in a background process; every later one is cut, in
 about a second for Flickr8k's vocabulary (the kept pairs' bytes copied from the index as the table
@@ -75,6 +76,7 @@ class ParaphraseIndex:
         self.offsets = np.load(folder / "offsets.npy", mmap_mode="r")
         # words that can match whatever the texts: those with no letter or digit (and the padding)
         self.symbols = np.array([not any(character.isalnum() for character in word) for word in self.words] + [True])
+        self.longest = max(map(len, self.words))  # no longer piece of a token can be a word of the table
 
     @classmethod
     def load(cls) -> ParaphraseIndex | None:
@@ -89,9 +91,12 @@ class ParaphraseIndex:
     def kept(self, tokens: Iterable[str]) -> np.ndarray:
         """The indices of the pairs texts of these tokens could match (see the module's docstring)."""
         pieces: set[str] = set()
+        longest = self.longest
         for token in set(tokens):
-            for form in {token, token.lower()}:
-                pieces.update(form[i:j] for i in range(len(form)) for j in range(i + 1, len(form) + 1))
+            for form in forms(token):
+                pieces.update(
+                    form[i:j] for i in range(len(form)) for j in range(i + 1, min(len(form), i + longest) + 1)
+                )
         present = self.symbols.copy()
         present[:-1] |= np.fromiter((word in pieces for word in self.words), bool, len(self.words))
         phrase_present = present[self.phrases].all(axis=1)
@@ -114,20 +119,40 @@ class ParaphraseIndex:
 
 
 _loaded: dict[Path, ParaphraseIndex] = {}
+# What Meteor's -norm makes of a token besides lower-casing and cutting at punctuation: it drops the
+# dots of abbreviations (`u.s.` is aligned as `us`) and dashes, and writes every quote as '.
+QUOTES = str.maketrans({"`": "'", "\u2018": "'", "\u2019": "'"})
+
+
+def forms(token: str) -> set[str]:
+    """The token as given and as Meteor's normaliser may write it, each of whose substrings may be
+    a word Meteor aligns."""
+    lower = token.lower()
+    return {token, lower, lower.translate(QUOTES), lower.replace(".", ""), lower.replace("-", ""),
+            lower.replace(".", "").replace("-", "").translate(QUOTES)}  # fmt: skip
+
+
+def index_or_none() -> ParaphraseIndex | None:
+    """The index, or None when it is not built or cannot be read (the whole table is then used)."""
+    try:
+        return ParaphraseIndex.load()
+    except (OSError, ValueError, RuntimeError):  # unreadable, damaged, or no home folder
+        return None
 
 
 def paraphrases_for(tokens: Iterable[str]) -> Path | None:
     """The table cut for texts of these tokens, written to a new temporary folder (the caller
     removes it); None when the index is not built yet, whose building then starts in the background."""
-    try:
-        index = ParaphraseIndex.load()
-    except (OSError, ValueError):
-        index = None  # (unreadable: the whole table, as before)
+    index = index_or_none()
     if index is None:
         build_index_soon()
         return None
     path = Path(tempfile.mkdtemp(prefix="capbench-meteor-")) / "paraphrase-en.gz"
-    index.write(index.kept(tokens), path)
+    try:
+        index.write(index.kept(tokens), path)
+    except (OSError, ValueError, IndexError):  # a full disk, a damaged index: the whole table
+        shutil.rmtree(path.parent, ignore_errors=True)
+        return None
     return path
 
 
@@ -142,17 +167,24 @@ def build_index_soon() -> None:
         folder.parent.mkdir(parents=True, exist_ok=True)
         with open(folder.parent / LOCK, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (released on closing: only a test)
-    except (OSError, MetricUnavailable):
+    except (OSError, RuntimeError, MetricUnavailable):
         return
     _build_started = True
-    logger.info("building the index of METEOR's paraphrase table in the background, once (about 30 s)")
-    subprocess.Popen(
-        [sys.executable, "-m", __name__],
-        start_new_session=True,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    logger.warning(
+        "building the index of METEOR's paraphrase table in %s in the background, once (25 s, 1 GB of memory, "
+        "250 MB on disk; its log: %s)", folder.parent, folder.parent / "build.log",
+    )  # fmt: skip
+    try:
+        with open(folder.parent / "build.log", "ab") as log:
+            subprocess.Popen(
+                [sys.executable, "-m", __name__],
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
+    except OSError:
+        logger.warning("could not start the index build", exc_info=True)
 
 
 def build_index(table: Path | None = None) -> Path:
@@ -201,6 +233,7 @@ def _build(table: Path, folder: Path) -> None:
         text.write(probability_text)
         text.writelines(phrases)
     np.save(building / "offsets.npy", offsets.astype(np.min_scalar_type(offsets[-1])))
+    building.chmod(0o755)  # (mkdtemp's 0700: readable by the other accounts that share the folder)
     shutil.rmtree(folder, ignore_errors=True)  # (a folder missing files: left by hand, say)
     os.rename(building, folder)
 
