@@ -21,7 +21,6 @@ holds them). A worker's warm JVM (`MeteorProcess.warm`) always has the whole tab
 
 from __future__ import annotations
 
-import fcntl
 import gzip
 import logging
 import os
@@ -166,6 +165,8 @@ def build_index_soon() -> None:
         folder = index_dir()
         folder.parent.mkdir(parents=True, exist_ok=True)
         with open(folder.parent / LOCK, "a") as lock:
+            import fcntl  # (POSIX only: here, not at import, so the library still imports on Windows)
+
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (released on closing: only a test)
     except (OSError, RuntimeError, MetricUnavailable):
         return
@@ -195,6 +196,8 @@ def build_index(table: Path | None = None) -> Path:
     folder = index_dir(table)
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / LOCK, "a") as lock:
+        import fcntl  # (POSIX only: see build_index_soon)
+
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time: a second builder waits, then finds it built
         if not all((folder / name).exists() for name in INDEX_FILES):
             _build(table, folder)
