@@ -168,7 +168,7 @@ def build_index_soon() -> None:
             import fcntl  # (POSIX only: here, not at import, so the library still imports on Windows)
 
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (released on closing: only a test)
-    except (OSError, RuntimeError, MetricUnavailable):
+    except (OSError, RuntimeError, ImportError, MetricUnavailable):  # (ImportError: no fcntl)
         return
     _build_started = True
     logger.warning(
