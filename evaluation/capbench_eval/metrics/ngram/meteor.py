@@ -106,8 +106,8 @@ class MeteorProcess:
         when it must load the whole table (about 10 s of CPU while the caller does other work):
         given none with the table's index built, nothing is started yet. Nothing if one is running."""
         with self._lock:
-            if self._process is not None and self._process.poll() is None:
-                return
+            if self._process is not None and self._pid == os.getpid() and self._process.poll() is None:
+                return  # (a parent's JVM, inherited through fork, is not this process's: see _running)
             if candidates:
                 self._running(batch_tokens(candidates, references))
             elif self._whole_table:
@@ -140,7 +140,8 @@ class MeteorProcess:
             for cand, refs in zip(candidates, references, strict=True)
         ]
         stats = self._exchange(process, lines)
-        self._drop_table()  # read when the JVM started, before its first answer
+        if stats:
+            self._drop_table()  # read when the JVM started, before its first answer
         # Meteor's own aggregation over every row's statistics (a field-wise sum of the printed
         # statistics in Python drifts by ~1e-5 from it, so the corpus number comes from Meteor).
         answers = self._exchange(
