@@ -7,7 +7,9 @@ A private and a withdrawn submission carry unique markers in their captions, met
 description and links; a public one carries its own (the control: the crawl must find it, so the
 test can fail). Every URL pattern of the project (walked from the URLconf and filled with real
 ids, slugs and keys) and every API path of the OpenAPI schema is requested, plain, as a search for
-each marker and as a download, by an anonymous visitor and by another signed-in user. Two checks:
+each marker and as a download (each query where the plain request read one of its names or the
+whole query: tests/platform/security/crawl.py), by an anonymous visitor and by another signed-in
+user. Two checks:
 
 - no response contains a hidden marker (responses to URLs that themselves carry the marker, such
   as a search echoing its query, are left to the second check);
