@@ -499,9 +499,12 @@ def test_only_a_lost_connection_is_retried_without_counting(settings):
         other.close()
 
     settings.CAPBENCH_RETRY_BACKOFF = 0
-    keys = ("HOST", "PORT")
+    keys = ("HOST", "PORT", "OPTIONS")
     kept = {key: connection.settings_dict[key] for key in keys}
-    _point_at({"HOST": "127.0.0.1", "PORT": str(_free_port())})  # nothing listens there
+    options = dict(kept["OPTIONS"])
+    if isinstance(options.get("pool"), dict):  # the pool gives up on a refusing server in 1 s, not 10
+        options["pool"] = {**options["pool"], "timeout": 1.0}
+    _point_at({"HOST": "127.0.0.1", "PORT": str(_free_port()), "OPTIONS": options})  # nothing listens there
     try:
         error = RuntimeError("the write failed")
         assert lifecycle.batch_failure(batch_id=1, error=error, retries=0) == 1
