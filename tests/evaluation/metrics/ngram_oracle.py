@@ -1,10 +1,12 @@
-"""pycocoevalcap's BLEU-1..4, METEOR, ROUGE-L and CIDEr-D for every judgment row of a Flickr8k file,
-written as JSON: {slug: [per-row scores in row order, corpus score]}.
+"""pycocoevalcap's BLEU-1..4, METEOR, ROUGE-L and CIDEr-D for every judgment row of Flickr8k files,
+written as JSON: {format: {"rows": count, "scores": {slug: [per-row scores in row order, corpus
+score]}}}.
 
 test_ngram_oracle.py runs it in its own process while it computes ours (the oracle alone takes
-minutes on Flickr8k-CF), then compares the two.
+minutes on Flickr8k-CF), then compares the two. One METEOR JVM (its whole paraphrase table loaded
+once) scores every file.
 
-    python -m tests.evaluation.metrics.ngram_oracle FORMAT FLICKR8K_FOLDER OUT.json [EVERY]
+    python -m tests.evaluation.metrics.ngram_oracle FLICKR8K_FOLDER OUT.json FORMAT[:EVERY] ...
 
 EVERY (default 1): only every EVERY-th judgment row, from the first.
 """
@@ -34,7 +36,7 @@ def flickr8k_rows(source_format: str, folder: Path, every: int = 1) -> list[Capt
     return judgment_rows(read_bundle(source_format, folder)).rows[::every]
 
 
-def oracle(rows: list[CaptionRow]) -> dict[str, tuple[list[float], float]]:
+def oracle(rows: list[CaptionRow], meteor: OracleMeteor) -> dict[str, tuple[list[float], float]]:
     tokenizer = OracleTokenizer()
     gts = tokenizer.tokenize({row.id: [{"caption": ref} for ref in row.references] for row in rows})
     res = tokenizer.tokenize({row.id: [{"caption": row.candidate}] for row in rows})
@@ -42,7 +44,7 @@ def oracle(rows: list[CaptionRow]) -> dict[str, tuple[list[float], float]]:
         bleu_corpus, bleu_rows = OracleBleu(4).compute_score(gts, res)
     rouge_corpus, rouge_rows = OracleRouge().compute_score(gts, res)
     cider_corpus, cider_rows = OracleCider().compute_score(gts, res)
-    meteor_corpus, meteor_rows = OracleMeteor().compute_score(gts, res)
+    meteor_corpus, meteor_rows = meteor.compute_score(gts, res)
     order = {key: index for index, key in enumerate(gts)}
     positions = [order[row.id] for row in rows]
     scores = {f"bleu_{k + 1}": ([bleu_rows[k][p] for p in positions], bleu_corpus[k]) for k in range(4)}
@@ -53,12 +55,16 @@ def oracle(rows: list[CaptionRow]) -> dict[str, tuple[list[float], float]]:
 
 
 def main(argv: list[str]) -> int:
-    source_format, folder, out, *every = argv
-    rows = flickr8k_rows(source_format, Path(folder), int(every[0]) if every else 1)
-    with contextlib.redirect_stdout(sys.stderr):  # the PTB tokenizer prints its counts
-        scores = oracle(rows)
+    folder, out, *sets = argv
+    meteor = OracleMeteor()
+    written = {}
+    for spec in sets:
+        source_format, _, every = spec.partition(":")
+        rows = flickr8k_rows(source_format, Path(folder), int(every or 1))
+        with contextlib.redirect_stdout(sys.stderr):  # the PTB tokenizer prints its counts
+            written[source_format] = {"rows": len(rows), "scores": oracle(rows, meteor)}
     partial = Path(out + ".partial")
-    partial.write_text(json.dumps({"rows": len(rows), "scores": scores}))
+    partial.write_text(json.dumps(written))
     partial.rename(out)
     return 0
 
