@@ -165,7 +165,7 @@ def test_a_batch_beyond_the_cut_gets_a_new_cut_and_after_cuts_of_them_the_whole_
         assert process.score(*beyond, [0]) == beyond_scored
         assert process._process is whole_jvm
         process._stop()
-        process.score(*first, [0])  # restarted after a stop: the whole table still
+        process.start(*first)  # restarted after a stop: the whole table still (not waited for)
         assert "-a" not in process._process.args
     finally:
         process.close()
