@@ -112,6 +112,10 @@ def _start(repo_root: Path, state: Path, port: int, log: Path, *extra: str) -> s
         for key, value in os.environ.items()
         if key not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
     }
+    # The worker's children start no METEOR JVM on the whole paraphrase table before their first
+    # batch (20 s of CPU beside the rest of the suite): a real worker's warm-up has its own test
+    # (tests/platform/scoring/test_warmup.py); the demo's batches start theirs on their own cut.
+    env["CAPBENCH_WORKER_WARMUP"] = "0"
     return subprocess.Popen(
         [sys.executable, "-m", "capbench.run", "--port", str(port), "--state-dir", str(state), *extra],
         env=env,
