@@ -45,6 +45,7 @@ class RequestGuardMiddleware:
             return _refusal(request, 413, f"the request body is {length:,} bytes; the limit is {limit:,}")
         if "\x00" in request.path_info:
             return _refusal(request, 400, "the URL path contains a NUL character")
+        # (The leak crawls take this loop to read the query for its NULs only: tests/platform/security/crawl.py.)
         for name, values in request.GET.lists():
             if "\x00" in name or any("\x00" in value for value in values):
                 shown = name.replace("\x00", "\\x00")[:60]

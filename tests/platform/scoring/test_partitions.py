@@ -474,7 +474,6 @@ def test_a_retry_taken_by_another_host_takes_its_batch_back(demo_dataset, captio
     assert Score.objects.filter(caption__system=submission.system).count() == 100
 
 
-@pytest.mark.slow  # the refused connection waits out the pool's timeout, twice
 def test_only_a_lost_connection_is_retried_without_counting(settings):
     """A statement timeout (as a deadlock or a serialization failure) comes from a live database and
     is not an outage; a connection the server dropped, or one it refuses, is. While the database is

@@ -85,9 +85,9 @@ def crawl(client, urls: list[str], queries: list[str], hidden: Collection[str] =
     - a 404 for a path that names something: no route, or a route whose view found nothing for the
       values in the path (an id of another kind, a hidden submission's to a stranger). Half of the
       URLs are these, each filled value tried on every route; none answered otherwise with a query
-      when they were asked with all of them. A route with nothing in its path that answers 404 is
-      still asked with every query (one that needs a query to find what it shows), and so is a
-      URL with a `hidden` value (a hidden row's id, slug or key) in its path: a view that served a
+      when they were asked with all of them. A route with nothing in its path that answers 404 goes
+      on to the queries below (one that needs a query to find what it shows), and so does a URL
+      with a `hidden` value (a hidden row's id, slug or key) in its path: a view that served a
       query's download before checking who may see the row would answer 404 only plainly.
 
     Of the URLs asked further, a query is left out when their plain request read none of the
@@ -95,16 +95,25 @@ def crawl(client, urls: list[str], queries: list[str], hidden: Collection[str] =
     that request read would have been the same with the query, so the query's answer is the plain
     one, already checked. Four in five of the leak crawl's requests with a query were of these; the
     views reading a query (searches, filters, downloads, sorting, every API list) are still asked
-    with every query whose names they read."""
+    with every query whose names they read. This takes a view's answer to depend on what it reads
+    of the request and on the stored rows only: the requests left out were also repeat visits
+    (a kept board response, a rating task handed out again), which the plain request stands for.
+    A URL with a query of its own (the compare pages') takes each query's names after its own.
+
+    What cannot be noted: a read of an empty query through a C fast path that never calls a Python
+    method (`json.dumps(request.GET)` writes `{}` at once). No view does that; one echoing its query
+    should read it by name."""
+    assert not any("\x00" in unquote(query) for query in queries)  # (what the guard's NUL check relies on)
     seen = {}
     watch_queries(client)
     for url in urls:
-        plain: QueryReads | None = None  # what the plain request read of its (empty) query
+        plain: QueryReads | None = None  # what the plain request read of its query
         for number, query in enumerate(queries):
             if plain is not None and not plain.reads(query):
                 continue
-            response = client.get(url + query)
-            seen[url + query] = body(response)
+            asked = _joined(url, query)
+            response = client.get(asked)
+            seen[asked] = body(response)
             if number == 0 and query == "":
                 plain = response.wsgi_request.capbench_reads
                 if _to_a_login_page(response):
@@ -132,6 +141,16 @@ class _WatchedQuery(QueryDict):
     """A request's GET that notes what is read of it in `capbench_reads`."""
 
     capbench_reads: QueryReads
+
+    @classmethod
+    def of(cls, query: QueryDict, reads: QueryReads) -> _WatchedQuery:
+        """`query`'s names and values, noting into `reads` (immutable, as a request's GET)."""
+        watched = cls(mutable=True, encoding=query.encoding)
+        for name, values in query.lists():
+            watched.setlist(name, values)
+        watched._mutable = False
+        watched.capbench_reads = reads
+        return watched
 
     def _name(self, key):
         self.capbench_reads.names.add(key)
@@ -182,15 +201,43 @@ class _WatchedQuery(QueryDict):
 
     def copy(self):
         self._all()
-        return super().copy()
+        return super().copy()  # (through __deepcopy__)
 
     def __copy__(self):
         self._all()
-        return super().__copy__()
+        copied = super().__copy__()
+        copied.capbench_reads = self.capbench_reads  # a copy is made of this class: it notes too
+        return copied
 
     def __deepcopy__(self, memo):
         self._all()
-        return super().__deepcopy__(memo)
+        copied = super().__deepcopy__(memo)
+        copied.capbench_reads = self.capbench_reads
+        return copied
+
+    def __repr__(self):
+        self._all()
+        return super().__repr__()
+
+    def __str__(self):
+        self._all()
+        return super().__str__()
+
+    def __or__(self, other):
+        self._all()
+        return super().__or__(other)
+
+    def __ror__(self, other):
+        self._all()
+        return super().__ror__(other)
+
+    def __reversed__(self):
+        self._all()
+        return super().__reversed__()
+
+    def __getstate__(self):
+        self._all()
+        return super().__getstate__()
 
     def dict(self):
         self._all()
@@ -262,17 +309,19 @@ def watch_queries(client) -> None:
     def watched(request):
         reads = QueryReads()
         request.headers  # noqa: B018 (built from the plain META, before it is watched)
-        query = _WatchedQuery(mutable=True, encoding=request.GET.encoding)
-        for name, values in request.GET.lists():
-            query.setlist(name, values)
-        query._mutable = False
+        query = _WatchedQuery.of(request.GET, reads)
         meta = _WatchedMeta(request.META)
-        query.capbench_reads = meta.capbench_reads = request.capbench_reads = reads
+        meta.capbench_reads = request.capbench_reads = reads
         request.GET, request.META, request.environ = query, meta, meta
         return answer(request)
 
     handler.get_response = watched
     handler.capbench_watching = True
+
+
+def _joined(url: str, query: str) -> str:
+    """`url` with `query` ("?name=value&…") after its own query, if it has one."""
+    return url + "&" + query[1:] if "?" in url and query.startswith("?") else url + query
 
 
 def hidden_in(url: str, hidden: Collection[str]) -> bool:

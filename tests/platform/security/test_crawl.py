@@ -4,9 +4,13 @@ query never asked, so what is noted is checked on real views."""
 
 from __future__ import annotations
 
-import pytest
+import copy
+import json
 
-from tests.platform.security.crawl import crawl, watch_queries
+import pytest
+from django.http import QueryDict
+
+from tests.platform.security.crawl import QueryReads, _WatchedQuery, crawl, watch_queries
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_page_memory")]
 
@@ -46,3 +50,62 @@ def test_only_the_queries_a_page_reads_are_asked(client, demo_dataset):
     seen = crawl(client, ["/datasets/demo/", "/datasets/demo/items/"], queries)
     assert sorted(seen) == ["/datasets/demo/", "/datasets/demo/items/", "/datasets/demo/items/?q=dog"]
     assert seen["/datasets/demo/items/?q=dog"] != seen["/datasets/demo/items/"]  # the search ran
+
+
+def test_a_url_with_a_query_of_its_own_takes_each_query_after_it(client, demo_dataset):
+    seen = crawl(client, ["/datasets/demo/items/?page=1"], ["", "?q=dog", "?download=csv"])
+    assert sorted(seen) == ["/datasets/demo/items/?page=1", "/datasets/demo/items/?page=1&q=dog"]
+
+
+def _watched() -> _WatchedQuery:
+    return _WatchedQuery.of(QueryDict("q=dog&page=2"), QueryReads())
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        list,
+        len,
+        bool,
+        dict,
+        repr,
+        str,
+        reversed,
+        lambda q: {**q},
+        lambda q: q | {},
+        lambda q: {} | q,
+        lambda q: q == {},
+        lambda q: json.dumps(q),
+        lambda q: q.keys(),
+        lambda q: q.values(),
+        lambda q: q.items(),
+        lambda q: q.lists(),
+        lambda q: q.dict(),
+        lambda q: q.urlencode(),
+        lambda q: q.copy(),
+        copy.copy,
+        copy.deepcopy,
+    ],
+)
+def test_every_way_of_reading_the_whole_query_is_noted(read):
+    query = _watched()
+    read(query)
+    assert query.capbench_reads.whole
+
+
+def test_a_read_by_name_notes_the_name_only():
+    query = _watched()
+    assert query.get("q") == "dog"
+    assert query["page"] == "2"
+    assert "sort" not in query
+    assert query.getlist("order") == []
+    assert query.capbench_reads.names == {"q", "page", "sort", "order"}
+    assert not query.capbench_reads.whole
+
+
+def test_a_copy_notes_into_the_same_reads():
+    query = _watched()
+    copied = query.copy()
+    assert copied.capbench_reads is query.capbench_reads
+    assert copied.get("extra") is None
+    assert "extra" in query.capbench_reads.names

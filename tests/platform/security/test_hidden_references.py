@@ -7,11 +7,11 @@ scores and correlations). Every reference carries a marker, so do the annotators
 judgments' details and the details of reference-based scores; the per-caption values of a
 reference-based metric are a number no other row has. A live rating campaign on the hidden
 benchmark carries its annotators' pseudonyms: its per-annotator rows, agreement and export are
-staff's too. A reference-free metric's per-caption scores
-may be shown: they carry their own marker, the control that the crawl reaches per-caption scores.
-Every URL pattern and API path is requested (plain, searched for a marker, as a download) by an
-anonymous visitor and the submissions' owner; staff crawl too and must see the markers (so the test
-can fail)."""
+staff's too. A reference-free metric's per-caption scores may be shown: they carry their own
+marker, the control that the crawl reaches per-caption scores. Every URL pattern and API path is
+requested (plain, searched for a marker, as a download; each query where the plain request read
+one of its names: crawl.py) by an anonymous visitor and the submissions' owner; staff crawl too
+and must see the markers (so the test can fail)."""
 
 from __future__ import annotations
 

@@ -334,7 +334,9 @@ def test_no_url_shows_a_private_or_withdrawn_submission(client, world, unlimited
                 client.force_login(user)
             without = crawl(client, urls, queries, hidden)
             assert without.keys() == seen[name].keys(), (
-                f"{name}: other URLs were asked: a login gate moved, or a 404 became a 200 or back once the hidden rows were gone (their existence shows)"
+                f"{name}: other URLs were asked once the hidden rows were gone (their existence shows): a login "
+                f"gate moved, a 404 became a 200 or back, or a page read other query names: "
+                f"{sorted(without.keys() ^ seen[name].keys())[:5]}"
             )
             differs = [url for url in without if without[url] != seen[name][url]]
             assert not differs, (
