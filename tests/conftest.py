@@ -132,17 +132,22 @@ def fresh_rate_limits(settings):
 def fresh_page_memory():
     """No kept board response, table or comparison, in this process or in Valkey: for a test that
     reads boards, the metric pages, the home page or a comparison. A flushed database starts its
-    results revision again, so what an earlier test kept could match."""
+    results revision again, so what an earlier test kept could match. Called, it forgets them again
+    (a test comparing pages before and after a change that must not show)."""
     from django.core.cache import cache
 
     from leaderboards.caching import KEPT_HERE
 
-    KEPT_HERE.clear()
-    client = cache._cache.get_client()
-    for pattern in ("board-response:", "fragment:", "comparison:"):
-        keys = list(client.scan_iter(cache.make_key(pattern) + "*", count=1000))
-        if keys:
-            client.delete(*keys)
+    def forget() -> None:
+        KEPT_HERE.clear()
+        client = cache._cache.get_client()
+        for pattern in ("board-response:", "fragment:", "comparison:"):
+            keys = list(client.scan_iter(cache.make_key(pattern) + "*", count=1000))
+            if keys:
+                client.delete(*keys)
+
+    forget()
+    return forget
 
 
 @pytest.fixture(scope="session")
