@@ -61,11 +61,11 @@ types: $(VENV)/.installed-dev
 # `make test` runs two: the n-gram oracle and the published-table reproductions (a minute of
 # subprocess each) then overlap the rest of the suite. Measured back to back twice on two shared cores
 # (issue 40): 30 slow scoring, browser and campaign tests took 596 and 579 s in one process, 545 and
-# 544 s on two workers, 562 and 588 s on three; 112 fast leaderboards tests 223 and 267 s, 254 and
-# 301 s, 267 and 250 s, so `make check` (fast tests only) keeps one process. PYTEST_WORKERS=0 on the
-# command line runs either in one process.
+# 544 s on two workers, 562 and 588 s on three. `make check` (the fast tests) took 358 s in one
+# process and 201 and 194 s on two workers, back to back (the 130 fast leaderboards tests: 95 s and
+# 63 s); an earlier measurement on a busier machine had favoured one. PYTEST_WORKERS=0 on the command
+# line runs either in one process.
 PYTEST_WORKERS ?= 2
-check: PYTEST_WORKERS = 0
 # One thread per process for torch, OpenMP and OpenBLAS (numpy loads before tests/conftest.py can say
 # so): with two processes on two cores, a thread per core each spin-waits on the other's (a tiny-LLaVA
 # judge test: 137 s of CPU with the default, 28 s with one thread).
