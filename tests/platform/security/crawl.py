@@ -137,8 +137,47 @@ class QueryReads:
         return self.whole or bool(self.names & set(parse_qs(query.lstrip("?"), keep_blank_values=True)))
 
 
+def _noting(*, whole: tuple[str, ...] = (), by_name: tuple[str, ...] = ()):
+    """A class decorator: each of the base's `whole` methods notes a read of the whole query before
+    doing what it does, each of its `by_name` methods (a name first) passes the name to `_note`."""
+
+    def decorate(cls):
+        base = cls.__mro__[1]
+        for name in whole:
+            setattr(cls, name, _whole_read(getattr(base, name)))
+        for name in by_name:
+            setattr(cls, name, _name_read(getattr(base, name)))
+        return cls
+
+    return decorate
+
+
+def _whole_read(inherited):
+    def read(self, *args, **kwargs):
+        self.capbench_reads.whole = True
+        return inherited(self, *args, **kwargs)
+
+    return read
+
+
+def _name_read(inherited):
+    def read(self, key, *args, **kwargs):
+        self._note(key)
+        return inherited(self, key, *args, **kwargs)
+
+    return read
+
+
+@_noting(
+    whole=(
+        "__iter__", "__len__", "__reversed__", "__repr__", "__str__", "__eq__", "__or__", "__ror__",
+        "__getstate__", "keys", "values", "items", "copy", "dict", "urlencode",
+    ),
+    by_name=("__getitem__", "__contains__", "get", "getlist", "_getlist"),
+)  # fmt: skip
 class _WatchedQuery(QueryDict):
-    """A request's GET that notes what is read of it in `capbench_reads`."""
+    """A request's GET that notes what is read of it in `capbench_reads` (a copy, made of this class,
+    notes there too)."""
 
     capbench_reads: QueryReads
 
@@ -152,149 +191,36 @@ class _WatchedQuery(QueryDict):
         watched.capbench_reads = reads
         return watched
 
-    def _name(self, key):
+    def _note(self, key) -> None:
         self.capbench_reads.names.add(key)
-        return key
-
-    def _all(self):
-        self.capbench_reads.whole = True
-
-    def __getitem__(self, key):
-        return super().__getitem__(self._name(key))
-
-    def __contains__(self, key):
-        return super().__contains__(self._name(key))
-
-    def get(self, key, default=None):
-        return super().get(self._name(key), default)
-
-    def getlist(self, key, default=None):
-        return super().getlist(self._name(key), default)
-
-    def _getlist(self, key, default=None, force_list=False):
-        return super()._getlist(self._name(key), default, force_list)
-
-    def __iter__(self):
-        self._all()
-        return super().__iter__()
-
-    def __len__(self):
-        self._all()
-        return super().__len__()
-
-    def keys(self):
-        self._all()
-        return super().keys()
-
-    def values(self):
-        self._all()
-        return super().values()
-
-    def items(self):
-        self._all()
-        return super().items()
 
     def lists(self):
         if sys._getframe(1).f_code is not RequestGuardMiddleware._refusal.__code__:
-            self._all()  # (the guard's look for a NUL answers the same to every query here: none has one)
+            self.capbench_reads.whole = True  # (the guard's look for a NUL answers the same to every query here)
         return super().lists()
 
-    def copy(self):
-        self._all()
-        return super().copy()  # (through __deepcopy__)
-
     def __copy__(self):
-        self._all()
+        self.capbench_reads.whole = True
         copied = super().__copy__()
-        copied.capbench_reads = self.capbench_reads  # a copy is made of this class: it notes too
+        copied.capbench_reads = self.capbench_reads
         return copied
 
     def __deepcopy__(self, memo):
-        self._all()
+        self.capbench_reads.whole = True
         copied = super().__deepcopy__(memo)
         copied.capbench_reads = self.capbench_reads
         return copied
 
-    def __repr__(self):
-        self._all()
-        return super().__repr__()
 
-    def __str__(self):
-        self._all()
-        return super().__str__()
-
-    def __or__(self, other):
-        self._all()
-        return super().__or__(other)
-
-    def __ror__(self, other):
-        self._all()
-        return super().__ror__(other)
-
-    def __reversed__(self):
-        self._all()
-        return super().__reversed__()
-
-    def __getstate__(self):
-        self._all()
-        return super().__getstate__()
-
-    def dict(self):
-        self._all()
-        return super().dict()
-
-    def urlencode(self, safe=None):
-        self._all()
-        return super().urlencode(safe)
-
-    def __eq__(self, other):
-        self._all()
-        return super().__eq__(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-
+@_noting(whole=("__iter__", "keys", "values", "items", "copy"), by_name=("__getitem__", "get", "__contains__", "pop"))
 class _WatchedMeta(dict):
     """A request's META (its WSGI environ) that notes a read of QUERY_STRING, or of all of it."""
 
     capbench_reads: QueryReads
 
-    def _key(self, key):
+    def _note(self, key) -> None:
         if key == "QUERY_STRING":
             self.capbench_reads.whole = True
-        return key
-
-    def __getitem__(self, key):
-        return super().__getitem__(self._key(key))
-
-    def get(self, key, default=None):
-        return super().get(self._key(key), default)
-
-    def __contains__(self, key):
-        return super().__contains__(self._key(key))
-
-    def pop(self, key, *default):
-        return super().pop(self._key(key), *default)
-
-    def __iter__(self):
-        self.capbench_reads.whole = True
-        return super().__iter__()
-
-    def keys(self):
-        self.capbench_reads.whole = True
-        return super().keys()
-
-    def values(self):
-        self.capbench_reads.whole = True
-        return super().values()
-
-    def items(self):
-        self.capbench_reads.whole = True
-        return super().items()
-
-    def copy(self):
-        self.capbench_reads.whole = True
-        return super().copy()
 
 
 def watch_queries(client) -> None:
