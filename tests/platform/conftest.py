@@ -83,32 +83,37 @@ def scored_submission():
 def board(demo_dataset, settings):
     """Five submissions on the demo dataset, scored in this process: "long" (six words a caption,
     with a paper), "short" (two) and "tie" (two, from another account), "broken" (its test_broken
-    job failed) and "hidden" (private); and their "owner"."""
+    job failed) and "hidden" (private); and their "owner". Built once per process for each place it
+    starts from and the metrics registered, copied back after (tests/worlds.py)."""
     import tests.platform.scoring.plugins  # noqa: F401  (test_words and friends)
     from scoring.models import EvaluationJob
     from scoring.services.lifecycle import job_end
     from tests.platform.factories import UserFactory, submit, words
     from tests.platform.scoring.inline import run_jobs
+    from tests.worlds import kept, metric_registry
 
     settings.CAPBENCH_SUBMISSIONS_CONCURRENT = 20
-    owner = UserFactory(username="owner")
 
     def scored(who, name: str, count: int, metrics: list[str], **extra):
         return submit(who, demo_dataset, name, caption=words(count), metrics=metrics, plan=True, **extra)
 
-    both = ["test_words", "rouge_l"]
-    made = {
-        "long": scored(owner, "Long captions", 6, both, paper_url="https://example.org/paper"),
-        "short": scored(owner, "Short captions", 2, both),
-        # The same file as "Short captions": from another account (the same one would be a duplicate).
-        "tie": scored(UserFactory(username="colleague"), "Also short", 2, ["test_words"]),
-        "broken": scored(owner, "Broken", 3, ["test_words", "test_broken"]),
-        "hidden": scored(owner, "Private one", 9, ["test_words"], public=False),
-    }
-    run_jobs(EvaluationJob.objects.exclude(metric_version__metric__slug="test_broken"))
-    for job in EvaluationJob.objects.filter(metric_version__metric__slug="test_broken"):
-        job_end(job_id=job.pk, status="failed", error="boom")
-    return {**made, "owner": owner}
+    def built():
+        owner = UserFactory(username="owner")
+        both = ["test_words", "rouge_l"]
+        made = {
+            "long": scored(owner, "Long captions", 6, both, paper_url="https://example.org/paper"),
+            "short": scored(owner, "Short captions", 2, both),
+            # The same file as "Short captions": from another account (the same one would be a duplicate).
+            "tie": scored(UserFactory(username="colleague"), "Also short", 2, ["test_words"]),
+            "broken": scored(owner, "Broken", 3, ["test_words", "test_broken"]),
+            "hidden": scored(owner, "Private one", 9, ["test_words"], public=False),
+        }
+        run_jobs(EvaluationJob.objects.exclude(metric_version__metric__slug="test_broken"))
+        for job in EvaluationJob.objects.filter(metric_version__metric__slug="test_broken"):
+            job_end(job_id=job.pk, status="failed", error="boom")
+        return {**made, "owner": owner}
+
+    return kept("board", built, inputs=metric_registry())
 
 
 @pytest.fixture
