@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -84,7 +85,7 @@ def _built(build: Callable[[], Any], before: dict[str, str], root: Path) -> _Wor
     return _World(
         tables={**changed, **emptied},
         sequences=_sequences([*changed, *emptied]),
-        files={path: (root / path).read_bytes() for path, seen in _files(root).items() if files.get(path) != seen},
+        files=_files_added(root, files),
         made=made,
     )
 
@@ -168,16 +169,27 @@ def _copy_back(world: _World, root: Path) -> None:
         (root / path).write_bytes(content)
 
 
-def _files(root: Path) -> dict[str, tuple[int, int]]:
-    """Each file in the local file store: its size and time of change."""
-    if not root.is_dir():
-        return {}
+def _files(root: Path) -> dict[str, tuple[int, frozenset[str]]]:
+    """Each folder of the local file store: its time of change and the files in it (a file is
+    added by a rename into its folder, which changes the folder's time; no file is read or asked
+    its own: the store holds thousands)."""
     found = {}
-    for path in root.rglob("*"):
-        if path.is_file():
-            seen = path.stat()
-            found[str(path.relative_to(root))] = (seen.st_size, seen.st_mtime_ns)
+    for folder, _, names in os.walk(root):
+        found[folder] = (os.stat(folder).st_mtime_ns, frozenset(names))
     return found
+
+
+def _files_added(root: Path, before: dict[str, tuple[int, frozenset[str]]]) -> dict[str, bytes]:
+    """The files added since `before` (in folders whose time changed): their content. (A name the
+    store had is the same content: it is content-addressed.)"""
+    added = {}
+    for folder, (changed, names) in _files(root).items():
+        seen = before.get(folder, (None, frozenset()))
+        if seen[0] != changed:
+            for name in names - seen[1]:
+                path = Path(folder) / name
+                added[str(path.relative_to(root))] = path.read_bytes()
+    return added
 
 
 def _described(made: Any) -> Any:

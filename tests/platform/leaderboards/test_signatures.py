@@ -25,6 +25,7 @@ from scoring.services.planning import dataset_plan
 from scoring.signatures import version_signature
 from tests.platform.factories import UserFactory, submit, words
 from tests.platform.scoring.inline import run_jobs
+from tests.worlds import kept, metric_registry
 from workbench.services import MetricInfo, ScoresFile, metric_submit
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fresh_page_memory")]
@@ -34,10 +35,15 @@ METRIC = "test_words"
 
 @pytest.fixture
 def scored(demo_dataset):
-    """A public submission on the demo dataset, scored by the word count."""
-    submit(UserFactory(), demo_dataset, "Wordy", caption=words(3), metrics=[METRIC], plan=True)
-    run_jobs(EvaluationJob.objects.filter(system__isnull=False))
-    return demo_dataset
+    """A public submission on the demo dataset, scored by the word count (once per test process,
+    copied back after: tests/worlds.py)."""
+
+    def built():
+        submit(UserFactory(username="wordy"), demo_dataset, "Wordy", caption=words(3), metrics=[METRIC], plan=True)
+        run_jobs(EvaluationJob.objects.filter(system__isnull=False))
+        return demo_dataset
+
+    return kept("demo with a wordy submission", built, inputs=metric_registry())
 
 
 @pytest.fixture

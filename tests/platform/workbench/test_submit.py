@@ -19,6 +19,7 @@ from scoring.models import CorrelationResult, Metric, MetricVersion, Score, Sign
 from scoring.services.planning import dataset_plan
 from tests.platform.factories import UserFactory
 from tests.platform.scoring.inline import run_jobs
+from tests.worlds import kept, metric_registry
 from workbench.models import MetricSubmission, MetricUpload, UploadedFile
 from workbench.services import (
     METRICS,
@@ -36,9 +37,14 @@ BUILT_IN = ["bleu_4", "cider_d", "rouge_l"]
 
 @pytest.fixture
 def scored(demo_dataset):
-    """The demo dataset scored by three built-in metrics, their correlations and clusters computed."""
-    run_jobs(dataset_plan(dataset=demo_dataset, slugs=BUILT_IN))
-    return demo_dataset
+    """The demo dataset scored by three built-in metrics, their correlations and clusters computed
+    (once per test process, copied back after: tests/worlds.py)."""
+
+    def built():
+        run_jobs(dataset_plan(dataset=demo_dataset, slugs=BUILT_IN))
+        return demo_dataset
+
+    return kept("demo scored by three metrics", built, inputs=metric_registry())
 
 
 def builtin_scores(dataset, slug: str) -> dict[str, float]:
