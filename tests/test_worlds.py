@@ -93,3 +93,14 @@ def test_a_world_returns_rows_and_plain_values_only(settings, tmp_path):
         with pytest.raises(TypeError, match="rows and plain values, not object"):
             worlds.kept("odd", lambda: {"thing": object()})
     assert worlds.COUNTS["odd built"] == 2
+
+
+def test_a_file_the_store_had_before_and_lost_since_builds_it_again(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "store"
+    first = storages["default"].save("kept-world/first.txt", _content())
+    _in_a_test_of_its_own("lost")
+    _in_a_test_of_its_own("lost")
+    storages["default"].delete(first)
+    _in_a_test_of_its_own("lost")
+    assert worlds.COUNTS["lost built"] == 2
+    assert worlds.COUNTS["lost copied"] == 1

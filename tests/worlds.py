@@ -34,6 +34,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core.files.storage import FileSystemStorage, storages
 from django.db import connection, models, transaction
+from django.utils.functional import LazyObject
 
 # Worlds kept in this process, newest last (each a few megabytes at most: the board's is about 1).
 KEPT: OrderedDict[str, _World] = OrderedDict()
@@ -45,7 +46,8 @@ COUNTS: Counter[str] = Counter()  # "built" and "copied", by world: what this pr
 class _World:
     tables: dict[str, str]  # table → its rows as COPY text, for each table the build changed
     sequences: dict[str, str]  # table → the sequence of its id
-    files: dict[str, bytes]  # path in the file store → content, for each file the build wrote
+    files: dict[str, bytes]  # path in the file store → content, for each file the build added
+    had: frozenset[str]  # the other files the store had then (the build's rows may name them)
     made: Any  # what the build returned, each row as a _Row
 
 
@@ -62,6 +64,8 @@ def kept(name: str, build: Callable[[], Any], *, inputs: object = ()) -> Any:
     before = _rows()
     key = _key(name, before, root, inputs)
     world = KEPT.get(key)
+    if world is not None and not world.had <= _paths(_files(root), root):
+        world = None  # (a test removed a file it had: the build would store it again)
     if world is None:
         COUNTS[f"{name} built"] += 1
         world = _built(build, before, root)
@@ -82,10 +86,12 @@ def _built(build: Callable[[], Any], before: dict[str, str], root: Path) -> _Wor
     after = _rows()
     changed = {table: rows for table, rows in after.items() if before.get(table) != rows}
     emptied = {table: "" for table in before if table not in after}
+    added = _files_added(root, files)
     return _World(
         tables={**changed, **emptied},
         sequences=_sequences([*changed, *emptied]),
-        files=_files_added(root, files),
+        files=added,
+        had=frozenset(_paths(_files(root), root) - added.keys()),
         made=made,
     )
 
@@ -128,12 +134,20 @@ def _rows() -> dict[str, str]:
 
 def _key(name: str, before: dict[str, str], root: Path, inputs: object) -> str:
     digest = hashlib.sha256()
-    shown = {key: repr(getattr(settings, key)) for key in dir(settings) if key.startswith("CAPBENCH_")}
-    for part in (name, connection.in_atomic_block, root, sorted(shown.items()), inputs):
+    configured = {key: _shown(getattr(settings, key)) for key in dir(settings) if key.isupper()}
+    # (a repr naming an address tells nothing of the value)
+    configured = {key: shown for key, shown in configured.items() if " at 0x" not in shown}
+    for part in (name, connection.in_atomic_block, root, sorted(configured.items()), inputs):
         digest.update(repr(part).encode() + b"\0")
     for table, rows in sorted(before.items()):
         digest.update(table.encode() + b"\0" + rows.encode() + b"\0")
     return digest.hexdigest()
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, LazyObject):
+        str(value)  # (read: its repr names its value, not the function that makes it)
+    return repr(value)
 
 
 def _sequences(tables: list[str]) -> dict[str, str]:
@@ -177,6 +191,10 @@ def _files(root: Path) -> dict[str, tuple[int, frozenset[str]]]:
     for folder, _, names in os.walk(root):
         found[folder] = (os.stat(folder).st_mtime_ns, frozenset(names))
     return found
+
+
+def _paths(files: dict[str, tuple[int, frozenset[str]]], root: Path) -> set[str]:
+    return {str((Path(folder) / name).relative_to(root)) for folder, (_, names) in files.items() for name in names}
 
 
 def _files_added(root: Path, before: dict[str, tuple[int, frozenset[str]]]) -> dict[str, bytes]:

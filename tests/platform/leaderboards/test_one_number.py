@@ -9,6 +9,7 @@ without its interval, or a 0–1 value where points are shown fails."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
@@ -18,7 +19,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from capbench_client import cli
-from catalog.models import Item
+from catalog.models import Dataset, Item
 from leaderboards.citable import snapshot_freeze
 from scoring.models import EvaluationJob
 from scoring.services.planning import dataset_plan
@@ -59,6 +60,9 @@ def scored(demo_dataset, settings):
     for position, item in enumerate(items):  # nocaps-style domains: the first half in, the rest out
         item.metadata = {**item.metadata, "domain": SUBSET if position < len(items) // 2 else "out-domain"}
     Item.objects.bulk_update(items, ["metadata"])
+    # New content, as an import of the images with their domains would make: a new fingerprint (what
+    # is kept per process of a dataset's subsets is kept under it: catalog.selectors.item_subsets).
+    Dataset.objects.filter(pk=demo_dataset.pk).update(content_sha256=hashlib.sha256(b"demo, domains").hexdigest())
     users = get_user_model().objects
     owners = [users.create_user("ada"), users.create_user("bob")]
     submissions = {}
