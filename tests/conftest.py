@@ -158,10 +158,12 @@ def fresh_rate_limits(settings):
 
 @pytest.fixture
 def fresh_page_memory():
-    """No kept board response, table or comparison, in this process or in Valkey: for a test that
-    reads boards, the metric pages, the home page or a comparison. A flushed database starts its
-    results revision again, so what an earlier test kept could match. Called, it forgets them again
-    (a test comparing pages before and after a change that must not show)."""
+    """No kept board response, table, comparison or people's agreement, in this process or in
+    Valkey: for a test that reads boards, the metric pages, the home page or a comparison. A flushed
+    database starts its results revision again, and a kept world (tests/worlds.py) gives the demo
+    dataset the same id and content fingerprint in every test, so what an earlier test kept could
+    match. Called, it forgets them again (a test comparing pages before and after a change that must
+    not show)."""
     from django.core.cache import cache
 
     from leaderboards.caching import KEPT_HERE
@@ -169,7 +171,7 @@ def fresh_page_memory():
     def forget() -> None:
         KEPT_HERE.clear()
         client = cache._cache.get_client()
-        for pattern in ("board-response:", "fragment:", "comparison:"):
+        for pattern in ("board-response:", "fragment:", "comparison:", "people-agreement:"):
             keys = list(client.scan_iter(cache.make_key(pattern) + "*", count=1000))
             if keys:
                 client.delete(*keys)

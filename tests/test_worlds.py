@@ -5,20 +5,33 @@ from __future__ import annotations
 
 import pytest
 from django.core.files.storage import storages
-from django.db import transaction
+from django.core.management import call_command
+from django.db import connection, transaction
 
+from catalog.models import Item
 from tests import worlds
-from tests.platform.factories import DatasetFactory, UserFactory
+from tests.platform.factories import DatasetFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
+
+# Text COPY writes with escapes (tab, newline, backslash) or as it is (Unicode's line separators).
+AWKWARD = "a\tb\nc\\d\u2028e\x1cf\u0085g"
+
+
+@pytest.fixture(autouse=True)
+def _worlds_kept_here():
+    if not worlds.keeping():
+        pytest.skip("worlds are kept only with a superuser's connection and a folder for a file store")
 
 
 def _build():
     """A user, a dataset and a stored file."""
     stored = storages["default"].save("kept-world/notes.txt", _content())
+    dataset = DatasetFactory(slug="kept-dataset", title=f"Kept {AWKWARD}")
+    ItemFactory(dataset=dataset, external_id="awkward", references=[AWKWARD], metadata={"note": AWKWARD})
     return {
         "owner": UserFactory(username="kept-owner"),
-        "dataset": DatasetFactory(slug="kept-dataset", title="Kept"),
+        "dataset": dataset,
         "stored": stored,
         "numbers": (1, 2.5, None),
     }
@@ -58,9 +71,24 @@ def test_a_world_copied_back_is_the_world_built(settings, tmp_path):
     assert copied["numbers"] == (1, 2.5, None)
 
 
-def test_rows_made_after_a_copied_world_take_new_ids(settings, tmp_path):
+def test_text_copy_writes_with_escapes_or_as_it_is_comes_back_the_same(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "store"
+    _in_a_test_of_its_own("awkward")
+    with transaction.atomic():
+        made = worlds.kept("awkward", _build)
+        item = Item.objects.get(dataset=made["dataset"])
+        assert made["dataset"].title == f"Kept {AWKWARD}"
+        assert item.references == [AWKWARD]
+        assert item.metadata == {"note": AWKWARD}
+        transaction.set_rollback(True)
+    assert worlds.COUNTS["awkward copied"] == 1
+
+
+def test_rows_made_after_a_copied_world_take_new_ids_even_where_a_sequence_went_back(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "store"
     _in_a_test_of_its_own("ids")
+    with connection.cursor() as cursor:  # (as a flush that restarts the sequences would)
+        cursor.execute("SELECT setval(pg_get_serial_sequence('catalog_dataset', 'id'), 1, false)")
     with transaction.atomic():
         made = worlds.kept("ids", _build)
         later = DatasetFactory(slug="made-after")
@@ -104,3 +132,19 @@ def test_a_file_the_store_had_before_and_lost_since_builds_it_again(settings, tm
     _in_a_test_of_its_own("lost")
     assert worlds.COUNTS["lost built"] == 2
     assert worlds.COUNTS["lost copied"] == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_world_is_copied_back_on_committed_rows_too(settings, tmp_path):
+    """A transactional test's world: built on committed rows, emptied as the flush after a test
+    empties the database, then copied back and committed."""
+    settings.MEDIA_ROOT = tmp_path / "store"
+    call_command("flush", interactive=False, verbosity=0)  # (from the rows the next test starts with)
+    built = worlds.kept("committed", _build)
+    built_rows = worlds._rows()
+    call_command("flush", interactive=False, verbosity=0)  # (what follows each transactional test)
+    copied = worlds.kept("committed", _build)
+    assert worlds.COUNTS["committed copied"] == 1
+    assert worlds._rows() == built_rows
+    assert copied["dataset"].pk == built["dataset"].pk
+    assert not connection.in_atomic_block  # (committed: nothing left open)

@@ -6,17 +6,20 @@ that starts from the same place.
 The first time, `build()` runs as it always would, and what it changed is kept: the rows of every
 table it wrote (PostgreSQL's COPY) and the files it added to the local file store. A later call with
 the same key gets those rows and files copied back instead (the demo dataset: 0.2-0.4 s to import,
-a scored board: 3-4 s to build). The key is everything the build reads: the world's name, the
-database's content before it (every row of every non-empty table), whether the test runs in a
-transaction or on committed rows (a board is made on commit), the platform's settings, and the
-caller's `inputs` (the metric registry, for a world that plans jobs). Any difference, and the world
-is built again. Both ways the fixture returns the same thing: its rows fetched afresh.
+a scored board: 3-4 s to build). The key: the world's name, the database's content before it
+(every row of every non-empty table), whether the test runs in a transaction or on committed rows
+(a board is made on commit), every setting, the file store's folder, and the caller's `inputs` (the
+metric registry, for a world that plans jobs). Any difference, and the world is built again; so too
+when a file the store had at the build is gone. Both ways the fixture returns the same thing: its
+rows fetched afresh.
 
 What is not kept: what the build sends outside the database and the file store (queued messages,
-Valkey counters, kept pages), and the settings it changes (a fixture changes those before calling
-`kept`). A builder returns rows and plain values only, and names the rows it makes (a factory's
-sequence name would be made again by a later test). Without a superuser connection (the copy turns
-foreign-key triggers off while it writes) nothing is kept.
+mails, Valkey counters, kept pages: a test that reads those after a kept world builds its own), the
+time (copied rows keep the build's), and the settings it changes (a fixture changes those before
+calling `kept`). A builder returns rows and plain values only, and names the rows it makes (a
+factory's sequence name would be made again by a later test). Without a superuser connection (the
+copy turns foreign-key triggers off while it writes) or with a bucket for a file store nothing is
+kept (`keeping()`).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ COUNTS: Counter[str] = Counter()  # "built" and "copied", by world: what this pr
 @dataclass(frozen=True)
 class _World:
     tables: dict[str, str]  # table → its rows as COPY text, for each table the build changed
-    sequences: dict[str, str]  # table → the sequence of its id
+    sequences: dict[str, tuple[str, str]]  # table → its primary key's column and sequence
     files: dict[str, bytes]  # path in the file store → content, for each file the build added
     had: frozenset[str]  # the other files the store had then (the build's rows may name them)
     made: Any  # what the build returned, each row as a _Row
@@ -60,6 +63,7 @@ class _Row:
 def kept(name: str, build: Callable[[], Any], *, inputs: object = ()) -> Any:
     root = _store()
     if root is None or not _superuser():
+        COUNTS[f"{name} built"] += 1
         return _revived(_described(build()))
     before = _rows()
     key = _key(name, before, root, inputs)
@@ -96,6 +100,11 @@ def _built(build: Callable[[], Any], before: dict[str, str], root: Path) -> _Wor
     )
 
 
+def keeping() -> bool:
+    """Whether worlds are kept here (a superuser's connection, a folder for a file store)."""
+    return _store() is not None and _superuser()
+
+
 def _superuser() -> bool:
     """Rows are copied back with foreign-key triggers off, a superuser's right."""
     with connection.cursor() as cursor:
@@ -128,7 +137,9 @@ def _rows() -> dict[str, str]:
             with raw.copy(f"COPY {quoted(table)} TO STDOUT") as copy:
                 for block in copy:
                     text.write(block)
-            rows[table] = "\n".join(sorted(text.getvalue().decode().splitlines()))
+            # (COPY ends each row with a newline and writes one inside a value as a backslash and n;
+            # splitlines would also split at Unicode's separators, which COPY leaves as they are)
+            rows[table] = "\n".join(sorted(text.getvalue().decode().split("\n")[:-1]))
     return rows
 
 
@@ -150,14 +161,18 @@ def _shown(value: object) -> str:
     return repr(value)
 
 
-def _sequences(tables: list[str]) -> dict[str, str]:
+def _sequences(tables: list[str]) -> dict[str, tuple[str, str]]:
+    """Each table's primary key column and the sequence that numbers it, where one does."""
+    columns = {model._meta.db_table: model._meta.pk.column for model in apps.get_models(include_auto_created=True)}
     found = {}
     with connection.cursor() as cursor:
         for table in tables:
-            cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [connection.ops.quote_name(table)])
+            if table not in columns:
+                continue
+            cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [connection.ops.quote_name(table), columns[table]])
             row = cursor.fetchone()
             if row and row[0]:
-                found[table] = row[0]
+                found[table] = (columns[table], row[0])
     return found
 
 
@@ -172,10 +187,10 @@ def _copy_back(world: _World, root: Path) -> None:
             if rows:
                 with raw.copy(f"COPY {quoted(table)} FROM STDIN") as copy:
                     copy.write(rows + "\n")
-        for table, sequence in world.sequences.items():
+        for table, (column, sequence) in world.sequences.items():
             raw.execute(
-                f"SELECT setval('{sequence}', GREATEST((SELECT COALESCE(max(id), 1) FROM {quoted(table)}), "
-                f"(SELECT last_value FROM {sequence})))"
+                f"SELECT setval('{sequence}', GREATEST((SELECT COALESCE(max({quoted(column)}), 1) "
+                f"FROM {quoted(table)}), (SELECT last_value FROM {sequence})))"
             )
         raw.execute("SET LOCAL session_replication_role = origin")
     for path, content in world.files.items():
@@ -183,30 +198,24 @@ def _copy_back(world: _World, root: Path) -> None:
         (root / path).write_bytes(content)
 
 
-def _files(root: Path) -> dict[str, tuple[int, frozenset[str]]]:
-    """Each folder of the local file store: its time of change and the files in it (a file is
-    added by a rename into its folder, which changes the folder's time; no file is read or asked
-    its own: the store holds thousands)."""
-    found = {}
-    for folder, _, names in os.walk(root):
-        found[folder] = (os.stat(folder).st_mtime_ns, frozenset(names))
-    return found
+def _files(root: Path) -> dict[str, frozenset[str]]:
+    """Each folder of the local file store and the names of the files in it (no file is read or
+    asked its time: the store holds thousands)."""
+    return {folder: frozenset(names) for folder, _, names in os.walk(root)}
 
 
-def _paths(files: dict[str, tuple[int, frozenset[str]]], root: Path) -> set[str]:
-    return {str((Path(folder) / name).relative_to(root)) for folder, (_, names) in files.items() for name in names}
+def _paths(files: dict[str, frozenset[str]], root: Path) -> set[str]:
+    return {str((Path(folder) / name).relative_to(root)) for folder, names in files.items() for name in names}
 
 
-def _files_added(root: Path, before: dict[str, tuple[int, frozenset[str]]]) -> dict[str, bytes]:
-    """The files added since `before` (in folders whose time changed): their content. (A name the
-    store had is the same content: it is content-addressed.)"""
+def _files_added(root: Path, before: dict[str, frozenset[str]]) -> dict[str, bytes]:
+    """The files added since `before`: their content. (A name the store had is the same content:
+    it is content-addressed.)"""
     added = {}
-    for folder, (changed, names) in _files(root).items():
-        seen = before.get(folder, (None, frozenset()))
-        if seen[0] != changed:
-            for name in names - seen[1]:
-                path = Path(folder) / name
-                added[str(path.relative_to(root))] = path.read_bytes()
+    for folder, names in _files(root).items():
+        for name in names - before.get(folder, frozenset()):
+            path = Path(folder) / name
+            added[str(path.relative_to(root))] = path.read_bytes()
     return added
 
 

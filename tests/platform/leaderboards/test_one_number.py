@@ -63,6 +63,7 @@ def scored(demo_dataset, settings):
     # New content, as an import of the images with their domains would make: a new fingerprint (what
     # is kept per process of a dataset's subsets is kept under it: catalog.selectors.item_subsets).
     Dataset.objects.filter(pk=demo_dataset.pk).update(content_sha256=hashlib.sha256(b"demo, domains").hexdigest())
+    demo_dataset.refresh_from_db()
     users = get_user_model().objects
     owners = [users.create_user("ada"), users.create_user("bob")]
     submissions = {}
