@@ -66,6 +66,12 @@ types: $(VENV)/.installed-dev
 # 63 s); an earlier measurement on a busier machine had favoured one. PYTEST_WORKERS=0 on the command
 # line runs either in one process.
 PYTEST_WORKERS ?= 2
+# A worker that runs out of tests takes half of what the other has left (pytest-xdist's worksteal):
+# with the default, each worker's share was fixed early, and the one holding the three published-table
+# reproductions (125 s) ran them alone at the end. `make test` measured back to back (issue 40): 894 s
+# (the workers' tests summed to 767 and 861 s) and 835 s with it (801 and 757 s); `make check` 226 s
+# and then 189 s.
+DIST := --dist worksteal
 # One thread per process for torch, OpenMP and OpenBLAS (numpy loads before tests/conftest.py can say
 # so): with two processes on two cores, a thread per core each spin-waits on the other's (a tiny-LLaVA
 # judge test: 137 s of CPU with the default, 28 s with one thread).
@@ -82,7 +88,7 @@ test: $(VENV)/.installed-dev browser lint
 
 suite: $(VENV)/.installed-dev browser
 	$(ONE_THREAD) DJANGO_SETTINGS_MODULE=capbench.settings.test \
-		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -n $(PYTEST_WORKERS) $(DIST) $(PYTEST_ARGS)
 
 # The developer's loop: lint, import contracts, types and every test not marked slow (those start
 # real workers, servers or a browser, crawl every URL, read the full human-judgment datasets in
@@ -90,7 +96,7 @@ suite: $(VENV)/.installed-dev browser
 # forward when a migration is added; `make clean-state` or --create-db starts afresh).
 check: $(VENV)/.installed-dev lint types
 	$(ONE_THREAD) DJANGO_SETTINGS_MODULE=capbench.settings.test \
-		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow" -q --reuse-db $(PYTEST_ARGS)
+		$(PY) -m capbench.embedded --state-dir .capbench/test -- $(PY) -m pytest -n $(PYTEST_WORKERS) $(DIST) -m "not slow" -q --reuse-db $(PYTEST_ARGS)
 
 # Applies the formatter and the import order.
 format: $(VENV)/.installed-dev
