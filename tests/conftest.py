@@ -12,7 +12,7 @@ from django.db.backends.postgresql.operations import DatabaseOperations as Postg
 
 from tests import judgment_data as judgment_files
 from tests.judgment_data import ROOT
-from tests.worlds import kept
+from tests.worlds import kept, superuser
 
 # One thread per process for the numeric libraries (torch, OpenMP, OpenBLAS), set before the
 # plugins below load them, and inherited by the workers, servers and commands the tests start:
@@ -38,7 +38,7 @@ def _deleting_flush(self, style, tables, *, reset_sequences=False, allow_cascade
     migrating made are kept, so the flush need not make them again (`_after_flush`: 0.14 of a 0.15 s
     teardown), and they keep their ids (tests/worlds.py keys a world by every row before it). The
     statements go as one."""
-    if reset_sequences or allow_cascade or not tables or not _superuser(self.connection):
+    if reset_sequences or allow_cascade or not tables or not superuser(self.connection):
         self.connection.capbench_kept_migrated_rows = False
         return _truncating_flush(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
     self.connection.capbench_kept_migrated_rows = True
@@ -58,15 +58,6 @@ def _after_flush(verbosity, interactive, database, **kwargs) -> None:
     """post_migrate after a flush, unless the flush kept what it would make."""
     if not getattr(connections[database], "capbench_kept_migrated_rows", False):
         _emit_post_migrate(verbosity, interactive, database, **kwargs)
-
-
-def _superuser(connection) -> bool:
-    """Whether this connection's role is a superuser (asked once per connection)."""
-    if not hasattr(connection, "capbench_superuser"):
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
-            connection.capbench_superuser = bool(cursor.fetchone()[0])
-    return connection.capbench_superuser
 
 
 _truncating_flush = PostgresOperations.sql_flush

@@ -62,7 +62,7 @@ class _Row:
 
 def kept(name: str, build: Callable[[], Any], *, inputs: object = ()) -> Any:
     root = _store()
-    if root is None or not _superuser():
+    if root is None or not superuser(connection):
         COUNTS[f"{name} built"] += 1
         return _revived(_described(build()))
     before = _rows()
@@ -102,14 +102,17 @@ def _built(build: Callable[[], Any], before: dict[str, str], root: Path) -> _Wor
 
 def keeping() -> bool:
     """Whether worlds are kept here (a superuser's connection, a folder for a file store)."""
-    return _store() is not None and _superuser()
+    return _store() is not None and superuser(connection)
 
 
-def _superuser() -> bool:
-    """Rows are copied back with foreign-key triggers off, a superuser's right."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
-        return bool(cursor.fetchone()[0])
+def superuser(connection) -> bool:
+    """Whether this connection's role is a superuser (asked once per connection): rows are copied
+    back, and the test database emptied (tests/conftest.py), with foreign-key triggers off."""
+    if not hasattr(connection, "capbench_superuser"):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+            connection.capbench_superuser = bool(cursor.fetchone()[0])
+    return connection.capbench_superuser
 
 
 def _store() -> Path | None:
