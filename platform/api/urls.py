@@ -1,8 +1,9 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from api import citations
+from api.documentation.view import SchemaView
 from api.views import auth, boards, campaigns, catalog, metric_submissions, scores, snapshots, submissions
 
 app_name = "api"
@@ -24,7 +25,7 @@ urlpatterns = [
     path("leaderboards/<slug:slug>/compare/", boards.CompareView.as_view(), name="compare"),
     path("auth/token/", auth.TokenView.as_view(), name="token"),
     path("cite/", citations.CiteView.as_view(), name="cite"),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", SchemaView.as_view(), name="schema"),
     # Swagger UI's start-up script is served from ?script, not inline: the CSP allows no inline script.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
 ]
