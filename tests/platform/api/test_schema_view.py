@@ -42,12 +42,19 @@ def test_the_schema_is_drawn_once_and_answered_the_same_every_time(drawings):
     assert len(drawings) == 1
 
 
-def test_languages_asked_for_are_kept_up_to_a_bound(drawings):
+def test_languages_asked_for_are_kept_up_to_a_bound(drawings, monkeypatch):
+    monkeypatch.setattr(view, "KEPT", 2)
     client = Client()
-    for _ in range(2):
-        for number in range(view.KEPT + 4):
-            assert client.get("/api/v1/schema/", {"format": "json", "lang": f"x{number}"}).status_code == 200
-    assert len(view._drawn) == view.KEPT
-    assert len(drawings) == 2 * (view.KEPT + 4)  # the oldest is forgotten first: each round draws them all again
-    client.get("/api/v1/schema/", {"format": "json", "lang": f"x{view.KEPT + 3}"})
-    assert len(drawings) == 2 * (view.KEPT + 4)  # the latest is still kept
+
+    def ask(language):
+        assert client.get("/api/v1/schema/", {"format": "json", "lang": language}).status_code == 200
+
+    for language in ("x1", "x2", "x3"):
+        ask(language)
+    assert len(view._drawn) == 2
+    assert len(drawings) == 3
+    ask("x3")
+    ask("x2")
+    assert len(drawings) == 3  # the two latest are kept
+    ask("x1")
+    assert len(drawings) == 4  # the oldest was forgotten
