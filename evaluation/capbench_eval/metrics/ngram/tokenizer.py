@@ -22,6 +22,11 @@ PUNCTUATION = frozenset(
 # Characters the tokenizer would read as a line end: they would shift every later line.
 LINE_BREAKS = str.maketrans({"\n": " ", "\r": " ", "\u2028": " ", "\u2029": " ", "\x85": " ", "\x0b": " ", "\x0c": " "})
 CACHE_SIZE = 500_000
+# Each call's JVM lives for one call: HotSpot's first compiler alone (C1) compiles quickly enough
+# to pay off within it, where the optimising one (C2) spends a second core on code that is thrown
+# away. 30,000 captions: 0.82 s and 1.28 s of CPU with both, 0.52 s and 0.58 s with C1 alone;
+# 10 captions: 0.17 s either way; the same tokens (docs/performance.md, "Java options").
+JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
 
 
 class PTBTokenizer:
@@ -88,6 +93,7 @@ class PTBTokenizer:
         jar = coco_resource("tokenizer/stanford-corenlp-3.4.1.jar")
         command = [
             java_executable(),
+            *JVM_OPTIONS,
             "-cp",
             str(jar),
             "edu.stanford.nlp.process.PTBTokenizer",
