@@ -2,6 +2,7 @@
 Valkey, migrations, the demo benchmark, a worker and the web server; a second run reuses the data;
 SIGINT stops everything it started."""
 
+import json
 import os
 import re
 import signal
@@ -49,7 +50,6 @@ def _thumb_catalogue(folder: Path) -> Path:
     """A catalogue whose `thumb` entry is served from this machine (file://): THumB-format files made
     here (5 systems x 12 COCO images, precision and recall), standing in for the online download."""
     import hashlib
-    import json
 
     folder.mkdir(parents=True)
     systems = ["Up-Down", "Unified-VLP", "VinVL-base", "VinVL-large", "Human"]
@@ -157,6 +157,13 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path, browser
     process = _start(repo_root, state, port, log, "--demo-catalogue", str(catalogue), warm=False)
     try:
         _wait_for_line(log, "CapBench is serving", process)
+        # The registry's metrics are stored first, behind the serving site: the API lists them all
+        # before the demo is imported.
+        _wait_for_line(log, "demo: metrics: ", process)
+        registered = int(re.search(r"demo: metrics: (\d+) registered", log.read_text()).group(1))
+        listed = json.loads(_wait_for(f"http://127.0.0.1:{port}/api/v1/metrics/", process))
+        assert registered >= 20
+        assert listed["count"] == registered
         page = _wait_for(f"http://127.0.0.1:{port}/datasets/flickr8k-expert-demo/", process)
         # The demo loads behind the serving site: THumB's five systems on their board, the people
         # column from their ratings.

@@ -20,7 +20,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
-        actions.add_parser("metrics", help="sync the registry and list metrics with their availability")
+        metrics = actions.add_parser("metrics", help="sync the registry and list metrics with their availability")
+        metrics.add_argument(
+            "--summary",
+            action="store_true",
+            help="one line: how many, and which cannot run here (not each new version)",
+        )
         estimate = actions.add_parser(
             "estimate", help="tokens and cost of scoring a dataset with the judges; sends nothing"
         )
@@ -38,13 +43,16 @@ class Command(BaseCommand):
 
     def _metrics(self, options) -> None:
         created = metrics_sync()
-        for metric in Metric.objects.filter(is_registered=True).select_related("current_version"):
+        registered = Metric.objects.filter(is_registered=True).select_related("current_version").order_by("slug")
+        if options["summary"]:
+            self.stdout.write(_summary(list(registered)))
+        for metric in registered if not options["summary"] else ():
             state = "available" if metric.available else f"unavailable: {metric.unavailable_reason}"
             version = metric.current_version
             # metrics_sync gave every registered metric a version
             described = f"v{version.version:6} {version.config_hash}" if version else "(no version)"
             self.stdout.write(f"{metric.slug:12} {metric.queue:4} {described}  {state}")
-        if created:
+        if created and not options["summary"]:
             self.stdout.write(f"new versions: {', '.join(str(v) for v in created)}")
         rescoring = versions_rescore()
         if rescoring:
@@ -108,3 +116,12 @@ def estimate_text(found) -> str:
             f"  cost {cost} ({found.price_basis}); redraws after unparseable replies not counted",
         ]
     )
+
+
+def _summary(registered: list[Metric]) -> str:
+    """One line: how many metrics, how many can run on this machine, and which cannot."""
+    unavailable = [metric.slug for metric in registered if not metric.available]
+    line = f"metrics: {len(registered)} registered, {len(registered) - len(unavailable)} can run here"
+    if unavailable:
+        line += f" (not: {', '.join(unavailable)}; `python manage.py scoring metrics` says why)"
+    return line
