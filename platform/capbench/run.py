@@ -96,7 +96,8 @@ def main(argv: list[str]) -> int:
 
 class DemoLoader:
     """The demo benchmarks, loaded in the background once the site serves (each step a `manage.py`
-    command, so its output is the same as typed by hand):
+    command, so its output is the same as typed by hand), after the registry's metrics are stored
+    (`scoring metrics --summary`):
 
     - the shipped Flickr8k-Expert slice (100 images, expert ratings) for the metric boards;
     - THumB 1.0 on MSCOCO (5 real systems, 500 images, precision/recall ratings, pictures from COCO's

@@ -5,7 +5,8 @@ against the schema, so a change of shape here or in the code fails there.
 
 The views read these names from here (`from api import documentation as shapes`); each lives in
 one module: ``errors.py``, ``parameters.py``, ``exchanges.py`` (sign-in, uploads), ``boards.py``,
-``results.py`` (a submission's progress and results), ``campaign_detail.py``, ``base.py``."""
+``results.py`` (a submission's progress and results), ``campaign_detail.py``, ``base.py``. The
+schema's view, which draws it once per process, is ``view.py`` (imported by api/urls.py alone)."""
 
 from api.documentation.boards import CaptionerBoard, CaptionScores, Comparison, MetricBoard
 from api.documentation.campaign_detail import CampaignDetail

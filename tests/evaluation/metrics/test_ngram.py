@@ -73,7 +73,8 @@ def test_duplicate_rows_score_alike_and_count_in_the_corpus():
 
 
 @pytest.mark.slow
-def test_meteor_survives_a_killed_jvm_and_scores_the_same(meteor_index):
+@pytest.mark.usefixtures("meteor_index")  # on a cut of the paraphrase table, not the whole
+def test_meteor_survives_a_killed_jvm_and_scores_the_same():
     meteor = get("meteor")
     rows = [
         CaptionRow("1", "a dog runs on the grass", ("a dog is running on grass", "the brown dog runs")),
@@ -116,7 +117,8 @@ def test_tokenizer_cache_never_evicts_what_the_current_call_needs(monkeypatch):
     assert len(fresh._cache) == 3
 
 
-def test_meteor_statistics_are_kept_short_and_aggregate_as_printed(meteor_index):
+@pytest.mark.usefixtures("meteor_index")  # on a cut of the paraphrase table, not the whole
+def test_meteor_statistics_are_kept_short_and_aggregate_as_printed():
     """Stored on every METEOR score row: "6 4 3 …" instead of "6.0 4.0 3.0 …", and the corpus
     METEOR Meteor computes from them is the one it computes from its own lines."""
     from capbench_eval.metrics.ngram.meteor import compact_statistics

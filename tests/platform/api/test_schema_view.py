@@ -1,11 +1,11 @@
-"""The schema's view (api/documentation/view.py) draws the OpenAPI document once per process for
-each language asked, answers the same document every time, in YAML and in JSON, and keeps at most
-KEPT drawings whatever `?lang=` a requester sends."""
+"""The schema's view (api/documentation/view.py) draws the OpenAPI document once per process and
+answers the same document every time, in YAML and in JSON, whatever `?lang=` or `?version=` a
+requester sends; it keeps at most KEPT drawings and forgets them when a setting changes."""
 
 import json
 
 import pytest
-from django.test import Client
+from django.test import Client, RequestFactory, override_settings
 from drf_spectacular.generators import SchemaGenerator
 
 from api.documentation import view
@@ -42,19 +42,36 @@ def test_the_schema_is_drawn_once_and_answered_the_same_every_time(drawings):
     assert len(drawings) == 1
 
 
-def test_languages_asked_for_are_kept_up_to_a_bound(drawings, monkeypatch):
-    monkeypatch.setattr(view, "KEPT", 2)
+def test_a_language_or_version_asked_for_changes_nothing(drawings):
     client = Client()
+    plain = client.get("/api/v1/schema/", {"format": "json"})
+    for query in ({"lang": "de"}, {"lang": "x1"}, {"lang": "fr"}, {"version": "\n"}, {"version": "2"}):
+        answer = client.get("/api/v1/schema/", {"format": "json", **query})
+        assert answer.status_code == 200, query
+        assert answer.content == plain.content, query
+        assert answer["Content-Disposition"] == plain["Content-Disposition"], query
+    assert len(drawings) == 1
 
-    def ask(language):
-        assert client.get("/api/v1/schema/", {"format": "json", "lang": language}).status_code == 200
 
-    for language in ("x1", "x2", "x3"):
-        ask(language)
+def test_drawings_are_kept_up_to_a_bound_and_forgotten_when_a_setting_changes(drawings, monkeypatch):
+    monkeypatch.setattr(view, "KEPT", 2)
+    request = RequestFactory().get("/api/v1/schema/", {"format": "json"})
+
+    def ask(title):  # a view of other settings keeps a drawing of its own
+        answer = view.SchemaView.as_view(custom_settings={"TITLE": title})(request)
+        assert answer.status_code == 200
+        assert answer.data["info"]["title"] == title
+
+    for title in ("one", "two", "three"):
+        ask(title)
     assert len(view._drawn) == 2
     assert len(drawings) == 3
-    ask("x3")
-    ask("x2")
+    ask("three")
+    ask("two")
     assert len(drawings) == 3  # the two latest are kept
-    ask("x1")
+    ask("one")
     assert len(drawings) == 4  # the oldest was forgotten
+    with override_settings(LANGUAGE_CODE="en-gb"):
+        assert not view._drawn
+        ask("one")
+    assert len(drawings) == 5

@@ -157,13 +157,13 @@ def test_make_run_serves_the_demo_and_stops_cleanly(repo_root, tmp_path, browser
     process = _start(repo_root, state, port, log, "--demo-catalogue", str(catalogue), warm=False)
     try:
         _wait_for_line(log, "CapBench is serving", process)
-        # The registry's metrics are stored first, behind the serving site: the API lists them all
-        # before the demo is imported.
+        # The registry's metrics are stored first, behind the serving site: once that step has
+        # said so, the API lists every registered metric.
         _wait_for_line(log, "demo: metrics: ", process)
         registered = int(re.search(r"demo: metrics: (\d+) registered", log.read_text()).group(1))
-        listed = json.loads(_wait_for(f"http://127.0.0.1:{port}/api/v1/metrics/", process))
+        metrics = json.loads(_wait_for(f"http://127.0.0.1:{port}/api/v1/metrics/", process))
         assert registered >= 20
-        assert listed["count"] == registered
+        assert metrics["count"] == registered
         page = _wait_for(f"http://127.0.0.1:{port}/datasets/flickr8k-expert-demo/", process)
         # The demo loads behind the serving site: THumB's five systems on their board, the people
         # column from their ratings.

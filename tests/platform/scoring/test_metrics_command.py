@@ -1,6 +1,7 @@
 """`manage.py scoring metrics --summary`, what `make run` runs first behind the serving site: the
 registry stored (so the metric pages and the API list every metric from the start) and one line
-saying how many there are and which cannot run on this machine."""
+saying how many there are and which cannot run on this machine (on a new database nothing is to
+be re-scored, the only other line it may print)."""
 
 import io
 

@@ -24,9 +24,10 @@ LINE_BREAKS = str.maketrans({"\n": " ", "\r": " ", "\u2028": " ", "\u2029": " ",
 CACHE_SIZE = 500_000
 # Each call's JVM lives for one call: HotSpot's first compiler alone (C1) compiles quickly enough
 # to pay off within it, where the optimising one (C2) spends a second core on code that is thrown
-# away. 30,000 captions: 0.82 s and 1.28 s of CPU with both, 0.52 s and 0.58 s with C1 alone;
-# 10 captions: 0.17 s either way; the same tokens (docs/performance.md, "Java options").
-JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
+# away. 30,000 captions: 0.82 s wall and 1.28 s of CPU with both, 0.52 s wall and 0.58 s of CPU
+# with C1 alone; 10 captions: 0.17 s either way; the same tokens (docs/performance.md, "Java
+# options"). A JVM that does not know the option (not HotSpot) is told to ignore it.
+JVM_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions", "-XX:TieredStopAtLevel=1")
 
 
 class PTBTokenizer:

@@ -24,7 +24,7 @@ class Command(BaseCommand):
         metrics.add_argument(
             "--summary",
             action="store_true",
-            help="one line: how many, and which cannot run here (not each new version)",
+            help="how many, and which cannot run here, in one line (and a line if new versions are to be re-scored)",
         )
         estimate = actions.add_parser(
             "estimate", help="tokens and cost of scoring a dataset with the judges; sends nothing"
@@ -46,14 +46,15 @@ class Command(BaseCommand):
         registered = Metric.objects.filter(is_registered=True).select_related("current_version").order_by("slug")
         if options["summary"]:
             self.stdout.write(_summary(list(registered)))
-        for metric in registered if not options["summary"] else ():
-            state = "available" if metric.available else f"unavailable: {metric.unavailable_reason}"
-            version = metric.current_version
-            # metrics_sync gave every registered metric a version
-            described = f"v{version.version:6} {version.config_hash}" if version else "(no version)"
-            self.stdout.write(f"{metric.slug:12} {metric.queue:4} {described}  {state}")
-        if created and not options["summary"]:
-            self.stdout.write(f"new versions: {', '.join(str(v) for v in created)}")
+        else:
+            for metric in registered:
+                state = "available" if metric.available else f"unavailable: {metric.unavailable_reason}"
+                version = metric.current_version
+                # metrics_sync gave every registered metric a version
+                described = f"v{version.version:6} {version.config_hash}" if version else "(no version)"
+                self.stdout.write(f"{metric.slug:12} {metric.queue:4} {described}  {state}")
+            if created:
+                self.stdout.write(f"new versions: {', '.join(str(v) for v in created)}")
         rescoring = versions_rescore()
         if rescoring:
             self.stdout.write(f"re-scoring under the new versions: {len(rescoring)} job(s) planned")
@@ -120,7 +121,7 @@ def estimate_text(found) -> str:
 
 def _summary(registered: list[Metric]) -> str:
     """One line: how many metrics, how many can run on this machine, and which cannot."""
-    unavailable = [metric.slug for metric in registered if not metric.available]
+    unavailable = sorted(metric.slug for metric in registered if not metric.available)
     line = f"metrics: {len(registered)} registered, {len(registered) - len(unavailable)} can run here"
     if unavailable:
         line += f" (not: {', '.join(unavailable)}; `python manage.py scoring metrics` says why)"
