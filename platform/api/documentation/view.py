@@ -32,15 +32,22 @@ class SchemaView(SpectacularAPIView):
     # The schema's own operation, as drf-spectacular's, without its `lang` parameter (ignored here).
     @extend_schema(**{key: value for key, value in SCHEMA_KWARGS.items() if key != "parameters"})
     def get(self, request, *args, **kwargs) -> Response:
-        if not self.serve_public or isinstance(self.urlconf, list | tuple):
-            return super().get(request, *args, **kwargs)  # (drawn for who asks, or a list of URLconfs)
+        if not self._kept():
+            return super().get(request, *args, **kwargs)
         with patched_settings(self.custom_settings):
             return self._get_schema_response(request)
+
+    def _kept(self) -> bool:
+        """False for a schema drawn for who asks (not public) or from a list of URLconfs: drawn
+        every time, as drf-spectacular does."""
+        return self.serve_public and not isinstance(self.urlconf, list | tuple)
 
     def _get_version_parameter(self, request) -> None:
         return None  # (drf-spectacular's reads ?version= as given, and writes it into a header)
 
     def _get_schema_response(self, request) -> Response:
+        if not self._kept():
+            return super()._get_schema_response(request)
         version = self.api_version or request.version
         key = (get_urlconf(), type(self), str(self.urlconf), id(self.patterns), repr(self.custom_settings), version)
         with _lock:

@@ -1,6 +1,7 @@
 """The schema's view (api/documentation/view.py) draws the OpenAPI document once per process and
 answers the same document every time, in YAML and in JSON, whatever `?lang=` or `?version=` a
-requester sends; it keeps at most KEPT drawings and forgets them when a setting changes."""
+requester sends; it keeps at most KEPT drawings and forgets them when a setting changes, and keeps
+none of a schema drawn for who asks (serve_public=False)."""
 
 import json
 
@@ -75,3 +76,12 @@ def test_drawings_are_kept_up_to_a_bound_and_forgotten_when_a_setting_changes(dr
         assert not view._drawn
         ask("one")
     assert len(drawings) == 5
+
+
+def test_a_schema_drawn_for_who_asks_is_never_kept(drawings):
+    request = RequestFactory().get("/api/v1/schema/", {"format": "json"})
+    own = view.SchemaView.as_view(serve_public=False)
+    assert own(request).status_code == 200
+    assert own(request).status_code == 200
+    assert len(drawings) == 2
+    assert not view._drawn
