@@ -1,11 +1,14 @@
 """Pascal-50S's K reference draws for `manage.py reproduce pascal50s`: one generator per draw,
 each pair its own sample (two pairs of one image do not get the same five references), and the
-same seed the same draw."""
+same seed the same draw; METEOR scores every draw on one JVM."""
 
 import random
+from types import SimpleNamespace
 
-from catalog.importers.bundle import CaptionKey, PairRow
-from catalog.management.pascal import draw_references
+from capbench_eval.metrics import get
+from capbench_eval.metrics.ngram.meteor import MeteorProcess
+from catalog.importers.bundle import CaptionKey, CaptionRow, DatasetBundle, DatasetInfo, ItemRow, PairRow
+from catalog.management.pascal import draw_references, pascal_accuracy
 
 
 def _pairs(count: int) -> list[PairRow]:
@@ -21,3 +24,41 @@ def test_each_pair_of_a_draw_gets_its_own_sample_and_a_seed_repeats_the_draw():
     assert len({tuple(refs) for refs in first}) > 15  # not one sample repeated for every pair
     assert draw_references(random.Random(12345), pool, pairs) == first
     assert draw_references(random.Random(12346), pool, pairs) != first
+
+
+WORDS = "dog cat horse bird boat car tree river hill road bench kite ball field beach snow child woman man bike"
+
+
+def _small_bundle() -> DatasetBundle:
+    """Four images, each with a pool of ten references of words no other reference has, and a
+    pair per category on each (the file's draw: the first five references)."""
+    words = WORDS.split()
+    items, captions, pairs = [], [], []
+    for image in range(4):
+        pool = [f"a {words[(image * 10 + n) % len(words)]} number{image}x{n} near the place{n}" for n in range(10)]
+        items.append(ItemRow(external_id=f"{image}.jpg", media=None, references=pool))
+        for category in ("HC", "HI", "HM", "MM"):
+            a = CaptionKey(item=f"{image}.jpg", system="s", external_id=f"{image}{category}a")
+            b = CaptionKey(item=f"{image}.jpg", system="s", external_id=f"{image}{category}b")
+            captions += [CaptionRow(a, f"a {words[image]} in the picture"), CaptionRow(b, "something else entirely")]
+            pairs.append(
+                PairRow(f"{image}{category}", f"{image}.jpg", a, b, category=category, winner="a", references=pool[:5])
+            )
+    info = DatasetInfo(slug="small-pascal", title="Small", source_format="pascal50s", kind="pairwise")
+    return DatasetBundle(info=info, items=items, captions=captions, pairs=pairs)
+
+
+def test_meteor_scores_every_draw_on_one_jvm(meteor_index, monkeypatch):
+    """Six draws of words the file's draw lacks: one JVM on the cut of all of them (else a JVM per
+    draw with new words, and the whole paraphrase table from the fifth)."""
+    process = MeteorProcess()
+    monkeypatch.setattr(get("meteor"), "process", process)
+    printed = SimpleNamespace(lines=[])
+    printed.write = printed.lines.append  # a command's stdout: a line a call
+    try:
+        pascal_accuracy(_small_bundle(), draws=6, seed=7, stdout=printed)
+        assert process._cuts == 1
+        assert process._process is not None and "-a" in process._process.args
+    finally:
+        process.close()
+    assert sum(line.startswith("meteor") and "draw (seed" in line for line in printed.lines) == 6
