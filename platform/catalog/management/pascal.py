@@ -11,6 +11,7 @@ from capbench_eval.metaeval.pairwise import accuracy_by_category
 from capbench_eval.metaeval.published import published_of
 from capbench_eval.metrics import CaptionRow, get
 from capbench_eval.metrics.ngram.meteor import Meteor
+from capbench_eval.metrics.ngram.tokenizer import ptb_tokenize
 from catalog.importers.bundle import DatasetBundle, PairRow
 
 CATEGORIES = ("HC", "HI", "HM", "MM", "mean")
@@ -32,10 +33,7 @@ def pascal_accuracy(bundle: DatasetBundle, *, draws: int, seed: int, stdout) -> 
     stdout.write(f"{'metric':8} {'protocol':28} " + " ".join(f"{c:>12}" for c in CATEGORIES))
     slugs = list(dict.fromkeys(entry.metric for entry in published_of("pascal50s")))
     if "meteor" in slugs:
-        # One METEOR JVM, on the cut of every draw's words: otherwise each draw with a word the
-        # previous cut lacks starts another, and the fifth loads the whole paraphrase table.
-        every_draw = [row for draw in (fixed, *drawn.values()) for row in _rows(pairs, texts, draw)]
-        cast(Meteor, get("meteor")).start(every_draw)
+        _meteor_start(pairs, texts, [fixed, *drawn.values()])
     for slug in slugs:
         published = {e.dimension: e.value for e in published_of("pascal50s") if e.metric == slug}
         result = _accuracies(slug, pairs, texts, fixed)
@@ -87,6 +85,20 @@ def _file_draw(pair: PairRow) -> list[str]:
     if pair.references is None:  # the Pascal-50S importer gives every pair the file's draw
         raise ValueError(f"pair {pair.external_id!r} has no reference draw")
     return pair.references
+
+
+def _meteor_start(pairs: list, texts: dict, draws: list[list[list[str]]]) -> None:
+    """METEOR's JVM started once, on the paraphrase pairs the words of every draw can match
+    (docs/metrics.md §2; the whole table until its index is built): otherwise each draw with a word
+    the running JVM's cut lacks starts another, and the fifth such JVM (`CUTS`) loads the whole
+    table. Each distinct text tokenised once (kept for the scoring); nothing if METEOR cannot run
+    here (its scoring then says why), or if this process already runs a JVM."""
+    meteor = cast(Meteor, get("meteor"))
+    if meteor.unavailable_reason() is not None:
+        return
+    captions = dict.fromkeys(texts[key] for pair in pairs for key in (pair.caption_a, pair.caption_b))
+    references = dict.fromkeys(text for draw in draws for refs in draw for text in refs)
+    meteor.process.start(ptb_tokenize(captions), [ptb_tokenize(references)])
 
 
 def _rows(pairs: list, texts: dict, references: list[list[str]]) -> list[CaptionRow]:

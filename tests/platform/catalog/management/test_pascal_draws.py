@@ -5,9 +5,12 @@ same seed the same draw; METEOR scores every draw on one JVM."""
 import random
 from types import SimpleNamespace
 
+import pytest
+
 from capbench_eval.metrics import get
 from capbench_eval.metrics.ngram.meteor import MeteorProcess
 from catalog.importers.bundle import CaptionKey, CaptionRow, DatasetBundle, DatasetInfo, ItemRow, PairRow
+from catalog.management import pascal
 from catalog.management.pascal import draw_references, pascal_accuracy
 
 
@@ -30,8 +33,8 @@ WORDS = "dog cat horse bird boat car tree river hill road bench kite ball field 
 
 
 def _small_bundle() -> DatasetBundle:
-    """Four images, each with a pool of ten references of words no other reference has, and a
-    pair per category on each (the file's draw: the first five references)."""
+    """Four images, each with a pool of ten references (each with a word of its own), and a pair per
+    category on each (the file's draw: the first five references)."""
     words = WORDS.split()
     items, captions, pairs = [], [], []
     for image in range(4):
@@ -48,17 +51,30 @@ def _small_bundle() -> DatasetBundle:
     return DatasetBundle(info=info, items=items, captions=captions, pairs=pairs)
 
 
-def test_meteor_scores_every_draw_on_one_jvm(meteor_index, monkeypatch):
-    """Six draws of words the file's draw lacks: one JVM on the cut of all of them (else a JVM per
-    draw with new words, and the whole paraphrase table from the fifth)."""
+def _meteor_lines(monkeypatch) -> tuple[list[str], int, bool]:
+    """METEOR's printed lines for six draws on JVMs of the run's own (closed after), how many of
+    them were started on a cut, and whether the last was."""
     process = MeteorProcess()
     monkeypatch.setattr(get("meteor"), "process", process)
     printed = SimpleNamespace(lines=[])
     printed.write = printed.lines.append  # a command's stdout: a line a call
     try:
         pascal_accuracy(_small_bundle(), draws=6, seed=7, stdout=printed)
-        assert process._cuts == 1
-        assert process._process is not None and "-a" in process._process.args
+        on_cut = process._process is not None and "-a" in process._process.args
+        return [line for line in printed.lines if line.startswith("meteor")], process._cuts, on_cut
     finally:
         process.close()
-    assert sum(line.startswith("meteor") and "draw (seed" in line for line in printed.lines) == 6
+
+
+@pytest.mark.slow  # METEOR's JVMs
+def test_meteor_scores_every_draw_on_one_jvm_with_the_same_numbers(meteor_index, monkeypatch):
+    """Six draws, three of which hold references the draws before them lack: one JVM, on the cut
+    of all of them, and the numbers of a JVM per new draw (what the command did before)."""
+    lines, cuts, on_cut = _meteor_lines(monkeypatch)
+    assert cuts == 1
+    assert on_cut
+    assert sum("draw (seed" in line for line in lines) == 6
+    monkeypatch.setattr(pascal, "_meteor_start", lambda *args: None)
+    one_per_draw, cuts, _ = _meteor_lines(monkeypatch)
+    assert cuts == 3
+    assert one_per_draw == lines
