@@ -9,7 +9,7 @@ import numpy as np
 
 from capbench_eval.metaeval.pairwise import accuracy_by_category
 from capbench_eval.metaeval.published import published_of
-from capbench_eval.metrics import CaptionRow, get
+from capbench_eval.metrics import CaptionRow, MetricUnavailable, get
 from capbench_eval.metrics.ngram.meteor import Meteor
 from capbench_eval.metrics.ngram.tokenizer import ptb_tokenize
 from catalog.importers.bundle import DatasetBundle, PairRow
@@ -35,39 +35,46 @@ def pascal_accuracy(bundle: DatasetBundle, *, draws: int, seed: int, stdout) -> 
     if "meteor" in slugs:
         _meteor_start(pairs, texts, [fixed, *drawn.values()])
     for slug in slugs:
-        published = {e.dimension: e.value for e in published_of("pascal50s") if e.metric == slug}
-        result = _accuracies(slug, pairs, texts, fixed)
-        stdout.write(f"{slug:8} {'fixed draw (file)':28} " + _row(result, "strict", ties=True))
-        stdout.write(f"{slug:8} {'fixed draw, ties count half':28} " + _row(result, "ties_half"))
-        stdout.write(f"{slug:8} {'fixed draw, ties to the 2nd':28} " + _row(result, "ties_second"))
-        strict: dict[str, list[float]] = {category: [] for category in CATEGORIES}
-        for draw_seed, references in drawn.items():
-            drawn_result = _accuracies(slug, pairs, texts, references)
-            for category in CATEGORIES:
-                strict[category].append(100 * drawn_result[category].strict)
-            stdout.write(f"{slug:8} {f'draw (seed {draw_seed})':28} " + _row(drawn_result, "strict", ties=True))
-        if draws:
-            stdout.write(
-                f"{slug:8} {'mean of the draws':28} " + " ".join(f"{np.mean(strict[c]):12.1f}" for c in CATEGORIES)
-            )
-            stdout.write(
-                f"{slug:8} {'sd of the draws':28} "
-                + " ".join(f"{np.std(strict[c], ddof=1) if draws > 1 else 0:12.2f}" for c in CATEGORIES)
-            )
-        stdout.write(f"{slug:8} {'paper':28} " + " ".join(f"{published[c]:12.1f}" for c in CATEGORIES))
-        if draws > 1:  # the papers' draws are not published: a difference is judged against the draws' spread
-            means = {c: float(np.mean(strict[c])) for c in CATEGORIES}
-            spreads = {c: float(np.std(strict[c], ddof=1)) for c in CATEGORIES}
-            stdout.write(
-                f"{slug:8} {'Δ (mean of draws − paper)':28} "
-                + " ".join(f"{means[c] - published[c]:+12.1f}" for c in CATEGORIES)
-            )
-            stdout.write(
-                f"{slug:8} {'paper within mean ± 2 sd':28} "
-                + " ".join(
-                    f"{'yes' if abs(means[c] - published[c]) <= 2 * spreads[c] else 'no':>12}" for c in CATEGORIES
-                )
-            )
+        try:
+            _metric_report(slug, pairs, texts, fixed, drawn, stdout)
+        except MetricUnavailable as error:  # (no Java, no pycocoevalcap wheel): said, and the others go on
+            stdout.write(f"{slug:8} unavailable: {error}")
+
+
+def _metric_report(slug: str, pairs: list, texts: dict, fixed: list, drawn: dict[int, list], stdout) -> None:
+    """One metric's lines: the file's draw, each random draw, their mean and spread, the paper's."""
+    draws = len(drawn)
+    published = {e.dimension: e.value for e in published_of("pascal50s") if e.metric == slug}
+    result = _accuracies(slug, pairs, texts, fixed)
+    stdout.write(f"{slug:8} {'fixed draw (file)':28} " + _row(result, "strict", ties=True))
+    stdout.write(f"{slug:8} {'fixed draw, ties count half':28} " + _row(result, "ties_half"))
+    stdout.write(f"{slug:8} {'fixed draw, ties to the 2nd':28} " + _row(result, "ties_second"))
+    strict: dict[str, list[float]] = {category: [] for category in CATEGORIES}
+    for draw_seed, references in drawn.items():
+        drawn_result = _accuracies(slug, pairs, texts, references)
+        for category in CATEGORIES:
+            strict[category].append(100 * drawn_result[category].strict)
+        stdout.write(f"{slug:8} {f'draw (seed {draw_seed})':28} " + _row(drawn_result, "strict", ties=True))
+    if draws:
+        stdout.write(
+            f"{slug:8} {'mean of the draws':28} " + " ".join(f"{np.mean(strict[c]):12.1f}" for c in CATEGORIES)
+        )
+        stdout.write(
+            f"{slug:8} {'sd of the draws':28} "
+            + " ".join(f"{np.std(strict[c], ddof=1) if draws > 1 else 0:12.2f}" for c in CATEGORIES)
+        )
+    stdout.write(f"{slug:8} {'paper':28} " + " ".join(f"{published[c]:12.1f}" for c in CATEGORIES))
+    if draws > 1:  # the papers' draws are not published: a difference is judged against the draws' spread
+        means = {c: float(np.mean(strict[c])) for c in CATEGORIES}
+        spreads = {c: float(np.std(strict[c], ddof=1)) for c in CATEGORIES}
+        stdout.write(
+            f"{slug:8} {'Δ (mean of draws − paper)':28} "
+            + " ".join(f"{means[c] - published[c]:+12.1f}" for c in CATEGORIES)
+        )
+        stdout.write(
+            f"{slug:8} {'paper within mean ± 2 sd':28} "
+            + " ".join(f"{'yes' if abs(means[c] - published[c]) <= 2 * spreads[c] else 'no':>12}" for c in CATEGORIES)
+        )
 
 
 def draw_references(generator: random.Random, pool: dict[str, list[str]], pairs: list[PairRow]) -> list[list[str]]:
@@ -98,7 +105,10 @@ def _meteor_start(pairs: list, texts: dict, draws: list[list[list[str]]]) -> Non
         return
     captions = dict.fromkeys(texts[key] for pair in pairs for key in (pair.caption_a, pair.caption_b))
     references = dict.fromkeys(text for draw in draws for refs in draw for text in refs)
-    meteor.process.start(ptb_tokenize(captions), [ptb_tokenize(references)])
+    try:
+        meteor.process.start(ptb_tokenize(captions), [ptb_tokenize(references)])
+    except MetricUnavailable:
+        return  # (the tokenizer cannot run: every metric's lines say so)
 
 
 def _rows(pairs: list, texts: dict, references: list[list[str]]) -> list[CaptionRow]:

@@ -7,7 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from capbench_eval.metaeval.published import published_of
 from capbench_eval.metrics import get
+from capbench_eval.metrics.ngram import tokenizer
 from capbench_eval.metrics.ngram.meteor import MeteorProcess
 from catalog.importers.bundle import CaptionKey, CaptionRow, DatasetBundle, DatasetInfo, ItemRow, PairRow
 from catalog.management import pascal
@@ -32,18 +34,21 @@ def test_each_pair_of_a_draw_gets_its_own_sample_and_a_seed_repeats_the_draw():
 WORDS = "dog cat horse bird boat car tree river hill road bench kite ball field beach snow child woman man bike"
 
 
-def _small_bundle() -> DatasetBundle:
+def _small_bundle(prefix: str = "a") -> DatasetBundle:
     """Four images, each with a pool of ten references (each with a word of its own), and a pair per
-    category on each (the file's draw: the first five references)."""
+    category on each (the file's draw: the first five references); every text starts with `prefix`."""
     words = WORDS.split()
     items, captions, pairs = [], [], []
     for image in range(4):
-        pool = [f"a {words[(image * 10 + n) % len(words)]} number{image}x{n} near the place{n}" for n in range(10)]
+        pool = [f"{prefix} {words[(image * 10 + n) % len(words)]} number{image}x{n} near place{n}" for n in range(10)]
         items.append(ItemRow(external_id=f"{image}.jpg", media=None, references=pool))
         for category in ("HC", "HI", "HM", "MM"):
             a = CaptionKey(item=f"{image}.jpg", system="s", external_id=f"{image}{category}a")
             b = CaptionKey(item=f"{image}.jpg", system="s", external_id=f"{image}{category}b")
-            captions += [CaptionRow(a, f"a {words[image]} in the picture"), CaptionRow(b, "something else entirely")]
+            captions += [
+                CaptionRow(a, f"{prefix} {words[image]} in the picture"),
+                CaptionRow(b, f"{prefix} other thing"),
+            ]
             pairs.append(
                 PairRow(f"{image}{category}", f"{image}.jpg", a, b, category=category, winner="a", references=pool[:5])
             )
@@ -78,3 +83,17 @@ def test_meteor_scores_every_draw_on_one_jvm_with_the_same_numbers(meteor_index,
     one_per_draw, cuts, _ = _meteor_lines(monkeypatch)
     assert cuts == 3
     assert one_per_draw == lines
+
+
+def test_without_java_each_metric_says_it_cannot_run_and_nothing_crashes(monkeypatch):
+    monkeypatch.setenv("CAPBENCH_JAVA", "/nonexistent/bin/java")
+    monkeypatch.setattr(tokenizer, "_shared", tokenizer.PTBTokenizer())  # nothing tokenised yet
+    monkeypatch.setattr(get("meteor"), "process", MeteorProcess())
+    printed = SimpleNamespace(lines=[])
+    printed.write = printed.lines.append
+    pascal_accuracy(_small_bundle(prefix="unseen"), draws=2, seed=7, stdout=printed)  # texts no corpus memo holds
+    slugs = list(dict.fromkeys(entry.metric for entry in published_of("pascal50s")))
+    assert {"bleu_4", "cider_d", "meteor"} <= set(slugs)
+    for slug in slugs:
+        assert any(line.startswith(f"{slug:8} unavailable: Java could not be started") for line in printed.lines)
+    assert not any("fixed draw" in line for line in printed.lines)
