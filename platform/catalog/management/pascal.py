@@ -111,16 +111,10 @@ def _meteor_start(pairs: list, texts: dict, draws: list[list[list[str]]]) -> Non
         return  # (the tokenizer cannot run: every metric's lines say so)
 
 
-def _rows(pairs: list, texts: dict, references: list[list[str]]) -> list[CaptionRow]:
-    """Both captions of each pair, against the pair's references of this draw."""
+def _accuracies(slug: str, pairs: list, texts: dict, references: list[list[str]]) -> dict:
     rows = []
     for index, (pair, refs) in enumerate(zip(pairs, references, strict=True)):
         rows.append(CaptionRow(f"{index}a", texts[pair.caption_a], tuple(refs)))
         rows.append(CaptionRow(f"{index}b", texts[pair.caption_b], tuple(refs)))
-    return rows
-
-
-def _accuracies(slug: str, pairs: list, texts: dict, references: list[list[str]]) -> dict:
-    rows = _rows(pairs, texts, references)
     scores = get(slug).score(rows).scores  # one corpus of all pair captions (CIDEr-D frequencies)
     return accuracy_by_category(scores[0::2], scores[1::2], [p.winner for p in pairs], [p.category for p in pairs])
